@@ -1,0 +1,254 @@
+"""The `agentls` command: `run` a prompt headless, list `sessions`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_CANCELLED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agentls", description="A coding agent that lives in a language server.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="answer one prompt in the terminal, streaming the answer")
+    run.add_argument("prompt", nargs="+", help="what to do")
+    run.add_argument("--cwd", default=None, help="workspace root (default: the current directory)")
+    run.add_argument("--model", default=None, help="model id, or scripted:<scenario> for the offline model")
+    run.add_argument("--session", default=None, help="continue this session id")
+    run.add_argument("--yes", action="store_true", help="allow every tool call that would ask")
+    run.add_argument("--json", action="store_true", help="print events as JSON lines")
+    run.add_argument("--max-steps", type=int, default=None, help="step limit for the turn (default 100)")
+
+    sessions = sub.add_parser("sessions", help="list sessions")
+    sessions.add_argument("--json", action="store_true", help="print JSON")
+    sessions.add_argument("--cwd", default=None, help="only sessions of this workspace")
+    sessions.add_argument("--limit", type=int, default=50)
+
+    sub.add_parser("models", help="list the known models and their prices")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "run":
+        return asyncio.run(_run(args))
+    if args.command == "sessions":
+        return asyncio.run(_sessions(args))
+    if args.command == "models":
+        return _models()
+    return EXIT_USAGE
+
+
+def _models() -> int:
+    from agentls.model.catalog import DEFAULT_MODEL, MODELS
+
+    print(f"{'model':<22} {'context':>9} {'max out':>8} {'$/MTok in':>10} {'$/MTok out':>11}")
+    for info in MODELS.values():
+        mark = "  (default)" if info.id == DEFAULT_MODEL else ""
+        print(
+            f"{info.id:<22} {info.context_window:>9,} {info.max_output:>8,} "
+            f"{info.input_usd_per_mtok:>10.2f} {info.output_usd_per_mtok:>11.2f}{mark}"
+        )
+    print("scripted:<scenario>    the built-in offline model (no API key, no cost)")
+    return EXIT_OK
+
+
+async def _sessions(args: argparse.Namespace) -> int:
+    from agentls.store import Store, default_db_path
+
+    store = await Store.open(default_db_path())
+    try:
+        cwd = str(Path(args.cwd).resolve()) if args.cwd else None
+        records = await store.list_sessions(limit=args.limit, cwd=cwd)
+    finally:
+        await store.close()
+    if args.json:
+        print(json.dumps([r.model_dump(mode="json", by_alias=True) for r in records], indent=2))
+        return EXIT_OK
+    if not records:
+        print("No sessions yet.")
+        return EXIT_OK
+    from datetime import datetime
+
+    print(f"{'session':<32} {'updated':<16} {'tokens in/out':>15} {'cost':>9}  title  (workspace)")
+    for r in records:
+        when = datetime.fromtimestamp(r.updated_at / 1000).strftime("%Y-%m-%d %H:%M")
+        tokens = f"{r.usage.input_tokens + r.usage.cache_read_tokens + r.usage.cache_write_tokens}/{r.usage.output_tokens}"
+        print(f"{r.id:<32} {when:<16} {tokens:>15} ${r.usage.cost_usd:>8.4f}  {r.title}  ({r.cwd})")
+    return EXIT_OK
+
+
+class TerminalPrinter:
+    """Renders events for a person: streamed text, one line per tool call, errors."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.at_line_start = True
+        self._titles: dict[str, str] = {}
+
+    def _newline(self) -> None:
+        if not self.at_line_start:
+            self.out.write("\n")
+            self.at_line_start = True
+
+    def __call__(self, event: Any) -> None:
+        kind = event.type
+        if kind == "text-delta":
+            self.out.write(event.delta)
+            self.at_line_start = event.delta.endswith("\n")
+        elif kind == "tool-result":
+            self._newline()
+            lines = event.output.splitlines() or [""]
+            first = lines[0][:120]
+            more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+            mark = "x" if event.is_error else "+"
+            self.out.write(f"[{mark}] {self._titles.pop(event.call_id, event.tool)}: {first}{more}\n")
+        elif kind == "tool-call":
+            self._titles[event.call_id] = event.title
+        elif kind == "retry":
+            self._newline()
+            self.out.write(f"[retry {event.attempt}] {event.reason}; again in {event.delay_ms} ms\n")
+        elif kind == "error":
+            self._newline()
+            self.out.write(f"[error] {event.message}\n")
+        elif kind == "turn-end":
+            self._newline()
+        self.out.flush()
+
+
+def _json_printer(out: TextIO) -> Any:
+    def sink(event: Any) -> None:
+        out.write(json.dumps(event.wire(), ensure_ascii=False) + "\n")
+        out.flush()
+
+    return sink
+
+
+def make_cli_asker(yes: bool, out: TextIO) -> Any:
+    from agentls.permission.broker import Answer
+
+    interactive = sys.stdin.isatty() and not yes
+
+    async def ask(ctx: Any) -> Answer:
+        query = ctx.query
+        if yes:
+            return Answer("once")
+        if not interactive:
+            return Answer(
+                "reject",
+                f"agentls run has no terminal to ask for permission to {query.title}. Rerun with --yes to "
+                f"allow every call, or allow it with a permission rule, e.g. in .agentls/config.json: "
+                f'{{"permissions": {{"{query.tool}": "allow"}}}}',
+            )
+        if query.diff:
+            out.write("\n" + query.diff + "\n")
+        out.write(f"\nAllow {query.title}? [y]es once / [a]lways / [n]o: ")
+        out.flush()
+        reply = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
+        if reply in ("y", "yes"):
+            return Answer("once")
+        if reply in ("a", "always"):
+            return Answer("always")
+        out.write("Feedback for the agent (optional): ")
+        out.flush()
+        feedback = (await asyncio.to_thread(sys.stdin.readline)).strip()
+        return Answer("reject", feedback or None)
+
+    return ask
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from agentls.config import load_settings
+    from agentls.disk_workspace import DiskWorkspace
+    from agentls.session.agent import Agent
+    from agentls.store import Store, default_db_path
+
+    root = Path(args.cwd or os.getcwd()).resolve()
+    if not root.is_dir():
+        print(f"agentls: --cwd {root} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    overrides: dict[str, Any] = {}
+    if args.model:
+        overrides["model"] = args.model
+    if args.max_steps:
+        overrides["maxSteps"] = args.max_steps
+    try:
+        settings = load_settings(root, overrides)
+    except ValueError as exc:
+        print(f"agentls: bad configuration: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    out = sys.stdout
+    store = await Store.open(default_db_path())
+    agent = Agent(
+        store=store,
+        workspace=DiskWorkspace(root),
+        settings=settings,
+        asker=make_cli_asker(args.yes, sys.stderr),
+    )
+    agent.subscribe(_json_printer(out) if args.json else TerminalPrinter(out))
+    try:
+        if args.session:
+            try:
+                state = await agent.session(args.session)
+            except KeyError:
+                print(f"agentls: no session {args.session}", file=sys.stderr)
+                return EXIT_USAGE
+            session_id = state.record.id
+            if args.model and args.model != state.record.model:
+                state.record.model = args.model
+                await store.update_session(session_id, model=args.model)
+        else:
+            session_id = (await agent.new_session(model=settings.model)).id
+        if args.model is None and settings.model.startswith("scripted:"):
+            print(f"(using the built-in scripted model {settings.model}: offline, not a real model)", file=sys.stderr)
+        elif settings.model.startswith("scripted:") and not args.json:
+            print(f"(scripted model {settings.model}: an offline scenario, not a real model)", file=sys.stderr)
+
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, lambda: asyncio.ensure_future(agent.cancel(session_id)))
+        result = await agent.prompt(session_id, " ".join(args.prompt))
+    finally:
+        await agent.aclose()
+        await store.close()
+    if args.json:
+        out.write(
+            json.dumps(
+                {
+                    "type": "result",
+                    "sessionId": result.session_id,
+                    "messageId": result.message_id,
+                    "finishReason": result.finish_reason,
+                    "text": result.text,
+                    "usage": result.usage.wire(),
+                }
+            )
+            + "\n"
+        )
+    else:
+        u = result.usage
+        print(
+            f"\n[{result.finish_reason}] session {result.session_id} - tokens in {u.input_tokens + u.cache_read_tokens + u.cache_write_tokens}, "
+            f"out {u.output_tokens}, cost ${u.cost_usd:.4f}",
+            file=sys.stderr,
+        )
+    if result.finish_reason in ("end_turn", "max_tokens"):
+        return EXIT_OK
+    if result.finish_reason == "cancelled":
+        return EXIT_CANCELLED
+    return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""Everything a turn produces, as plain data: front ends render these, the LSP layer relays them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from agentls.history import FinishReason, Usage, WireModel
+
+
+class EventBase(WireModel):
+    session_id: str
+
+
+class TurnStart(EventBase):
+    type: Literal["turn-start"] = "turn-start"
+    message_id: str  # the user message that started the turn
+    prompt: str
+
+
+class TextDeltaEvent(EventBase):
+    type: Literal["text-delta"] = "text-delta"
+    delta: str
+    message_id: str | None = None
+
+
+class ThinkingDeltaEvent(EventBase):
+    type: Literal["thinking-delta"] = "thinking-delta"
+    delta: str
+    message_id: str | None = None
+
+
+class ToolCallEvent(EventBase):
+    type: Literal["tool-call"] = "tool-call"
+    call_id: str
+    tool: str
+    input: dict[str, Any]
+    title: str
+
+
+class ToolResultEvent(EventBase):
+    type: Literal["tool-result"] = "tool-result"
+    call_id: str
+    tool: str
+    output: str
+    is_error: bool
+    status: str | None = None
+
+
+class PermissionRequestEvent(EventBase):
+    type: Literal["permission-request"] = "permission-request"
+    request_id: str
+    call_id: str
+    tool: str
+    title: str
+    input: dict[str, Any]
+    diff: str | None = None
+    edit: dict[str, Any] | None = None
+
+
+class PermissionResolvedEvent(EventBase):
+    type: Literal["permission-resolved"] = "permission-resolved"
+    request_id: str
+    decision: Literal["once", "always", "reject", "timeout", "cancelled"]
+
+
+class RetryEvent(EventBase):
+    type: Literal["retry"] = "retry"
+    attempt: int
+    delay_ms: int
+    reason: str
+
+
+class UsageEvent(EventBase):
+    type: Literal["usage"] = "usage"
+    step: Usage
+    turn: Usage
+    session: Usage
+
+
+class TurnEnd(EventBase):
+    type: Literal["turn-end"] = "turn-end"
+    finish_reason: FinishReason
+    message_id: str | None = None
+
+
+class ErrorEvent(EventBase):
+    type: Literal["error"] = "error"
+    message: str
+
+
+class ProgressEvent(EventBase):
+    type: Literal["progress"] = "progress"
+    call_id: str
+    message: str
+
+
+AgentEvent = Annotated[
+    TurnStart
+    | TextDeltaEvent
+    | ThinkingDeltaEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | PermissionRequestEvent
+    | PermissionResolvedEvent
+    | RetryEvent
+    | UsageEvent
+    | TurnEnd
+    | ErrorEvent
+    | ProgressEvent,
+    Field(discriminator="type"),
+]

@@ -1,0 +1,208 @@
+"""The conversation as the agent keeps it: messages made of typed parts, and their API form."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+ToolStatus = Literal["pending", "running", "completed", "error", "cancelled", "interrupted"]
+FINISHED_TOOL_STATUSES: frozenset[str] = frozenset({"completed", "error", "cancelled", "interrupted"})
+
+
+def new_id(prefix: str) -> str:
+    """A sortable unique id: prefix, a millisecond clock, then randomness."""
+    return f"{prefix}_{int(time.time() * 1000):012x}{uuid.uuid4().hex[:12]}"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class WireModel(BaseModel):
+    """Base of everything that crosses a boundary: camelCase on the wire, snake_case in Python."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+class Position(WireModel):
+    line: int
+    character: int
+
+
+class Range(WireModel):
+    start: Position
+    end: Position
+
+
+class TextPart(WireModel):
+    type: Literal["text"] = "text"
+    text: str
+    cancelled: bool | None = None
+
+
+class ThinkingPart(WireModel):
+    type: Literal["thinking"] = "thinking"
+    text: str
+    signature: str | None = None
+
+
+class ToolPart(WireModel):
+    type: Literal["tool"] = "tool"
+    call_id: str
+    tool: str
+    input: dict[str, Any]
+    status: ToolStatus = "pending"
+    output: str | None = None
+    title: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED_TOOL_STATUSES
+
+    @property
+    def is_error(self) -> bool:
+        return self.status in ("error", "cancelled", "interrupted")
+
+
+class ContextPart(WireModel):
+    type: Literal["context"] = "context"
+    uri: str
+    range: Range | None = None
+    text: str | None = None
+
+
+Part = Annotated[TextPart | ThinkingPart | ToolPart | ContextPart, Field(discriminator="type")]
+
+FinishReason = Literal["end_turn", "max_tokens", "cancelled", "max_steps", "doom_loop", "error", "tool_use"]
+
+
+class Usage(WireModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cost_usd=round(self.cost_usd + other.cost_usd, 8),
+        )
+
+
+class Message(WireModel):
+    id: str
+    session_id: str
+    role: Literal["user", "assistant"]
+    created_at: int
+    parts: list[Part] = Field(default_factory=list)
+    # Assistant messages only: why the step ended, and what it cost.
+    finish_reason: FinishReason | None = None
+    usage: Usage | None = None
+    error: str | None = None
+    # Reverted messages stay for the record but are no longer sent to the model.
+    reverted: bool = False
+
+    def tool_parts(self) -> list[ToolPart]:
+        return [p for p in self.parts if isinstance(p, ToolPart)]
+
+    def text(self) -> str:
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+
+def repair_interrupted(messages: list[Message]) -> list[ToolPart]:
+    """Give every unfinished tool call a result so the history stays valid; returns what changed."""
+    changed: list[ToolPart] = []
+    for message in messages:
+        for part in message.tool_parts():
+            if not part.finished:
+                part.status = "interrupted"
+                part.output = "The tool call was interrupted before it finished (the agent stopped); its effects, if any, are unknown."
+                changed.append(part)
+    return changed
+
+
+def _user_content(message: Message) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart) and part.text:
+            blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ContextPart):
+            where = part.uri
+            if part.range is not None:
+                where += f" lines {part.range.start.line + 1}-{part.range.end.line + 1}"
+            body = f"<context uri=\"{where}\">\n{part.text or ''}\n</context>"
+            blocks.append({"type": "text", "text": body})
+    return blocks
+
+
+def _assistant_content(message: Message) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The assistant blocks, and the tool_result blocks that must follow them."""
+    blocks: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            if part.text.strip():
+                blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ThinkingPart):
+            # The API accepts thinking back only with its signature; a cut-off one is dropped.
+            if part.signature:
+                blocks.append({"type": "thinking", "thinking": part.text, "signature": part.signature})
+        elif isinstance(part, ToolPart):
+            blocks.append({"type": "tool_use", "id": part.call_id, "name": part.tool, "input": part.input})
+            output = part.output if part.output else "(no output)"
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id, "content": output}
+            if part.status != "completed":
+                result["is_error"] = True
+            results.append(result)
+    return blocks, results
+
+
+def to_api_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """Convert the history to Messages-API form, merging tool results into the following user turn."""
+    out: list[dict[str, Any]] = []
+    pending_results: list[dict[str, Any]] = []
+    for message in messages:
+        if message.reverted:
+            continue
+        if message.role == "user":
+            content = pending_results + _user_content(message)
+            pending_results = []
+            if not content:
+                continue
+            if out and out[-1]["role"] == "user":
+                out[-1]["content"].extend(content)
+            else:
+                out.append({"role": "user", "content": content})
+        else:
+            blocks, results = _assistant_content(message)
+            if not blocks:
+                continue
+            if pending_results:
+                _append_user(out, pending_results)
+                pending_results = []
+            if out and out[-1]["role"] == "assistant":
+                # Two assistant messages in a row (an empty user turn was skipped): keep them apart.
+                _append_user(out, [{"type": "text", "text": "(continue)"}])
+            out.append({"role": "assistant", "content": blocks})
+            pending_results = results
+    if pending_results:
+        _append_user(out, pending_results)
+    return out
+
+
+def _append_user(out: list[dict[str, Any]], content: list[dict[str, Any]]) -> None:
+    if out and out[-1]["role"] == "user":
+        out[-1]["content"].extend(content)
+    else:
+        out.append({"role": "user", "content": list(content)})

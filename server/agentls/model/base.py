@@ -1,0 +1,112 @@
+"""The Provider seam: one streamed model reply, as normalized events, whatever the backend."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+
+@dataclass
+class ModelRequest:
+    model: str
+    system: list[dict[str, Any]]
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    max_tokens: int
+    thinking: dict[str, Any] | None = None
+
+
+@dataclass
+class BlockStart:
+    index: int
+    kind: Literal["text", "thinking", "tool_use"]
+    tool_id: str | None = None
+    tool_name: str | None = None
+
+
+@dataclass
+class TextDelta:
+    index: int
+    text: str
+
+
+@dataclass
+class ThinkingDelta:
+    index: int
+    text: str
+
+
+@dataclass
+class SignatureDelta:
+    index: int
+    signature: str
+
+
+@dataclass
+class ToolInputDelta:
+    index: int
+    partial_json: str
+
+
+@dataclass
+class BlockStop:
+    index: int
+
+
+@dataclass
+class StepUsage:
+    """Token counts as the API reports them (message_start, then cumulative in message_delta)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+@dataclass
+class MessageEnd:
+    stop_reason: str | None
+    usage: StepUsage = field(default_factory=StepUsage)
+
+
+@dataclass
+class MessageBegin:
+    message_id: str
+    usage: StepUsage = field(default_factory=StepUsage)
+
+
+@dataclass
+class RetryNotice:
+    """The provider is about to retry; whatever this step streamed so far is void."""
+
+    attempt: int
+    delay_ms: int
+    reason: str
+
+
+StreamEvent = (
+    MessageBegin
+    | BlockStart
+    | TextDelta
+    | ThinkingDelta
+    | SignatureDelta
+    | ToolInputDelta
+    | BlockStop
+    | MessageEnd
+    | RetryNotice
+)
+
+
+class ProviderError(Exception):
+    """The model could not answer; the message says what failed, for a person."""
+
+
+class Provider(Protocol):
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        ...
+
+    async def aclose(self) -> None:
+        ...

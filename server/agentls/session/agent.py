@@ -1,0 +1,754 @@
+"""Sessions and the loop: a turn answers one prompt in steps (stream, run tools, repeat).
+
+One `Agent` serves one workspace. Each session keeps its history in memory between steps (loaded
+from the store once), queues prompts first-in first-out, and runs each turn in its own task so a
+cancel reaches the stream and every running tool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentls.config import Settings
+from agentls.events import (
+    ErrorEvent,
+    PermissionRequestEvent,
+    PermissionResolvedEvent,
+    ProgressEvent,
+    RetryEvent,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEnd,
+    TurnStart,
+    UsageEvent,
+)
+from agentls.history import (
+    ContextPart,
+    FinishReason,
+    Message,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolPart,
+    Usage,
+    new_id,
+    now_ms,
+    to_api_messages,
+)
+from agentls.model.base import (
+    BlockStart,
+    BlockStop,
+    MessageBegin,
+    MessageEnd,
+    ModelRequest,
+    Provider,
+    ProviderError,
+    RetryNotice,
+    SignatureDelta,
+    TextDelta,
+    ThinkingDelta,
+    ToolInputDelta,
+)
+from agentls.model.catalog import model_info, price
+from agentls.permission.broker import Answer, ApprovalBroker
+from agentls.permission.rules import FILE_TOOLS, PermissionRules, Rule, bash_prefix, split_commands
+from agentls.session.system_prompt import build_system
+from agentls.store import SessionRecord, Store
+from agentls.tools.base import (
+    PermissionDenied,
+    PermissionQuery,
+    ReadLedger,
+    Tool,
+    ToolError,
+    ToolResult,
+    Workspace,
+)
+from agentls.tools.registry import ToolRegistry, default_tools
+
+log = logging.getLogger(__name__)
+
+EventSink = Callable[[Any], None]
+# Decides an "ask": returns once / always / reject (with feedback). Front ends supply their own.
+Asker = Callable[["AskContext"], Awaitable[Answer]]
+
+CANCELLED_OUTPUT = "Cancelled: the user stopped the turn before this tool call finished."
+
+
+@dataclass
+class TurnResult:
+    session_id: str
+    message_id: str | None
+    finish_reason: FinishReason
+    text: str
+    usage: Usage
+    error: str | None = None
+
+
+@dataclass
+class AskContext:
+    session_id: str
+    call_id: str
+    query: PermissionQuery
+    agent: Agent
+
+
+@dataclass
+class _Ticket:
+    cancelled: bool = False
+
+
+@dataclass
+class SessionState:
+    record: SessionRecord
+    messages: list[Message]
+    ledger: ReadLedger = field(default_factory=ReadLedger)
+    grants: list[Rule] = field(default_factory=list)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    queue: list[_Ticket] = field(default_factory=list)
+    task: asyncio.Task[TurnResult] | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+
+def make_provider(model: str, settings: Settings) -> Provider:
+    if model.startswith("scripted:"):
+        from agentls.model.scripted import ScriptedProvider
+
+        return ScriptedProvider(model.removeprefix("scripted:"))
+    from agentls.model.anthropic_provider import AnthropicProvider
+
+    return AnthropicProvider(
+        max_attempts=settings.api_max_attempts, base_delay_s=settings.api_retry_base_delay_s
+    )
+
+
+class Agent:
+    """The agent core for one workspace: sessions, the loop, tools, permissions, persistence."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        workspace: Workspace,
+        settings: Settings,
+        registry: ToolRegistry | None = None,
+        asker: Asker | None = None,
+        provider_factory: Callable[[str, Settings], Provider] = make_provider,
+    ) -> None:
+        self.store = store
+        self.workspace = workspace
+        self.root = Path(os.path.realpath(workspace.root))
+        self.settings = settings
+        self.registry = registry or ToolRegistry(default_tools())
+        self.broker = ApprovalBroker(timeout_s=settings.approval_timeout_s)
+        self.asker: Asker = asker or broker_asker
+        self._provider_factory = provider_factory
+        self._providers: dict[str, Provider] = {}
+        self._sessions: dict[str, SessionState] = {}
+        self._sinks: list[EventSink] = []
+        self.rules = PermissionRules.from_config(settings.permissions)
+
+    # ---- configuration and events -------------------------------------------------------
+
+    def update_settings(self, settings: Settings) -> None:
+        self.settings = settings
+        self.rules = PermissionRules.from_config(settings.permissions)
+        self.broker.timeout_s = settings.approval_timeout_s
+
+    def subscribe(self, sink: EventSink) -> Callable[[], None]:
+        self._sinks.append(sink)
+        return lambda: self._sinks.remove(sink)
+
+    def emit(self, event: Any) -> None:
+        for sink in list(self._sinks):
+            try:
+                sink(event)
+            except Exception:  # a broken front end must not break the turn
+                log.exception("event sink failed")
+
+    def provider(self, model: str) -> Provider:
+        if model not in self._providers:
+            self._providers[model] = self._provider_factory(model, self.settings)
+        return self._providers[model]
+
+    async def aclose(self) -> None:
+        for state in self._sessions.values():
+            if state.task is not None and not state.task.done():
+                state.task.cancel()
+        for state in self._sessions.values():
+            if state.task is not None:
+                try:
+                    await state.task
+                except BaseException:  # noqa: BLE001 - shutting down
+                    pass
+        for provider in self._providers.values():
+            await provider.aclose()
+
+    # ---- sessions -----------------------------------------------------------------------
+
+    async def new_session(self, title: str | None = None, model: str | None = None) -> SessionRecord:
+        record = await self.store.create_session(
+            title=title or "New session", cwd=str(self.root), model=model or self.settings.model
+        )
+        self._sessions[record.id] = SessionState(record=record, messages=[])
+        return record
+
+    async def session(self, session_id: str) -> SessionState:
+        state = self._sessions.get(session_id)
+        if state is not None:
+            return state
+        record = await self.store.get_session(session_id)
+        if record is None:
+            raise KeyError(f"unknown sessionId {session_id!r}")
+        messages = await self.store.load_messages(session_id, since_message_id=record.summary_message_id)
+        state = SessionState(record=record, messages=messages)
+        state.grants = [
+            Rule(tool=tool, pattern=pattern, action=action)  # type: ignore[arg-type]
+            for tool, pattern, action in await self.store.list_grants(session_id)
+        ]
+        # Another task may have loaded it meanwhile; keep the first.
+        return self._sessions.setdefault(session_id, state)
+
+    def approve(self, session_id: str, request_id: str, decision: str, feedback: str | None = None) -> None:
+        """Answer a permission request; raises ApprovalError for unknown/answered/expired ones."""
+        self.broker.answer(session_id, request_id, decision, feedback)
+
+    def is_busy(self, session_id: str) -> bool:
+        state = self._sessions.get(session_id)
+        return state is not None and (state.busy or bool(state.queue))
+
+    # ---- prompting ----------------------------------------------------------------------
+
+    async def prompt(
+        self, session_id: str, text: str, context: list[ContextPart] | None = None
+    ) -> TurnResult:
+        """Run one turn; a prompt to a busy session waits its turn (first in, first out)."""
+        state = await self.session(session_id)
+        ticket = _Ticket()
+        state.queue.append(ticket)
+        try:
+            async with state.lock:
+                if ticket.cancelled:
+                    return TurnResult(session_id, None, "cancelled", "", Usage())
+                state.queue.remove(ticket)
+                state.task = asyncio.create_task(self._run_turn(state, text, context or []))
+                return await state.task
+        finally:
+            if ticket in state.queue:
+                state.queue.remove(ticket)
+
+    async def cancel(self, session_id: str) -> bool:
+        """Cancel the running turn and every queued prompt of the session."""
+        state = self._sessions.get(session_id)
+        if state is None:
+            if await self.store.get_session(session_id) is None:
+                raise KeyError(f"unknown sessionId {session_id!r}")
+            return False
+        cancelled = False
+        for ticket in state.queue:
+            if not ticket.cancelled:
+                ticket.cancelled = True
+                cancelled = True
+        if state.task is not None and not state.task.done():
+            state.task.cancel()
+            cancelled = True
+        return cancelled
+
+    # ---- the turn -----------------------------------------------------------------------
+
+    async def _run_turn(self, state: SessionState, text: str, context: list[ContextPart]) -> TurnResult:
+        turn = _Turn(self, state)
+        try:
+            return await turn.run(text, context)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return await turn.finish_cancelled()
+
+
+class _Turn:
+    """The state of one running turn, so a cancel at any await can be finished cleanly."""
+
+    def __init__(self, agent: Agent, state: SessionState) -> None:
+        self.agent = agent
+        self.state = state
+        self.store = agent.store
+        self.session_id = state.record.id
+        self.model = state.record.model
+        self.usage = Usage()
+        self.assistant: Message | None = None
+        self.streaming: dict[int, Part] = {}  # block index -> part being streamed
+        self.tool_json: dict[int, list[str]] = {}
+        self.finished_blocks: set[int] = set()
+        self.last_assistant_id: str | None = None
+        self.final_text = ""
+        self.recent_calls: list[str] = []
+
+    def emit(self, event: Any) -> None:
+        self.agent.emit(event)
+
+    async def run(self, text: str, context: list[ContextPart]) -> TurnResult:
+        state = self.state
+        user = Message(
+            id=new_id("msg"),
+            session_id=self.session_id,
+            role="user",
+            created_at=now_ms(),
+            parts=[*context, TextPart(text=text)],
+        )
+        state.messages.append(user)
+        await self.store.add_message(user)
+        if state.record.title == "New session" and text.strip():
+            title = " ".join(text.split())[:60]
+            state.record.title = title
+            await self.store.update_session(self.session_id, title=title)
+        self.emit(TurnStart(session_id=self.session_id, message_id=user.id, prompt=text))
+        system = build_system(self.agent.root)
+        max_steps = self.agent.settings.max_steps
+        finish: FinishReason = "max_steps"
+        error: str | None = None
+        for _ in range(max_steps):
+            try:
+                stop_reason = await self.step(system)
+            except ProviderError as exc:
+                error = str(exc)
+                await self.close_step_after_error()
+                self.emit(ErrorEvent(session_id=self.session_id, message=error))
+                finish = "error"
+                break
+            assert self.assistant is not None
+            tool_parts = [p for p in self.assistant.parts if isinstance(p, ToolPart)]
+            if tool_parts:
+                doom = await self.run_tools(tool_parts)
+                if doom:
+                    finish = "doom_loop"
+                    break
+                continue
+            finish = "max_tokens" if stop_reason == "max_tokens" else "end_turn"
+            break
+        return await self.end(finish, error)
+
+    async def end(self, finish: FinishReason, error: str | None = None) -> TurnResult:
+        if self.assistant is not None:
+            self.final_text = self.assistant.text()
+            if self.assistant.finish_reason != finish and finish != "end_turn":
+                self.assistant.finish_reason = finish
+                await self.store.update_message(self.assistant)
+        self.emit(TurnEnd(session_id=self.session_id, finish_reason=finish, message_id=self.last_assistant_id))
+        return TurnResult(self.session_id, self.last_assistant_id, finish, self.final_text, self.usage, error)
+
+    # ---- one step: stream one assistant message ---------------------------------------
+
+    async def step(self, system: list[dict[str, Any]]) -> str | None:
+        state = self.state
+        request = ModelRequest(
+            model=self.model,
+            system=system,
+            messages=to_api_messages(state.messages),
+            tools=self.agent.registry.schemas(),
+            max_tokens=min(self.agent.settings.max_tokens, model_info(self.model).max_output),
+        )
+        assistant = Message(
+            id=new_id("msg"), session_id=self.session_id, role="assistant", created_at=now_ms()
+        )
+        self.assistant = assistant
+        self.last_assistant_id = assistant.id
+        self.streaming = {}
+        self.tool_json = {}
+        self.finished_blocks = set()
+        state.messages.append(assistant)
+        await self.store.add_message(assistant)
+        stop_reason: str | None = None
+        begin_usage = None
+        end_usage = None
+        provider = self.agent.provider(self.model)
+        async for event in provider.stream(request):
+            if isinstance(event, TextDelta):
+                part = self.streaming.get(event.index)
+                if isinstance(part, TextPart):
+                    part.text += event.text
+                    self.emit(TextDeltaEvent(session_id=self.session_id, delta=event.text, message_id=assistant.id))
+            elif isinstance(event, ToolInputDelta):
+                self.tool_json.setdefault(event.index, []).append(event.partial_json)
+            elif isinstance(event, ThinkingDelta):
+                part = self.streaming.get(event.index)
+                if isinstance(part, ThinkingPart):
+                    part.text += event.text
+                    self.emit(ThinkingDeltaEvent(session_id=self.session_id, delta=event.text, message_id=assistant.id))
+            elif isinstance(event, SignatureDelta):
+                part = self.streaming.get(event.index)
+                if isinstance(part, ThinkingPart):
+                    part.signature = (part.signature or "") + event.signature
+            elif isinstance(event, BlockStart):
+                new_part: Part
+                if event.kind == "text":
+                    new_part = TextPart(text="")
+                elif event.kind == "thinking":
+                    new_part = ThinkingPart(text="")
+                else:
+                    new_part = ToolPart(call_id=event.tool_id or new_id("toolu"), tool=event.tool_name or "", input={})
+                    self.tool_json[event.index] = []
+                self.streaming[event.index] = new_part
+                assistant.parts.append(new_part)
+            elif isinstance(event, BlockStop):
+                await self.finish_block(event.index)
+            elif isinstance(event, MessageBegin):
+                begin_usage = event.usage
+            elif isinstance(event, MessageEnd):
+                stop_reason = event.stop_reason
+                end_usage = event.usage
+            elif isinstance(event, RetryNotice):
+                await self.void_step()
+                self.emit(
+                    RetryEvent(
+                        session_id=self.session_id,
+                        attempt=event.attempt,
+                        delay_ms=event.delay_ms,
+                        reason=event.reason,
+                    )
+                )
+        # Blocks the stream never closed (max_tokens inside a tool call) are dropped: a tool_use
+        # with half its input can be neither run nor sent back.
+        unfinished = [p for i, p in self.streaming.items() if i not in self.finished_blocks]
+        for part in unfinished:
+            if isinstance(part, ToolPart):
+                assistant.parts.remove(part)
+            elif isinstance(part, TextPart | ThinkingPart):
+                await self.save_part(part)
+        await self.record_usage(begin_usage, end_usage)
+        assistant.finish_reason = "tool_use" if stop_reason == "tool_use" else _finish_of(stop_reason)
+        await self.store.update_message(assistant)
+        return stop_reason
+
+    async def finish_block(self, index: int) -> None:
+        part = self.streaming.get(index)
+        if part is None or self.assistant is None:
+            return
+        self.finished_blocks.add(index)
+        if isinstance(part, ToolPart):
+            raw = "".join(self.tool_json.get(index, []))
+            tool = self.agent.registry.get(part.tool)
+            try:
+                parsed = json.loads(raw) if raw.strip() else {}
+                if not isinstance(parsed, dict):
+                    raise ValueError("the input must be a JSON object")
+                part.input = parsed
+            except ValueError as exc:
+                part.status = "error"
+                part.output = f"Your input for {part.tool} was not valid JSON ({exc}); nothing was run."
+            part.title = tool.title(part.input) if tool else part.tool
+            await self.save_part(part)
+            self.emit(
+                ToolCallEvent(
+                    session_id=self.session_id,
+                    call_id=part.call_id,
+                    tool=part.tool,
+                    input=part.input,
+                    title=part.title,
+                )
+            )
+        else:
+            await self.save_part(part)
+
+    async def save_part(self, part: Part) -> None:
+        assert self.assistant is not None
+        index = self.assistant.parts.index(part)
+        await self.store.save_part(self.assistant.id, index, part)
+
+    async def void_step(self) -> None:
+        """A retry: whatever this step streamed is void; the history keeps no duplicate."""
+        assert self.assistant is not None
+        self.assistant.parts.clear()
+        self.streaming = {}
+        self.tool_json = {}
+        self.finished_blocks = set()
+        await self.store.clear_parts(self.assistant.id)
+
+    async def record_usage(self, begin: Any, end: Any) -> None:
+        assert self.assistant is not None
+        input_tokens = (end.input_tokens if end and end.input_tokens else 0) or (begin.input_tokens if begin else 0)
+        cache_read = (end.cache_read_tokens if end and end.cache_read_tokens else 0) or (
+            begin.cache_read_tokens if begin else 0
+        )
+        cache_write = (end.cache_write_tokens if end and end.cache_write_tokens else 0) or (
+            begin.cache_write_tokens if begin else 0
+        )
+        output_tokens = (end.output_tokens if end else 0) or (begin.output_tokens if begin else 0)
+        step = Usage(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cache_read_tokens=cache_read,
+            cache_write_tokens=cache_write,
+        )
+        step.cost_usd = price(self.model, step)
+        self.assistant.usage = step
+        self.usage = self.usage.add(step)
+        self.state.record.usage = self.state.record.usage.add(step)
+        await self.store.add_session_usage(self.session_id, step)
+        self.emit(UsageEvent(session_id=self.session_id, step=step, turn=self.usage, session=self.state.record.usage))
+
+    async def close_step_after_error(self) -> None:
+        """The provider failed for good: keep what was finished, drop what was not."""
+        if self.assistant is None:
+            return
+        for index, part in list(self.streaming.items()):
+            if index not in self.finished_blocks and isinstance(part, ToolPart):
+                self.assistant.parts.remove(part)
+        for part in self.assistant.parts:
+            if isinstance(part, ToolPart) and not part.finished:
+                part.status = "error"
+                part.output = "Not run: the model request failed."
+                await self.save_part(part)
+        self.assistant.finish_reason = "error"
+        await self.store.update_message(self.assistant)
+
+    # ---- tools --------------------------------------------------------------------------
+
+    async def run_tools(self, parts: list[ToolPart]) -> bool:
+        """Run the message's tool calls; returns True when the doom loop ended the turn."""
+        threshold = self.agent.settings.doom_loop_threshold
+        batches: list[list[ToolPart]] = []
+        for part in parts:
+            tool = self.agent.registry.get(part.tool)
+            read_only = tool is not None and tool.read_only
+            if read_only and batches and batches[-1] and _all_read_only(self.agent, batches[-1]):
+                batches[-1].append(part)
+            else:
+                batches.append([part])
+        doom = False
+        for batch in batches:
+            runnable: list[ToolPart] = []
+            for part in batch:
+                if part.finished:  # invalid input, already answered
+                    await self.publish_result(part)
+                    continue
+                if doom:
+                    part.status = "error"
+                    part.output = "Not run: the turn ended because the same call repeated (doom loop)."
+                    await self.save_part(part)
+                    await self.publish_result(part)
+                    continue
+                key = part.tool + "\0" + json.dumps(part.input, sort_keys=True)
+                self.recent_calls.append(key)
+                if len(self.recent_calls) >= threshold and len(set(self.recent_calls[-threshold:])) == 1:
+                    doom = True
+                    part.status = "error"
+                    part.output = (
+                        f"Not run: this is the {threshold}th identical {part.tool} call in a row. "
+                        "The turn was stopped to break the loop; try a different approach."
+                    )
+                    await self.save_part(part)
+                    await self.publish_result(part)
+                    continue
+                runnable.append(part)
+            if not runnable:
+                continue
+            if len(runnable) == 1:
+                await self.run_one(runnable[0])
+            else:
+                await asyncio.gather(*(self.run_one(p) for p in runnable))
+        return doom
+
+    async def run_one(self, part: ToolPart) -> None:
+        tool = self.agent.registry.get(part.tool)
+        part.status = "running"
+        await self.save_part(part)
+        try:
+            if tool is None:
+                known = ", ".join(self.agent.registry.names())
+                raise ToolError(f"Unknown tool {part.tool!r}. The tools are: {known}.")
+            params = tool.parse(part.input)
+            ctx = CallContext(self, part)
+            result = await tool.run(params, ctx)
+        except asyncio.CancelledError:
+            part.status = "cancelled"
+            part.output = CANCELLED_OUTPUT
+            raise
+        except PermissionDenied as exc:
+            result = ToolResult(str(exc), is_error=True)
+        except ToolError as exc:
+            result = ToolResult(str(exc), is_error=True)
+        except Exception as exc:  # a tool bug must not end the session
+            log.exception("tool %s failed", part.tool)
+            result = ToolResult(f"The {part.tool} tool failed unexpectedly: {exc.__class__.__name__}: {exc}", is_error=True)
+        part.status = "error" if result.is_error else "completed"
+        part.output = result.output
+        if result.title:
+            part.title = result.title
+        await self.save_part(part)
+        await self.publish_result(part)
+
+    async def publish_result(self, part: ToolPart) -> None:
+        self.emit(
+            ToolResultEvent(
+                session_id=self.session_id,
+                call_id=part.call_id,
+                tool=part.tool,
+                output=part.output or "",
+                is_error=part.is_error,
+                status=part.status,
+            )
+        )
+
+    # ---- cancel -------------------------------------------------------------------------
+
+    async def finish_cancelled(self) -> TurnResult:
+        assistant = self.assistant
+        if assistant is not None:
+            for index, part in list(self.streaming.items()):
+                if index in self.finished_blocks:
+                    continue
+                if isinstance(part, ToolPart):
+                    assistant.parts.remove(part)
+                elif isinstance(part, TextPart):
+                    part.cancelled = True
+            # Rewrite the parts: the list may have shrunk, and streamed text must be kept.
+            await self.store.clear_parts(assistant.id)
+            for index, part in enumerate(assistant.parts):
+                if isinstance(part, ToolPart) and not part.finished:
+                    part.status = "cancelled"
+                    part.output = CANCELLED_OUTPUT
+                    await self.publish_result(part)
+                elif isinstance(part, ToolPart) and part.status == "cancelled":
+                    await self.publish_result(part)
+                await self.store.save_part(assistant.id, index, part)
+            assistant.finish_reason = "cancelled"
+            await self.store.update_message(assistant)
+            self.final_text = assistant.text()
+        self.emit(TurnEnd(session_id=self.session_id, finish_reason="cancelled", message_id=self.last_assistant_id))
+        return TurnResult(self.session_id, self.last_assistant_id, "cancelled", self.final_text, self.usage)
+
+
+def _all_read_only(agent: Agent, batch: list[ToolPart]) -> bool:
+    for part in batch:
+        tool = agent.registry.get(part.tool)
+        if tool is None or not tool.read_only:
+            return False
+    return True
+
+
+def _finish_of(stop_reason: str | None) -> FinishReason:
+    if stop_reason == "max_tokens":
+        return "max_tokens"
+    return "end_turn"
+
+
+class CallContext:
+    """The ToolContext of one tool call: paths, permissions and progress, bound to its session."""
+
+    def __init__(self, turn: _Turn, part: ToolPart) -> None:
+        self._turn = turn
+        self._agent = turn.agent
+        self.workspace = turn.agent.workspace
+        self.ledger = turn.state.ledger
+        self.call_id = part.call_id
+        self.session_id = turn.session_id
+        self._part = part
+
+    @property
+    def rules(self) -> PermissionRules:
+        return self._agent.rules.extended(self._turn.state.grants)
+
+    def is_outside(self, path: Path) -> bool:
+        root = self._agent.root
+        return path != root and root not in path.parents
+
+    def relative(self, path: Path) -> str:
+        if self.is_outside(path):
+            return str(path)
+        rel = path.relative_to(self._agent.root).as_posix()
+        return rel or "."
+
+    def resolve_path(self, raw: str | None, *, tool: str) -> Path:
+        root = self._agent.root
+        if raw is None or raw.strip() in ("", "."):
+            return root
+        candidate = Path(os.path.expanduser(raw.strip()))
+        if not candidate.is_absolute():
+            candidate = root / candidate
+        resolved = Path(os.path.realpath(candidate))
+        if self.is_outside(resolved):
+            if self.rules.opens_outside(tool, str(resolved)):
+                return resolved
+            raise ToolError(
+                f"{raw} is outside the workspace ({root}). Paths outside it are refused unless a "
+                "permission rule with a pattern naming that directory allows them."
+            )
+        return resolved
+
+    async def authorize(self, query: PermissionQuery) -> None:
+        action = self.rules.evaluate(query.tool, query.subject, outside_workspace=query.outside_workspace)
+        if action == "allow":
+            return
+        if action == "deny":
+            raise PermissionDenied(
+                f"Permission denied: a rule forbids {query.tool} on {query.subject}. Do not retry it; "
+                "tell the user or find another way."
+            )
+        answer = await self._agent.asker(AskContext(self.session_id, self.call_id, query, self._agent))
+        if answer.decision == "once":
+            return
+        if answer.decision == "always":
+            await self._grant_always(query)
+            return
+        if answer.decision == "timeout":
+            raise PermissionDenied(
+                f"Permission for {query.title} was not given: the approval request timed out. Nothing was done."
+            )
+        feedback = (answer.feedback or "").strip()
+        message = f"The user rejected this {query.tool} call ({query.title}). Nothing was done."
+        if feedback:
+            message += f"\nTheir feedback: {feedback}"
+        raise PermissionDenied(message)
+
+    async def _grant_always(self, query: PermissionQuery) -> None:
+        if query.tool == "bash":
+            prefixes = sorted({bash_prefix(p) for p in split_commands(query.subject)} or {bash_prefix(query.subject)})
+            rules = [Rule(tool="bash", pattern=p, action="allow") for p in prefixes if p]
+        elif query.tool in FILE_TOOLS:
+            rules = [Rule(tool=query.tool, pattern=query.subject, action="allow")]
+        else:
+            rules = [Rule(tool=query.tool, action="allow")]
+        for rule in rules:
+            self._turn.state.grants.append(rule)
+            await self._agent.store.add_grant(self.session_id, rule.tool, rule.pattern, rule.action)
+
+    def progress(self, message: str) -> None:
+        self._agent.emit(ProgressEvent(session_id=self.session_id, call_id=self.call_id, message=message))
+
+
+async def broker_asker(ctx: AskContext) -> Answer:
+    """The default ask: a permission-request event, answered through Agent.approve()."""
+    agent = ctx.agent
+    request_id = agent.broker.open(ctx.session_id)
+    query = ctx.query
+    agent.emit(
+        PermissionRequestEvent(
+            session_id=ctx.session_id,
+            request_id=request_id,
+            call_id=ctx.call_id,
+            tool=query.tool,
+            title=query.title,
+            input=query.input,
+            diff=query.diff,
+        )
+    )
+    try:
+        answer = await agent.broker.wait(request_id)
+    except asyncio.CancelledError:
+        agent.emit(PermissionResolvedEvent(session_id=ctx.session_id, request_id=request_id, decision="cancelled"))
+        raise
+    agent.emit(PermissionResolvedEvent(session_id=ctx.session_id, request_id=request_id, decision=answer.decision))
+    return answer

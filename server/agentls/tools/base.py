@@ -1,0 +1,159 @@
+"""What every tool is and what it may use: the Tool base, its context, and the Workspace seam."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+
+class ToolError(Exception):
+    """A failure the model should read: becomes an error tool_result with this message."""
+
+
+class PermissionDenied(ToolError):
+    """The user (or a rule) refused the call; the message carries any feedback."""
+
+
+@dataclass
+class EditOutcome:
+    """What happened when the workspace applied a change to one file."""
+
+    applied: bool
+    reason: str | None = None  # why not, when applied is False
+    # Notes for the model (e.g. "the buffer has unsaved changes: commands see the saved version").
+    notes: list[str] = field(default_factory=list)
+    # Diagnostics summary to append to the tool result (filled by front ends that verify).
+    diagnostics: str | None = None
+
+
+class Workspace(Protocol):
+    """Where files live. The CLI implements it with the disk; the LSP server with editor buffers."""
+
+    root: Path
+
+    async def read_text(self, path: Path) -> str:
+        """Current text of a file (an open buffer's unsaved text wins). Raises FileNotFoundError,
+        IsADirectoryError, or UnicodeDecodeError (binary)."""
+        ...
+
+    async def write_text(self, path: Path, new_text: str, old_text: str | None) -> EditOutcome:
+        """Replace the file's whole text (create it when old_text is None)."""
+        ...
+
+
+def content_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+class ReadLedger:
+    """Which files the agent has read in this session, and the content it saw then (staleness)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, str] = {}
+
+    def record(self, path: Path, text: str) -> None:
+        self._seen[path] = content_hash(text)
+
+    def has_read(self, path: Path) -> bool:
+        return path in self._seen
+
+    def changed_since_read(self, path: Path, current_text: str) -> bool:
+        return self._seen.get(path) != content_hash(current_text)
+
+    def forget(self, path: Path) -> None:
+        self._seen.pop(path, None)
+
+
+@dataclass
+class PermissionQuery:
+    """One question to the permission layer: may `tool` act on `subject`?"""
+
+    tool: str
+    subject: str  # file tools: the path (relative inside the workspace, absolute outside); bash: the command
+    title: str  # one line a person reads, e.g. "Edit src/app.py"
+    input: dict[str, Any]
+    diff: str | None = None  # unified diff for edits
+    path: Path | None = None  # resolved path for file tools
+    outside_workspace: bool = False
+
+
+class ToolContext(Protocol):
+    """What the loop hands a running tool."""
+
+    workspace: Workspace
+    ledger: ReadLedger
+    call_id: str
+    session_id: str
+
+    def resolve_path(self, raw: str | None, *, tool: str) -> Path:
+        """Resolve a path argument against the workspace root; raises ToolError for a path outside
+        the workspace (after following symlinks) unless a permission rule whose pattern names it
+        opens it."""
+        ...
+
+    def is_outside(self, path: Path) -> bool:
+        ...
+
+    def relative(self, path: Path) -> str:
+        """How to show a path to the model: relative inside the workspace, absolute outside."""
+        ...
+
+    async def authorize(self, query: PermissionQuery) -> None:
+        """Returns when allowed (by rule or by the user); raises PermissionDenied otherwise."""
+        ...
+
+    def progress(self, message: str) -> None:
+        """Report what the tool is doing now (shown as progress by front ends)."""
+        ...
+
+
+@dataclass
+class ToolResult:
+    output: str
+    is_error: bool = False
+    title: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Tool:
+    """A tool: a name, a description and input model for the model, and an async run()."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    input_model: ClassVar[type[ToolInput]]
+    # Read-only tools may run concurrently with their read-only neighbours in one message.
+    read_only: ClassVar[bool] = False
+
+    def schema(self) -> dict[str, Any]:
+        schema = self.input_model.model_json_schema()
+        schema.pop("title", None)
+        for prop in schema.get("properties", {}).values():
+            prop.pop("title", None)
+        return {"name": self.name, "description": self.description, "input_schema": schema}
+
+    def parse(self, raw: dict[str, Any]) -> ToolInput:
+        try:
+            return self.input_model.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(x) for x in err['loc']) or 'input'}: {err['msg']}" for err in exc.errors()
+            )
+            raise ToolError(f"Invalid input for {self.name}: {problems}") from exc
+
+    def title(self, raw: dict[str, Any]) -> str:
+        """A one-line description of a call for people (tool-call events, approvals)."""
+        for key in ("path", "pattern", "command"):
+            if isinstance(raw.get(key), str):
+                return f"{self.name} {raw[key]}"
+        return self.name
+
+    async def run(self, params: Any, ctx: ToolContext) -> ToolResult:
+        raise NotImplementedError
