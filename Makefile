@@ -20,6 +20,7 @@ demo: venv
 
 lint: venv
 	$(BIN)/ruff check server tests
+	$(BIN)/ruff format --check server tests
 
 typecheck: venv
 	$(BIN)/mypy

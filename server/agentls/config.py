@@ -41,7 +41,9 @@ class Settings(WireModel):
 
     def merged(self, overrides: dict[str, Any]) -> Settings:
         data = self.model_dump(by_alias=False)
-        data.update(Settings.model_validate(overrides).model_dump(by_alias=False, exclude_unset=True))
+        data.update(
+            Settings.model_validate(overrides).model_dump(by_alias=False, exclude_unset=True)
+        )
         return Settings.model_validate(data)
 
 

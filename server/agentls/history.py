@@ -10,7 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 ToolStatus = Literal["pending", "running", "completed", "error", "cancelled", "interrupted"]
-FINISHED_TOOL_STATUSES: frozenset[str] = frozenset({"completed", "error", "cancelled", "interrupted"})
+FINISHED_TOOL_STATUSES: frozenset[str] = frozenset(
+    {"completed", "error", "cancelled", "interrupted"}
+)
 
 
 def new_id(prefix: str) -> str:
@@ -80,7 +82,9 @@ class ContextPart(WireModel):
 
 Part = Annotated[TextPart | ThinkingPart | ToolPart | ContextPart, Field(discriminator="type")]
 
-FinishReason = Literal["end_turn", "max_tokens", "cancelled", "max_steps", "doom_loop", "error", "tool_use"]
+FinishReason = Literal[
+    "end_turn", "max_tokens", "cancelled", "max_steps", "doom_loop", "error", "tool_use"
+]
 
 
 class Usage(WireModel):
@@ -135,13 +139,13 @@ def repair_interrupted(messages: list[Message]) -> list[ToolPart]:
 def _user_content(message: Message) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for part in message.parts:
-        if isinstance(part, TextPart) and part.text:
+        if isinstance(part, TextPart) and part.text.strip():
             blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, ContextPart):
             where = part.uri
             if part.range is not None:
                 where += f" lines {part.range.start.line + 1}-{part.range.end.line + 1}"
-            body = f"<context uri=\"{where}\">\n{part.text or ''}\n</context>"
+            body = f'<context uri="{where}">\n{part.text or ""}\n</context>'
             blocks.append({"type": "text", "text": body})
     return blocks
 
@@ -157,11 +161,19 @@ def _assistant_content(message: Message) -> tuple[list[dict[str, Any]], list[dic
         elif isinstance(part, ThinkingPart):
             # The API accepts thinking back only with its signature; a cut-off one is dropped.
             if part.signature:
-                blocks.append({"type": "thinking", "thinking": part.text, "signature": part.signature})
+                blocks.append(
+                    {"type": "thinking", "thinking": part.text, "signature": part.signature}
+                )
         elif isinstance(part, ToolPart):
-            blocks.append({"type": "tool_use", "id": part.call_id, "name": part.tool, "input": part.input})
-            output = part.output if part.output else "(no output)"
-            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id, "content": output}
+            blocks.append(
+                {"type": "tool_use", "id": part.call_id, "name": part.tool, "input": part.input}
+            )
+            output = part.output if part.output and part.output.strip() else "(no output)"
+            result: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": part.call_id,
+                "content": output,
+            }
             if part.status != "completed":
                 result["is_error"] = True
             results.append(result)

@@ -18,17 +18,23 @@ EXIT_CANCELLED = 130
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agentls", description="A coding agent that lives in a language server.")
+    parser = argparse.ArgumentParser(
+        prog="agentls", description="A coding agent that lives in a language server."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="answer one prompt in the terminal, streaming the answer")
     run.add_argument("prompt", nargs="+", help="what to do")
     run.add_argument("--cwd", default=None, help="workspace root (default: the current directory)")
-    run.add_argument("--model", default=None, help="model id, or scripted:<scenario> for the offline model")
+    run.add_argument(
+        "--model", default=None, help="model id, or scripted:<scenario> for the offline model"
+    )
     run.add_argument("--session", default=None, help="continue this session id")
     run.add_argument("--yes", action="store_true", help="allow every tool call that would ask")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
-    run.add_argument("--max-steps", type=int, default=None, help="step limit for the turn (default 100)")
+    run.add_argument(
+        "--max-steps", type=int, default=None, help="step limit for the turn (default 100)"
+    )
 
     sessions = sub.add_parser("sessions", help="list sessions")
     sessions.add_argument("--json", action="store_true", help="print JSON")
@@ -69,7 +75,7 @@ async def _sessions(args: argparse.Namespace) -> int:
 
     store = await Store.open(default_db_path())
     try:
-        cwd = str(Path(args.cwd).resolve()) if args.cwd else None
+        cwd = str(Path(args.cwd).resolve()) if args.cwd else None  # noqa: ASYNC240 - start-up, nothing runs concurrently yet
         records = await store.list_sessions(limit=args.limit, cwd=cwd)
     finally:
         await store.close()
@@ -113,12 +119,16 @@ class TerminalPrinter:
             first = lines[0][:120]
             more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
             mark = "x" if event.is_error else "+"
-            self.out.write(f"[{mark}] {self._titles.pop(event.call_id, event.tool)}: {first}{more}\n")
+            self.out.write(
+                f"[{mark}] {self._titles.pop(event.call_id, event.tool)}: {first}{more}\n"
+            )
         elif kind == "tool-call":
             self._titles[event.call_id] = event.title
         elif kind == "retry":
             self._newline()
-            self.out.write(f"[retry {event.attempt}] {event.reason}; again in {event.delay_ms} ms\n")
+            self.out.write(
+                f"[retry {event.attempt}] {event.reason}; again in {event.delay_ms} ms\n"
+            )
         elif kind == "error":
             self._newline()
             self.out.write(f"[error] {event.message}\n")
@@ -174,7 +184,7 @@ async def _run(args: argparse.Namespace) -> int:
     from agentls.session.agent import Agent
     from agentls.store import Store, default_db_path
 
-    root = Path(args.cwd or os.getcwd()).resolve()
+    root = Path(args.cwd or os.getcwd()).resolve()  # noqa: ASYNC240 - start-up, nothing runs concurrently yet
     if not root.is_dir():
         print(f"agentls: --cwd {root} is not a directory", file=sys.stderr)
         return EXIT_USAGE
@@ -211,9 +221,15 @@ async def _run(args: argparse.Namespace) -> int:
         else:
             session_id = (await agent.new_session(model=settings.model)).id
         if args.model is None and settings.model.startswith("scripted:"):
-            print(f"(using the built-in scripted model {settings.model}: offline, not a real model)", file=sys.stderr)
+            print(
+                f"(using the built-in scripted model {settings.model}: offline, not a real model)",
+                file=sys.stderr,
+            )
         elif settings.model.startswith("scripted:") and not args.json:
-            print(f"(scripted model {settings.model}: an offline scenario, not a real model)", file=sys.stderr)
+            print(
+                f"(scripted model {settings.model}: an offline scenario, not a real model)",
+                file=sys.stderr,
+            )
 
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

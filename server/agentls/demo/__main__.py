@@ -34,7 +34,9 @@ def main() -> int:
         project = Path(tmp) / "project"
         project.mkdir()
         for name in ("calc.py", "test_calc.py"):
-            (project / name).write_text((sample / name).read_text(encoding="utf-8"), encoding="utf-8")
+            (project / name).write_text(
+                (sample / name).read_text(encoding="utf-8"), encoding="utf-8"
+            )
         before = (project / "calc.py").read_text(encoding="utf-8")
         os.environ["AGENTLS_DATA_DIR"] = str(Path(tmp) / "data")
 
@@ -46,13 +48,24 @@ def main() -> int:
         from agentls.cli.main import main as cli_main
 
         code = cli_main(
-            ["run", "--cwd", str(project), "--model", "scripted:demo", "--yes", "Fix the failing test."]
+            [
+                "run",
+                "--cwd",
+                str(project),
+                "--model",
+                "scripted:demo",
+                "--yes",
+                "Fix the failing test.",
+            ]
         )
 
         _banner("diff")
         after = (project / "calc.py").read_text(encoding="utf-8")
         diff = difflib.unified_diff(
-            before.splitlines(keepends=True), after.splitlines(keepends=True), "a/calc.py", "b/calc.py"
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            "a/calc.py",
+            "b/calc.py",
         )
         print("".join(diff) or "(no change)", end="", flush=True)
 

@@ -100,7 +100,8 @@ class AnthropicProvider:
         if retry_after is not None:
             return min(retry_after, self.max_delay_s)
         backoff = self.base_delay_s * (2 ** (attempt - 1))
-        return min(backoff, self.max_delay_s) * (0.75 + random.random() * 0.5)
+        jittered: float = min(backoff, self.max_delay_s) * (0.75 + random.random() * 0.5)
+        return jittered
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         import anthropic
@@ -164,7 +165,9 @@ class AnthropicProvider:
                     block = ev.content_block
                     btype = block.type
                     if btype == "tool_use":
-                        yield BlockStart(ev.index, "tool_use", tool_id=block.id, tool_name=block.name)
+                        yield BlockStart(
+                            ev.index, "tool_use", tool_id=block.id, tool_name=block.name
+                        )
                     elif btype == "thinking":
                         yield BlockStart(ev.index, "thinking")
                     elif btype == "text":

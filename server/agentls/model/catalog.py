@@ -46,7 +46,9 @@ MODELS: dict[str, ModelInfo] = {
 DEFAULT_MODEL = "claude-opus-5-5"
 # Unknown ids (new snapshots, proxies) are priced and sized like the default until the table knows them.
 _FALLBACK = MODELS[DEFAULT_MODEL]
-SCRIPTED_INFO = ModelInfo("scripted", "Scripted model (offline, built in)", 200_000, 32_000, 0.0, 0.0)
+SCRIPTED_INFO = ModelInfo(
+    "scripted", "Scripted model (offline, built in)", 200_000, 32_000, 0.0, 0.0
+)
 
 
 def model_info(model_id: str) -> ModelInfo:

@@ -11,7 +11,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 from agentls.history import new_id
 from agentls.model.base import (
@@ -33,7 +33,9 @@ SCRIPTED_PREFIX = "scripted:"
 
 def available_scenarios() -> list[str]:
     folder = resources.files("agentls.model") / "scenarios"
-    return sorted(p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json"))
+    return sorted(
+        p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json")
+    )
 
 
 def load_scenario(name: str) -> dict[str, Any]:
@@ -122,7 +124,7 @@ class ScriptedProvider:
         has_tool = False
         for index, block in enumerate(step["blocks"]):
             if "text" in block or "thinking" in block:
-                kind = "text" if "text" in block else "thinking"
+                kind: Literal["text", "thinking"] = "text" if "text" in block else "thinking"
                 text = str(block[kind])
                 for key, value in values.items():
                     text = text.replace("{" + key + "}", value)
@@ -138,7 +140,9 @@ class ScriptedProvider:
                 yield BlockStop(index)
             elif "tool" in block:
                 has_tool = True
-                yield BlockStart(index, "tool_use", tool_id=new_id("toolu"), tool_name=block["tool"])
+                yield BlockStart(
+                    index, "tool_use", tool_id=new_id("toolu"), tool_name=block["tool"]
+                )
                 raw = json.dumps(block.get("input", {}))
                 for offset in range(0, len(raw), 40):
                     yield ToolInputDelta(index, raw[offset : offset + 40])
@@ -147,4 +151,6 @@ class ScriptedProvider:
                 if delay:
                     await asyncio.sleep(delay)
         stop = "tool_use" if has_tool else "end_turn"
-        yield MessageEnd(stop, StepUsage(input_tokens=approx_input, output_tokens=max(output_chars // 4, 1)))
+        yield MessageEnd(
+            stop, StepUsage(input_tokens=approx_input, output_tokens=max(output_chars // 4, 1))
+        )

@@ -52,7 +52,8 @@ class ApprovalBroker:
         pending = self._pending[request_id]
         try:
             answer = await asyncio.wait_for(
-                asyncio.shield(pending.future), timeout=timeout_s if timeout_s is not None else self.timeout_s
+                asyncio.shield(pending.future),
+                timeout=timeout_s if timeout_s is not None else self.timeout_s,
             )
             return answer
         except TimeoutError:
@@ -62,24 +63,27 @@ class ApprovalBroker:
             self._close(request_id, "cancelled")
             raise
         finally:
-            if request_id in self._pending and pending.future.done():
+            if pending.future.done():
                 self._close(request_id, "answered")
 
-    def answer(self, session_id: str, request_id: str, decision: str, feedback: str | None = None) -> None:
+    def answer(
+        self, session_id: str, request_id: str, decision: str, feedback: str | None = None
+    ) -> None:
         if decision not in DECISIONS:
             raise ApprovalError(f"decision must be one of once, always, reject (got {decision!r})")
         pending = self._pending.get(request_id)
-        if pending is None:
+        if pending is None or pending.future.done():
             state = self._closed.get(request_id)
             if state is None:
                 raise ApprovalError(f"unknown requestId {request_id!r}")
             raise ApprovalError(f"requestId {request_id!r} was already {state}")
         if pending.session_id != session_id:
-            raise ApprovalError(f"requestId {request_id!r} does not belong to session {session_id!r}")
-        if pending.future.done():
-            raise ApprovalError(f"requestId {request_id!r} was already answered")
+            raise ApprovalError(
+                f"requestId {request_id!r} does not belong to session {session_id!r}"
+            )
         pending.future.set_result(Answer(decision, feedback))  # type: ignore[arg-type]
-        self._close(request_id, "answered")
+        # Stays in _pending until its waiter takes the answer (which may not have started yet).
+        self._closed[request_id] = "answered"
 
     def pending_for(self, session_id: str) -> list[str]:
         return [rid for rid, p in self._pending.items() if p.session_id == session_id]

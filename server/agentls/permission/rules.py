@@ -188,14 +188,21 @@ class PermissionRules:
         return result
 
     def _evaluate_bash(self, pieces: list[str]) -> Action:
-        result: Action = "ask"
-        for rule in self.rules:
-            if rule.tool not in ("bash", "*"):
-                continue
-            if rule.pattern is not None and not all(command_matches(rule.pattern, p) for p in pieces):
-                continue
-            result = rule.action
-        return result
+        """Each simple command is judged on its own (last matching rule); the strictest wins, so a
+        rule allows a compound command only if it allows every part of it."""
+        severity = {"allow": 0, "ask": 1, "deny": 2}
+        overall: Action = "allow"
+        for piece in pieces:
+            action: Action = "ask"
+            for rule in self.rules:
+                if rule.tool not in ("bash", "*"):
+                    continue
+                if rule.pattern is not None and not command_matches(rule.pattern, piece):
+                    continue
+                action = rule.action
+            if severity[action] > severity[overall]:
+                overall = action
+        return overall
 
     def opens_outside(self, tool: str, absolute_path: str) -> bool:
         """Whether some rule with a pattern names this outside path for this tool (not deny)."""
@@ -214,10 +221,18 @@ def parse_rules(value: Any) -> list[Rule]:
             if isinstance(action, dict):
                 # {"bash": {"git status": "allow", "*": "ask"}}: per-pattern actions for one tool.
                 for pattern, sub_action in sorted(action.items(), key=lambda kv: kv[0] != "*"):
-                    rules.append(Rule(tool=tool, pattern=None if pattern == "*" else pattern, action=sub_action))
+                    rules.append(
+                        Rule(
+                            tool=tool,
+                            pattern=None if pattern == "*" else pattern,
+                            action=sub_action,
+                        )
+                    )
             else:
                 rules.append(Rule(tool=tool, action=action))
         return rules
     if isinstance(value, list):
         return [Rule.model_validate(item) for item in value]
-    raise ValueError("permissions must be a mapping {tool: action} or a list of {tool, pattern?, action} rules")
+    raise ValueError(
+        "permissions must be a mapping {tool: action} or a list of {tool, pattern?, action} rules"
+    )

@@ -67,7 +67,6 @@ from agentls.tools.base import (
     PermissionDenied,
     PermissionQuery,
     ReadLedger,
-    Tool,
     ToolError,
     ToolResult,
     Workspace,
@@ -101,7 +100,7 @@ class AskContext:
     agent: Agent
 
 
-@dataclass
+@dataclass(eq=False)
 class _Ticket:
     cancelled: bool = False
 
@@ -197,7 +196,9 @@ class Agent:
 
     # ---- sessions -----------------------------------------------------------------------
 
-    async def new_session(self, title: str | None = None, model: str | None = None) -> SessionRecord:
+    async def new_session(
+        self, title: str | None = None, model: str | None = None
+    ) -> SessionRecord:
         record = await self.store.create_session(
             title=title or "New session", cwd=str(self.root), model=model or self.settings.model
         )
@@ -211,7 +212,9 @@ class Agent:
         record = await self.store.get_session(session_id)
         if record is None:
             raise KeyError(f"unknown sessionId {session_id!r}")
-        messages = await self.store.load_messages(session_id, since_message_id=record.summary_message_id)
+        messages = await self.store.load_messages(
+            session_id, since_message_id=record.summary_message_id
+        )
         state = SessionState(record=record, messages=messages)
         state.grants = [
             Rule(tool=tool, pattern=pattern, action=action)  # type: ignore[arg-type]
@@ -220,7 +223,9 @@ class Agent:
         # Another task may have loaded it meanwhile; keep the first.
         return self._sessions.setdefault(session_id, state)
 
-    def approve(self, session_id: str, request_id: str, decision: str, feedback: str | None = None) -> None:
+    def approve(
+        self, session_id: str, request_id: str, decision: str, feedback: str | None = None
+    ) -> None:
         """Answer a permission request; raises ApprovalError for unknown/answered/expired ones."""
         self.broker.answer(session_id, request_id, decision, feedback)
 
@@ -267,7 +272,9 @@ class Agent:
 
     # ---- the turn -----------------------------------------------------------------------
 
-    async def _run_turn(self, state: SessionState, text: str, context: list[ContextPart]) -> TurnResult:
+    async def _run_turn(
+        self, state: SessionState, text: str, context: list[ContextPart]
+    ) -> TurnResult:
         turn = _Turn(self, state)
         try:
             return await turn.run(text, context)
@@ -346,8 +353,14 @@ class _Turn:
             if self.assistant.finish_reason != finish and finish != "end_turn":
                 self.assistant.finish_reason = finish
                 await self.store.update_message(self.assistant)
-        self.emit(TurnEnd(session_id=self.session_id, finish_reason=finish, message_id=self.last_assistant_id))
-        return TurnResult(self.session_id, self.last_assistant_id, finish, self.final_text, self.usage, error)
+        self.emit(
+            TurnEnd(
+                session_id=self.session_id, finish_reason=finish, message_id=self.last_assistant_id
+            )
+        )
+        return TurnResult(
+            self.session_id, self.last_assistant_id, finish, self.final_text, self.usage, error
+        )
 
     # ---- one step: stream one assistant message ---------------------------------------
 
@@ -379,14 +392,22 @@ class _Turn:
                 part = self.streaming.get(event.index)
                 if isinstance(part, TextPart):
                     part.text += event.text
-                    self.emit(TextDeltaEvent(session_id=self.session_id, delta=event.text, message_id=assistant.id))
+                    self.emit(
+                        TextDeltaEvent(
+                            session_id=self.session_id, delta=event.text, message_id=assistant.id
+                        )
+                    )
             elif isinstance(event, ToolInputDelta):
                 self.tool_json.setdefault(event.index, []).append(event.partial_json)
             elif isinstance(event, ThinkingDelta):
                 part = self.streaming.get(event.index)
                 if isinstance(part, ThinkingPart):
                     part.text += event.text
-                    self.emit(ThinkingDeltaEvent(session_id=self.session_id, delta=event.text, message_id=assistant.id))
+                    self.emit(
+                        ThinkingDeltaEvent(
+                            session_id=self.session_id, delta=event.text, message_id=assistant.id
+                        )
+                    )
             elif isinstance(event, SignatureDelta):
                 part = self.streaming.get(event.index)
                 if isinstance(part, ThinkingPart):
@@ -398,7 +419,11 @@ class _Turn:
                 elif event.kind == "thinking":
                     new_part = ThinkingPart(text="")
                 else:
-                    new_part = ToolPart(call_id=event.tool_id or new_id("toolu"), tool=event.tool_name or "", input={})
+                    new_part = ToolPart(
+                        call_id=event.tool_id or new_id("toolu"),
+                        tool=event.tool_name or "",
+                        input={},
+                    )
                     self.tool_json[event.index] = []
                 self.streaming[event.index] = new_part
                 assistant.parts.append(new_part)
@@ -428,7 +453,9 @@ class _Turn:
             elif isinstance(part, TextPart | ThinkingPart):
                 await self.save_part(part)
         await self.record_usage(begin_usage, end_usage)
-        assistant.finish_reason = "tool_use" if stop_reason == "tool_use" else _finish_of(stop_reason)
+        assistant.finish_reason = (
+            "tool_use" if stop_reason == "tool_use" else _finish_of(stop_reason)
+        )
         await self.store.update_message(assistant)
         return stop_reason
 
@@ -447,7 +474,9 @@ class _Turn:
                 part.input = parsed
             except ValueError as exc:
                 part.status = "error"
-                part.output = f"Your input for {part.tool} was not valid JSON ({exc}); nothing was run."
+                part.output = (
+                    f"Your input for {part.tool} was not valid JSON ({exc}); nothing was run."
+                )
             part.title = tool.title(part.input) if tool else part.tool
             await self.save_part(part)
             self.emit(
@@ -478,7 +507,9 @@ class _Turn:
 
     async def record_usage(self, begin: Any, end: Any) -> None:
         assert self.assistant is not None
-        input_tokens = (end.input_tokens if end and end.input_tokens else 0) or (begin.input_tokens if begin else 0)
+        input_tokens = (end.input_tokens if end and end.input_tokens else 0) or (
+            begin.input_tokens if begin else 0
+        )
         cache_read = (end.cache_read_tokens if end and end.cache_read_tokens else 0) or (
             begin.cache_read_tokens if begin else 0
         )
@@ -497,7 +528,14 @@ class _Turn:
         self.usage = self.usage.add(step)
         self.state.record.usage = self.state.record.usage.add(step)
         await self.store.add_session_usage(self.session_id, step)
-        self.emit(UsageEvent(session_id=self.session_id, step=step, turn=self.usage, session=self.state.record.usage))
+        self.emit(
+            UsageEvent(
+                session_id=self.session_id,
+                step=step,
+                turn=self.usage,
+                session=self.state.record.usage,
+            )
+        )
 
     async def close_step_after_error(self) -> None:
         """The provider failed for good: keep what was finished, drop what was not."""
@@ -536,13 +574,18 @@ class _Turn:
                     continue
                 if doom:
                     part.status = "error"
-                    part.output = "Not run: the turn ended because the same call repeated (doom loop)."
+                    part.output = (
+                        "Not run: the turn ended because the same call repeated (doom loop)."
+                    )
                     await self.save_part(part)
                     await self.publish_result(part)
                     continue
                 key = part.tool + "\0" + json.dumps(part.input, sort_keys=True)
                 self.recent_calls.append(key)
-                if len(self.recent_calls) >= threshold and len(set(self.recent_calls[-threshold:])) == 1:
+                if (
+                    len(self.recent_calls) >= threshold
+                    and len(set(self.recent_calls[-threshold:])) == 1
+                ):
                     doom = True
                     part.status = "error"
                     part.output = (
@@ -582,7 +625,10 @@ class _Turn:
             result = ToolResult(str(exc), is_error=True)
         except Exception as exc:  # a tool bug must not end the session
             log.exception("tool %s failed", part.tool)
-            result = ToolResult(f"The {part.tool} tool failed unexpectedly: {exc.__class__.__name__}: {exc}", is_error=True)
+            result = ToolResult(
+                f"The {part.tool} tool failed unexpectedly: {exc.__class__.__name__}: {exc}",
+                is_error=True,
+            )
         part.status = "error" if result.is_error else "completed"
         part.output = result.output
         if result.title:
@@ -614,21 +660,28 @@ class _Turn:
                     assistant.parts.remove(part)
                 elif isinstance(part, TextPart):
                     part.cancelled = True
-            # Rewrite the parts: the list may have shrunk, and streamed text must be kept.
-            await self.store.clear_parts(assistant.id)
-            for index, part in enumerate(assistant.parts):
+            for part in assistant.parts:
                 if isinstance(part, ToolPart) and not part.finished:
                     part.status = "cancelled"
                     part.output = CANCELLED_OUTPUT
                     await self.publish_result(part)
                 elif isinstance(part, ToolPart) and part.status == "cancelled":
                     await self.publish_result(part)
-                await self.store.save_part(assistant.id, index, part)
+            # One transaction: the list may have shrunk, and the streamed text must be kept.
+            await self.store.replace_parts(assistant.id, list(assistant.parts))
             assistant.finish_reason = "cancelled"
             await self.store.update_message(assistant)
             self.final_text = assistant.text()
-        self.emit(TurnEnd(session_id=self.session_id, finish_reason="cancelled", message_id=self.last_assistant_id))
-        return TurnResult(self.session_id, self.last_assistant_id, "cancelled", self.final_text, self.usage)
+        self.emit(
+            TurnEnd(
+                session_id=self.session_id,
+                finish_reason="cancelled",
+                message_id=self.last_assistant_id,
+            )
+        )
+        return TurnResult(
+            self.session_id, self.last_assistant_id, "cancelled", self.final_text, self.usage
+        )
 
 
 def _all_read_only(agent: Agent, batch: list[ToolPart]) -> bool:
@@ -689,7 +742,9 @@ class CallContext:
         return resolved
 
     async def authorize(self, query: PermissionQuery) -> None:
-        action = self.rules.evaluate(query.tool, query.subject, outside_workspace=query.outside_workspace)
+        action = self.rules.evaluate(
+            query.tool, query.subject, outside_workspace=query.outside_workspace
+        )
         if action == "allow":
             return
         if action == "deny":
@@ -697,7 +752,9 @@ class CallContext:
                 f"Permission denied: a rule forbids {query.tool} on {query.subject}. Do not retry it; "
                 "tell the user or find another way."
             )
-        answer = await self._agent.asker(AskContext(self.session_id, self.call_id, query, self._agent))
+        answer = await self._agent.asker(
+            AskContext(self.session_id, self.call_id, query, self._agent)
+        )
         if answer.decision == "once":
             return
         if answer.decision == "always":
@@ -715,7 +772,10 @@ class CallContext:
 
     async def _grant_always(self, query: PermissionQuery) -> None:
         if query.tool == "bash":
-            prefixes = sorted({bash_prefix(p) for p in split_commands(query.subject)} or {bash_prefix(query.subject)})
+            prefixes = sorted(
+                {bash_prefix(p) for p in split_commands(query.subject)}
+                or {bash_prefix(query.subject)}
+            )
             rules = [Rule(tool="bash", pattern=p, action="allow") for p in prefixes if p]
         elif query.tool in FILE_TOOLS:
             rules = [Rule(tool=query.tool, pattern=query.subject, action="allow")]
@@ -726,7 +786,9 @@ class CallContext:
             await self._agent.store.add_grant(self.session_id, rule.tool, rule.pattern, rule.action)
 
     def progress(self, message: str) -> None:
-        self._agent.emit(ProgressEvent(session_id=self.session_id, call_id=self.call_id, message=message))
+        self._agent.emit(
+            ProgressEvent(session_id=self.session_id, call_id=self.call_id, message=message)
+        )
 
 
 async def broker_asker(ctx: AskContext) -> Answer:
@@ -748,7 +810,15 @@ async def broker_asker(ctx: AskContext) -> Answer:
     try:
         answer = await agent.broker.wait(request_id)
     except asyncio.CancelledError:
-        agent.emit(PermissionResolvedEvent(session_id=ctx.session_id, request_id=request_id, decision="cancelled"))
+        agent.emit(
+            PermissionResolvedEvent(
+                session_id=ctx.session_id, request_id=request_id, decision="cancelled"
+            )
+        )
         raise
-    agent.emit(PermissionResolvedEvent(session_id=ctx.session_id, request_id=request_id, decision=answer.decision))
+    agent.emit(
+        PermissionResolvedEvent(
+            session_id=ctx.session_id, request_id=request_id, decision=answer.decision
+        )
+    )
     return answer

@@ -95,8 +95,7 @@ class ToolContext(Protocol):
         opens it."""
         ...
 
-    def is_outside(self, path: Path) -> bool:
-        ...
+    def is_outside(self, path: Path) -> bool: ...
 
     def relative(self, path: Path) -> str:
         """How to show a path to the model: relative inside the workspace, absolute outside."""
@@ -144,7 +143,8 @@ class Tool:
             return self.input_model.model_validate(raw)
         except ValidationError as exc:
             problems = "; ".join(
-                f"{'.'.join(str(x) for x in err['loc']) or 'input'}: {err['msg']}" for err in exc.errors()
+                f"{'.'.join(str(x) for x in err['loc']) or 'input'}: {err['msg']}"
+                for err in exc.errors()
             )
             raise ToolError(f"Invalid input for {self.name}: {problems}") from exc
 

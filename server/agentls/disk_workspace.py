@@ -1,0 +1,84 @@
+"""The Workspace on the plain filesystem (the CLI's, and the tests')."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import stat
+import uuid
+from pathlib import Path
+
+from agentls.tools.base import EditOutcome
+
+# A NUL byte this early means binary, even when the bytes happen to decode.
+BINARY_SNIFF_BYTES = 8192
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 text of a file's bytes; raises UnicodeDecodeError for binary (NUL byte early on, or
+    not UTF-8)."""
+    nul = data.find(b"\0", 0, BINARY_SNIFF_BYTES)
+    if nul >= 0:
+        raise UnicodeDecodeError("utf-8", data[: nul + 1], nul, nul + 1, "binary file (NUL byte)")
+    return data.decode("utf-8")
+
+
+class DiskWorkspace:
+    """Files are what is on disk; writes are atomic (temp file + rename in the same directory)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+
+    async def read_text(self, path: Path) -> str:
+        return await asyncio.to_thread(self._read, path)
+
+    async def write_text(self, path: Path, new_text: str, old_text: str | None) -> EditOutcome:
+        # old_text is the caller's view of the file; the tools have already checked staleness.
+        try:
+            await asyncio.to_thread(self._write, path, new_text)
+        except UnicodeEncodeError as exc:
+            return EditOutcome(applied=False, reason=f"the text cannot be encoded as UTF-8: {exc}")
+        except OSError as exc:
+            detail = exc.strerror or str(exc)
+            return EditOutcome(applied=False, reason=f"could not write {path}: {detail}")
+        return EditOutcome(applied=True)
+
+    @staticmethod
+    def _read(path: Path) -> str:
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(21, "is a directory", str(path))
+        if not stat.S_ISREG(info.st_mode):
+            # A pipe or device would block or never end; it is not a text file either way.
+            raise UnicodeDecodeError("utf-8", b"", 0, 1, "not a regular file")
+        with open(path, "rb") as f:
+            data = f.read()
+        return decode_text(data)
+
+    @staticmethod
+    def _write(path: Path, text: str) -> None:
+        data = text.encode("utf-8")
+        target = Path(os.path.realpath(path)) if path.is_symlink() else path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = None
+        if target.is_dir():
+            raise IsADirectoryError(21, "is a directory", str(target))
+        tmp = target.parent / f".{target.name}.{uuid.uuid4().hex[:12]}.tmp"
+        # 0o666 through the umask: a new file gets the same mode `open()` would give it.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                if mode is not None:
+                    os.fchmod(f.fileno(), mode)
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise

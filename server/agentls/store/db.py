@@ -1,0 +1,600 @@
+"""SQLite storage (through aiosqlite) for sessions, their messages and parts, and permission grants."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import aiosqlite
+from pydantic import TypeAdapter
+
+from agentls.history import (
+    Message,
+    Part,
+    ToolPart,
+    Usage,
+    WireModel,
+    new_id,
+    now_ms,
+    repair_interrupted,
+)
+
+T = TypeVar("T")
+
+DB_FILENAME = "agentls.db"
+# How long a statement waits for another process's lock before failing with "database is locked".
+BUSY_TIMEOUT_MS = 5000
+
+_PART_ADAPTER: TypeAdapter[Part] = TypeAdapter(Part)
+
+# Migration N (1-based) is MIGRATIONS[N - 1]; PRAGMA user_version records the last one applied.
+# Never edit a released migration: append a new one, since existing databases have already run it.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            title TEXT NOT NULL,
+            cwd TEXT NOT NULL,
+            model TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            -- Not a foreign key: a session -> message reference would make every cascaded
+            -- message delete scan the sessions table to null it out.
+            summary_message_id TEXT,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0
+        )
+        """,
+        "CREATE INDEX sessions_by_updated ON sessions (updated_at DESC)",
+        "CREATE INDEX sessions_by_cwd_updated ON sessions (cwd, updated_at DESC)",
+        """
+        CREATE TABLE messages (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+            created_at INTEGER NOT NULL,
+            finish_reason TEXT,
+            usage TEXT,
+            error TEXT,
+            reverted INTEGER NOT NULL DEFAULT 0,
+            -- Also the index that loads a session in order and serves the cascade from sessions.
+            UNIQUE (session_id, seq)
+        )
+        """,
+        """
+        CREATE TABLE parts (
+            message_id TEXT NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (message_id, idx)
+        )
+        """,
+        """
+        CREATE TABLE permission_grants (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            tool TEXT NOT NULL,
+            pattern TEXT,
+            action TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX permission_grants_by_session ON permission_grants (session_id)",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class StoreVersionError(RuntimeError):
+    """The database was written by a newer agentls whose schema this one does not know."""
+
+
+class SessionRecord(WireModel):
+    id: str
+    title: str
+    cwd: str
+    model: str
+    created_at: int
+    updated_at: int
+    summary_message_id: str | None = None
+    usage: Usage = Usage()
+
+
+def default_data_dir() -> Path:
+    """$AGENTLS_DATA_DIR, else $XDG_DATA_HOME/agentls, else ~/.local/share/agentls."""
+    explicit = os.environ.get("AGENTLS_DATA_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME")
+    # The XDG spec says a relative value is invalid and must be ignored.
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "agentls"
+    return Path.home() / ".local" / "share" / "agentls"
+
+
+def default_db_path() -> Path:
+    return default_data_dir() / DB_FILENAME
+
+
+_SESSION_COLUMNS = (
+    "id, title, cwd, model, created_at, updated_at, summary_message_id,"
+    " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd"
+)
+
+
+def _session_from_row(row: Sequence[Any]) -> SessionRecord:
+    return SessionRecord(
+        id=row[0],
+        title=row[1],
+        cwd=row[2],
+        model=row[3],
+        created_at=row[4],
+        updated_at=row[5],
+        summary_message_id=row[6],
+        usage=Usage(
+            input_tokens=row[7],
+            output_tokens=row[8],
+            cache_read_tokens=row[9],
+            cache_write_tokens=row[10],
+            cost_usd=row[11],
+        ),
+    )
+
+
+def _part_json(part: Part) -> str:
+    return part.model_dump_json()
+
+
+def _usage_json(usage: Usage | None) -> str | None:
+    return None if usage is None else usage.model_dump_json()
+
+
+def _consume_outcome(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+async def _transaction(
+    conn: aiosqlite.Connection,
+    body: Callable[[aiosqlite.Connection], Awaitable[T]],
+    begin: str,
+) -> T:
+    """Run body between `begin` and COMMIT, rolling back on any exception."""
+    await conn.execute(begin)
+    try:
+        result = await body(conn)
+    except BaseException:
+        # SQLite may already have rolled back by itself (e.g. on SQLITE_FULL).
+        if conn.in_transaction:
+            await conn.execute("ROLLBACK")
+        raise
+    await conn.execute("COMMIT")
+    return result
+
+
+async def _user_version(conn: aiosqlite.Connection) -> int:
+    rows = list(await conn.execute_fetchall("PRAGMA user_version"))
+    return int(rows[0][0])
+
+
+def _check_version(version: int, known: int) -> None:
+    if version > known:
+        raise StoreVersionError(
+            f"database schema version {version} is newer than this agentls knows ({known}); "
+            "upgrade agentls, or set AGENTLS_DATA_DIR to use another database"
+        )
+
+
+async def _migrate(conn: aiosqlite.Connection) -> None:
+    migrations = MIGRATIONS
+    known = len(migrations)
+    version = await _user_version(conn)
+    _check_version(version, known)
+    if version == known:
+        return
+
+    async def apply(conn: aiosqlite.Connection) -> None:
+        # Read again under the write lock: another process may have migrated in the meantime.
+        version = await _user_version(conn)
+        _check_version(version, known)
+        for number in range(version + 1, known + 1):
+            # Statement by statement, not executescript(), which would COMMIT first.
+            for statement in migrations[number - 1]:
+                await conn.execute(statement)
+            await conn.execute(f"PRAGMA user_version = {number}")
+
+    # IMMEDIATE takes the write lock up front, so two processes opening a fresh database at
+    # once cannot both run migration 1; all pending migrations commit together or not at all.
+    await _transaction(conn, apply, "BEGIN IMMEDIATE")
+
+
+class Store:
+    """One connection to the database, shared by the tasks of one event loop."""
+
+    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+        self._conn = conn
+        self.path = path
+        # aiosqlite runs statements one at a time, but the statements of two tasks' transactions
+        # would interleave on the shared connection; this lock keeps each transaction whole and
+        # keeps readers from seeing another task's uncommitted rows.
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    @classmethod
+    async def open(cls, path: Path | str) -> Store:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: the sqlite3 module must not open transactions behind our back;
+        # every write here says BEGIN and COMMIT itself.
+        conn = await aiosqlite.connect(path, isolation_level=None)
+        try:
+            # busy_timeout first, so that even the switch to WAL waits for another process's lock.
+            await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            await conn.execute("PRAGMA journal_mode = WAL")
+            # With WAL, NORMAL loses no committed transaction when the process dies (only on an
+            # OS crash or power loss) and saves an fsync per commit.
+            await conn.execute("PRAGMA synchronous = NORMAL")
+            await conn.execute("PRAGMA foreign_keys = ON")
+            await _migrate(conn)
+        except BaseException:
+            await conn.close()
+            raise
+        return cls(conn, path)
+
+    async def close(self) -> None:
+        async with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            await self._conn.close()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def _exclusive(self, body: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
+        """Run body alone on the connection, and to its end even if the caller is cancelled.
+
+        aiosqlite finishes a statement whose awaiting task was cancelled, so a cancel in the
+        middle of a transaction would leave it open on the shared connection once the lock is
+        released. Shielded, every transaction commits or rolls back before the next one starts.
+        """
+
+        async def run() -> T:
+            async with self._lock:
+                if self._closed:
+                    raise RuntimeError("the store is closed")
+                return await body(self._conn)
+
+        task = asyncio.ensure_future(run())
+        # A cancelled caller never awaits the task: fetch its outcome so asyncio does not log
+        # "exception was never retrieved".
+        task.add_done_callback(_consume_outcome)
+        return await asyncio.shield(task)
+
+    async def _write(self, body: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
+        """body as one write transaction: committed if it returns, rolled back if it raises."""
+        return await self._exclusive(lambda conn: _transaction(conn, body, "BEGIN IMMEDIATE"))
+
+    async def _execute(self, sql: str, params: Sequence[Any]) -> None:
+        async def body(conn: aiosqlite.Connection) -> None:
+            await conn.execute(sql, params)
+
+        await self._write(body)
+
+    async def _fetchall(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
+        async def body(conn: aiosqlite.Connection) -> list[Sequence[Any]]:
+            return list(await conn.execute_fetchall(sql, params))
+
+        return await self._exclusive(body)
+
+    # Sessions
+
+    async def create_session(
+        self, title: str, cwd: str, model: str, id: str | None = None
+    ) -> SessionRecord:
+        now = now_ms()
+        record = SessionRecord(
+            id=id or new_id("ses"),
+            title=title,
+            cwd=cwd,
+            model=model,
+            created_at=now,
+            updated_at=now,
+        )
+        await self._execute(
+            "INSERT INTO sessions (id, title, cwd, model, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (record.id, title, cwd, model, now, now),
+        )
+        return record
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        rows = await self._fetchall(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
+        )
+        return _session_from_row(rows[0]) if rows else None
+
+    async def list_sessions(self, limit: int = 1000, cwd: str | None = None) -> list[SessionRecord]:
+        """Most recently updated first, optionally only those of one working directory."""
+        # id breaks ties, so sessions touched in the same millisecond keep a stable order.
+        if cwd is None:
+            rows = await self._fetchall(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY updated_at DESC, id DESC LIMIT ?",
+                (limit,),
+            )
+        else:
+            rows = await self._fetchall(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE cwd = ?"
+                " ORDER BY updated_at DESC, id DESC LIMIT ?",
+                (cwd, limit),
+            )
+        return [_session_from_row(row) for row in rows]
+
+    async def update_session(
+        self,
+        session_id: str,
+        *,
+        title: str | None = None,
+        model: str | None = None,
+        summary_message_id: str | None = None,
+    ) -> None:
+        """Set the fields given (None leaves a field as it is) and touch updated_at."""
+        assignments = ["updated_at = ?"]
+        params: list[Any] = [now_ms()]
+        for column, value in (
+            ("title", title),
+            ("model", model),
+            ("summary_message_id", summary_message_id),
+        ):
+            if value is not None:
+                assignments.append(f"{column} = ?")
+                params.append(value)
+        params.append(session_id)
+        await self._execute(f"UPDATE sessions SET {', '.join(assignments)} WHERE id = ?", params)
+
+    async def add_session_usage(self, session_id: str, usage: Usage) -> None:
+        """Add usage to the session's totals and touch updated_at."""
+        # Added in SQL rather than read-modify-write here, so no addition can be lost.
+        await self._execute(
+            "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,"
+            " cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,"
+            " cost_usd = round(cost_usd + ?, 8), updated_at = ? WHERE id = ?",
+            (
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+                usage.cost_usd,
+                now_ms(),
+                session_id,
+            ),
+        )
+
+    async def delete_session(self, session_id: str) -> None:
+        """Delete the session with its messages, parts and grants (ON DELETE CASCADE)."""
+        await self._execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+    # Messages and parts
+
+    async def add_message(self, message: Message) -> None:
+        """Append the message, as its session's next seq, with all its parts, atomically."""
+
+        async def body(conn: aiosqlite.Connection) -> None:
+            # seq is computed inside the INSERT, under the write lock, so no two messages share one.
+            await conn.execute(
+                "INSERT INTO messages"
+                " (id, session_id, seq, role, created_at, finish_reason, usage, error, reverted)"
+                " VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?),"
+                " ?, ?, ?, ?, ?, ?)",
+                (
+                    message.id,
+                    message.session_id,
+                    message.session_id,
+                    message.role,
+                    message.created_at,
+                    message.finish_reason,
+                    _usage_json(message.usage),
+                    message.error,
+                    int(message.reverted),
+                ),
+            )
+            if message.parts:
+                await conn.executemany(
+                    "INSERT INTO parts (message_id, idx, type, data) VALUES (?, ?, ?, ?)",
+                    [
+                        (message.id, index, part.type, _part_json(part))
+                        for index, part in enumerate(message.parts)
+                    ],
+                )
+            await conn.execute(
+                "UPDATE sessions SET updated_at = ? WHERE id = ?", (now_ms(), message.session_id)
+            )
+
+        await self._write(body)
+
+    async def update_message(self, message: Message) -> None:
+        """Store the message's finish_reason, usage, error and reverted flag (not its parts)."""
+        await self._execute(
+            "UPDATE messages SET finish_reason = ?, usage = ?, error = ?, reverted = ? WHERE id = ?",
+            (
+                message.finish_reason,
+                _usage_json(message.usage),
+                message.error,
+                int(message.reverted),
+                message.id,
+            ),
+        )
+
+    async def save_part(self, message_id: str, index: int, part: Part) -> None:
+        """Insert the part at this index of the message, or replace the one there."""
+        await self._execute(
+            "INSERT INTO parts (message_id, idx, type, data) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (message_id, idx) DO UPDATE SET type = excluded.type, data = excluded.data",
+            (message_id, index, part.type, _part_json(part)),
+        )
+
+    async def clear_parts(self, message_id: str) -> None:
+        """Delete all the message's parts (e.g. a step that is retried from scratch)."""
+        await self._execute("DELETE FROM parts WHERE message_id = ?", (message_id,))
+
+    async def replace_parts(self, message_id: str, parts: Sequence[Part]) -> None:
+        """Replace all the message's parts with these, atomically.
+
+        Prefer this to clear_parts followed by save_part calls: a crash in between would
+        leave the message without its parts.
+        """
+
+        async def body(conn: aiosqlite.Connection) -> None:
+            await conn.execute("DELETE FROM parts WHERE message_id = ?", (message_id,))
+            await conn.executemany(
+                "INSERT INTO parts (message_id, idx, type, data) VALUES (?, ?, ?, ?)",
+                [
+                    (message_id, index, part.type, _part_json(part))
+                    for index, part in enumerate(parts)
+                ],
+            )
+
+        await self._write(body)
+
+    async def load_messages(
+        self, session_id: str, since_message_id: str | None = None, *, repair: bool = True
+    ) -> list[Message]:
+        """The session's messages in order, from since_message_id (inclusive) when given.
+
+        With repair (the default) unfinished tool calls are marked interrupted, both in the
+        result and on disk. Pass repair=False to read a session whose turn is running in this
+        process, whose live tool calls must not be marked interrupted.
+        """
+
+        # One statement, so one consistent snapshot even while another process writes; a
+        # message without parts still comes back once, with NULL part columns.
+        sql = (
+            "SELECT m.id, m.role, m.created_at, m.finish_reason, m.usage, m.error, m.reverted,"
+            " p.idx, p.data FROM messages m LEFT JOIN parts p ON p.message_id = m.id"
+            " WHERE m.session_id = ?"
+        )
+        params: tuple[str, ...] = (session_id,)
+        if since_message_id is not None:
+            # NULL when the message is not in this session, and then nothing matches.
+            sql += " AND m.seq >= (SELECT seq FROM messages WHERE id = ? AND session_id = ?)"
+            params = (session_id, since_message_id, session_id)
+        sql += " ORDER BY m.seq, p.idx"
+
+        async def body(conn: aiosqlite.Connection) -> list[Message]:
+            rows = await conn.execute_fetchall(sql, params)
+            messages, unfinished = _build_messages(session_id, rows)
+            if not messages and since_message_id is not None:
+                # The since message itself would have matched had it been in the session.
+                raise KeyError(f"message {since_message_id!r} is not in session {session_id!r}")
+            if not repair or not unfinished:
+                return messages
+            # Where each unfinished tool part lives on disk, found by the part object's identity.
+            locations = {
+                id(part): (message.id, index)
+                for message, indexes in unfinished
+                for part, index in zip(message.parts, indexes, strict=True)
+            }
+            # Only the messages that need it: scanning thousands of finished ones is wasted time.
+            changed = repair_interrupted([message for message, _ in unfinished])
+            if changed:
+                updates = [(_part_json(part), *locations[id(part)]) for part in changed]
+
+                async def persist(conn: aiosqlite.Connection) -> None:
+                    await conn.executemany(
+                        "UPDATE parts SET data = ? WHERE message_id = ? AND idx = ?", updates
+                    )
+
+                # Still under the lock, so no newer state of these parts can have been saved
+                # since the read.
+                await _transaction(conn, persist, "BEGIN IMMEDIATE")
+            return messages
+
+        return await self._exclusive(body)
+
+    # Permission grants
+
+    async def add_grant(self, session_id: str, tool: str, pattern: str | None, action: str) -> None:
+        """Remember a permission decision; the same grant added twice is kept once."""
+        await self._execute(
+            "INSERT INTO permission_grants (session_id, tool, pattern, action, created_at)"
+            " SELECT ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM permission_grants"
+            " WHERE session_id = ? AND tool = ? AND pattern IS ? AND action = ?)",
+            (session_id, tool, pattern, action, now_ms(), session_id, tool, pattern, action),
+        )
+
+    async def list_grants(self, session_id: str) -> list[tuple[str, str | None, str]]:
+        """(tool, pattern, action) triples in the order they were granted."""
+        rows = await self._fetchall(
+            "SELECT tool, pattern, action FROM permission_grants WHERE session_id = ? ORDER BY id",
+            (session_id,),
+        )
+        return [(row[0], row[1], row[2]) for row in rows]
+
+
+def _build_messages(
+    session_id: str, rows: Iterable[Sequence[Any]]
+) -> tuple[list[Message], list[tuple[Message, list[int]]]]:
+    """Messages from the rows of the messages-join-parts query (ordered by seq, then idx).
+
+    Also returns the messages holding an unfinished tool call, each with its parts' on-disk
+    indexes, for the repair of interrupted calls.
+    """
+    messages: list[Message] = []
+    unfinished: list[tuple[Message, list[int]]] = []
+    # validate_json parses in pydantic-core, faster than json.loads followed by validation.
+    validate_part = _PART_ADAPTER.validate_json
+
+    def finish(row: Sequence[Any], parts: list[Part], indexes: list[int], repairable: bool) -> None:
+        message_id, role, created_at, finish_reason, usage, error, reverted = row[:7]
+        message = Message(
+            id=message_id,
+            session_id=session_id,
+            role=role,
+            created_at=created_at,
+            parts=parts,
+            finish_reason=finish_reason,
+            usage=None if usage is None else Usage.model_validate_json(usage),
+            error=error,
+            reverted=bool(reverted),
+        )
+        messages.append(message)
+        if repairable:
+            unfinished.append((message, indexes))
+
+    current: Sequence[Any] | None = None
+    parts: list[Part] = []
+    indexes: list[int] = []
+    repairable = False
+    for row in rows:
+        if current is None or row[0] != current[0]:
+            if current is not None:
+                finish(current, parts, indexes, repairable)
+            current, parts, indexes, repairable = row, [], [], False
+        data = row[8]
+        if data is not None:
+            part = validate_part(data)
+            parts.append(part)
+            indexes.append(row[7])
+            if isinstance(part, ToolPart) and not part.finished:
+                repairable = True
+    if current is not None:
+        finish(current, parts, indexes, repairable)
+    return messages, unfinished

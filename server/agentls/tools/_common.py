@@ -1,0 +1,396 @@
+"""Helpers shared by the tools: text lines, diffs, file-size thresholds, ripgrep, process groups."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import os
+import re
+import shutil
+import signal
+import sys
+import sysconfig
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agentls.tools.base import EditOutcome, ToolContext, ToolError, ToolInput
+
+# Files bigger than this are paged straight from disk by `read` (never loaded whole); write and
+# edit cannot verify such files against the ledger (read records only the page it showed).
+LARGE_FILE_BYTES = 4 * 1024 * 1024
+
+# Diffs of texts bigger than this (after trimming the common head and tail) are summarised.
+_DIFF_MAX_LINES = 5000
+
+
+InputT = TypeVar("InputT", bound=ToolInput)
+
+
+def expect_input(params: object, model: type[InputT]) -> InputT:
+    """The tool's own input model (what Tool.parse returns); a raw dict is validated."""
+    if isinstance(params, model):
+        return params
+    if isinstance(params, dict):
+        return model.model_validate(params)
+    raise TypeError(f"expected {model.__name__}, got {type(params).__name__}")
+
+
+def input_dict(params: Any) -> dict[str, Any]:
+    """The call's input as a plain dict (for PermissionQuery.input)."""
+    dumped: dict[str, Any] = params.model_dump(exclude_none=True)
+    return dumped
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split on "\\n" only (never on \\f, \\u2028, ...), line ends kept."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def line_count(text: str) -> int:
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def display_lines(text: str) -> list[str]:
+    """Lines without their terminators (\\n or \\r\\n), as a person reads them."""
+    return [line.rstrip("\n").removesuffix("\r") for line in split_lines(text)]
+
+
+def uses_crlf(text: str) -> bool:
+    """Whether the text's line breaks are (mostly) CRLF."""
+    crlf = text.count("\r\n")
+    return crlf > 0 and crlf * 2 >= text.count("\n")
+
+
+def to_crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{n} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} bytes"  # pragma: no cover
+
+
+def number_lines(lines: Sequence[str], first: int) -> str:
+    """`cat -n` style: right-aligned line number, a tab, the line."""
+    width = max(6, len(str(first + len(lines) - 1)))
+    return "\n".join(f"{first + i:>{width}}\t{line}" for i, line in enumerate(lines))
+
+
+# ---- diffs ---------------------------------------------------------------------------------
+
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@")
+
+
+def unified_diff(old: str | None, new: str, rel: str) -> str:
+    """A unified diff with a/ b/ headers. Only the region between the common head and tail is
+    compared, so edits of large files stay cheap; a huge changed region is summarised."""
+    name = rel.lstrip("/")
+    a = split_lines(old or "")
+    b = split_lines(new)
+    head = 0
+    limit = min(len(a), len(b))
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    if head == len(a) == len(b):
+        return ""
+    start = max(0, head - 3)
+    a_mid = a[start : len(a) - max(0, tail - 3)]
+    b_mid = b[start : len(b) - max(0, tail - 3)]
+    header = f"--- a/{name}\n+++ b/{name}\n"
+    if len(a_mid) > _DIFF_MAX_LINES or len(b_mid) > _DIFF_MAX_LINES:
+        return header + (
+            f"@@ -{start + 1},{len(a_mid)} +{start + 1},{len(b_mid)} @@\n"
+            f"(diff of {len(a_mid)} -> {len(b_mid)} changed lines omitted: too large to show)\n"
+        )
+    out: list[str] = []
+    for line in difflib.unified_diff(a_mid, b_mid, n=3, lineterm=""):
+        if line.startswith(("---", "+++")):
+            continue
+        match = _HUNK.match(line)
+        if match:
+            old_start = int(match.group(1)) + start
+            new_start = int(match.group(3)) + start
+            line = f"@@ -{old_start}{match.group(2) or ''} +{new_start}{match.group(4) or ''} @@"
+            out.append(line + "\n")
+            continue
+        if line.endswith("\n"):
+            out.append(line)
+        else:
+            out.append(line + "\n\\ No newline at end of file\n")
+    return header + "".join(out)
+
+
+# ---- ripgrep -------------------------------------------------------------------------------
+
+
+def rg_binary() -> str:
+    """The ripgrep binary: the one the `ripgrep` wheel put next to this Python, else PATH."""
+    candidates = [Path(sys.executable).parent / "rg"]
+    scripts = sysconfig.get_path("scripts")
+    if scripts:
+        candidates.append(Path(scripts) / "rg")
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which("rg")
+    if found:
+        return found
+    raise ToolError("ripgrep (rg) is not installed, so this tool cannot run. Use bash instead.")
+
+
+# Flags every rg call shares: no user config, .gitignore honoured even outside a git repository.
+RG_BASE_FLAGS = ("--no-config", "--no-require-git", "--color", "never")
+
+
+@dataclass
+class RgResult:
+    returncode: int
+    stderr: str
+    stopped_early: bool  # on_line asked to stop; rg was killed
+
+
+async def _drain(stream: asyncio.StreamReader, keep: int) -> bytes:
+    kept = bytearray()
+    while chunk := await stream.read(64 * 1024):
+        if len(kept) < keep:
+            kept += chunk[: keep - len(kept)]
+    return bytes(kept)
+
+
+async def run_rg(args: Sequence[str], cwd: Path, on_line: Callable[[bytes], bool]) -> RgResult:
+    """Run rg, handing each stdout line to on_line (False: seen enough, kill rg). rg is killed
+    when we are cancelled."""
+    proc = await asyncio.create_subprocess_exec(
+        rg_binary(),
+        *args,
+        cwd=str(cwd),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=1024 * 1024,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    err_task = asyncio.ensure_future(_drain(proc.stderr, 16 * 1024))
+    stopped = False
+    try:
+        while True:
+            try:
+                line = await proc.stdout.readline()
+            except ValueError:  # a line over the stream limit (already dropped): skip it
+                continue
+            if not line:
+                break
+            if not on_line(line):
+                stopped = True
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                # Drain what is left so the pipe reaches EOF (wait() needs it closed).
+                while await proc.stdout.read(256 * 1024):
+                    pass
+                break
+        returncode = await proc.wait()
+        stderr = await err_task
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        err_task.cancel()
+        raise
+    return RgResult(returncode, stderr.decode("utf-8", "replace").strip(), stopped)
+
+
+# ---- process groups ------------------------------------------------------------------------
+
+
+def _group_members_alive(pgid: int) -> bool:
+    """Whether any process of the group is still running (zombies don't count)."""
+    proc_dir = Path("/proc")
+    if proc_dir.is_dir():
+        try:
+            entries = os.listdir(proc_dir)
+        except OSError:
+            entries = []
+        if entries:
+            for entry in entries:
+                if not entry.isdigit():
+                    continue
+                try:
+                    stat = (proc_dir / entry / "stat").read_text()
+                except OSError:
+                    continue
+                # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+                fields = stat[stat.rfind(")") + 2 :].split()
+                if len(fields) >= 3 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+                    return True
+            return False
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+async def kill_process_group(pgid: int, grace: float) -> None:
+    """SIGTERM the whole group, then SIGKILL whatever is still running after `grace` seconds."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    gone = False
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while loop.time() < deadline:
+            if not _group_members_alive(pgid):
+                gone = True
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        # Also reached when we are cancelled while waiting: never leave the group behind.
+        # (Not once it is gone: the id could in principle be reused by then.)
+        if not gone:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+
+
+# ---- write/edit shared ---------------------------------------------------------------------
+
+
+async def current_text(ctx: ToolContext, path: Path, rel: str) -> str | None:
+    """The file's current text as the workspace sees it, or None when it does not exist."""
+    try:
+        return await ctx.workspace.read_text(path)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise ToolError(f"{rel} is a directory, not a file.") from None
+    except UnicodeDecodeError:
+        raise ToolError(
+            f"{rel} is a binary (non-UTF-8) file; this tool only changes text files. "
+            "Use bash if you really need to replace it."
+        ) from None
+
+
+def is_large(text: str) -> bool:
+    """Texts this big were paged by read, so the ledger holds only a page of them."""
+    return (
+        len(text) > LARGE_FILE_BYTES // 4
+        and len(text.encode("utf-8", "surrogatepass")) > LARGE_FILE_BYTES
+    )
+
+
+def outcome_lines(outcome: EditOutcome) -> list[str]:
+    lines = [f"Note: {note}" for note in outcome.notes]
+    if outcome.diagnostics:
+        lines.append(outcome.diagnostics.rstrip())
+    return lines
+
+
+# ---- globs ---------------------------------------------------------------------------------
+
+
+def _translate_glob(pattern: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "\\" and i + 1 < n:
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+        elif c == "[":
+            end = pattern.find("]", i + 2)
+            if end < 0:
+                out.append(re.escape(c))
+                i += 1
+                continue
+            body = pattern[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        elif c == "{":
+            depth, j = 0, i
+            while j < n:
+                if pattern[j] == "{":
+                    depth += 1
+                elif pattern[j] == "}":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                j += 1
+            if j >= n:
+                out.append(re.escape(c))
+                i += 1
+                continue
+            alternatives = _split_top_level(pattern[i + 1 : j])
+            out.append("(?:" + "|".join(_translate_glob(a) for a in alternatives) + ")")
+            i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def _split_top_level(body: str) -> list[str]:
+    parts: list[str] = []
+    depth = 0
+    current: list[str] = []
+    for c in body:
+        if c == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        current.append(c)
+    parts.append("".join(current))
+    return parts
+
+
+def glob_matcher(pattern: str) -> re.Pattern[str]:
+    """A regex for a gitignore-style glob over slash-separated relative paths: a pattern without
+    `/` matches the file name at any depth; one with `/` matches the whole path from the search
+    root; `**` crosses directories, `*` and `?` do not; `{a,b}` and `[abc]` work."""
+    pattern = pattern.strip()
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    if pattern.endswith("/"):
+        pattern += "**"
+    if "/" not in pattern:
+        return re.compile("(?:.*/)?" + _translate_glob(pattern) + r"\Z", re.DOTALL)
+    return re.compile(_translate_glob(pattern.lstrip("/")) + r"\Z", re.DOTALL)

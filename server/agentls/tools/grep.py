@@ -1,0 +1,160 @@
+"""grep: regex search of file contents with ripgrep."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import Field
+
+from agentls.tools._common import (
+    RG_BASE_FLAGS,
+    expect_input,
+    glob_matcher,
+    input_dict,
+    plural,
+    run_rg,
+)
+from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolError, ToolInput, ToolResult
+
+MAX_MATCHES = 100
+MAX_COLUMNS = 300
+# Past this many matching lines we stop ripgrep and report "at least".
+COUNT_LIMIT = 10_000
+
+
+class GrepInput(ToolInput):
+    pattern: str = Field(description="Regular expression (Rust/ripgrep syntax) to search for.")
+    path: str | None = Field(
+        default=None,
+        description="File or directory to search (default: the workspace root).",
+    )
+    include: str | None = Field(
+        default=None,
+        description="Only search files matching this glob, e.g. `*.py` or `*.{ts,tsx}`.",
+    )
+
+
+class GrepTool(Tool):
+    name = "grep"
+    description = (
+        "Search file contents with a regular expression (ripgrep, Rust regex syntax: "
+        r"`def \w+_test`, `TODO|FIXME`, `(?i)error`; escape literal `(`, `{`, `.` with a "
+        "backslash). Searches `path` (a directory or a single file; default: the workspace root), "
+        "respecting .gitignore and skipping hidden and binary files; `include` limits the search "
+        "to files matching a glob (`*.py`, `*.{ts,tsx}`). Returns matching lines grouped by file, "
+        f"with line numbers; at most {MAX_MATCHES} matching lines are shown and lines are cut at "
+        f"{MAX_COLUMNS} characters. Matching is case-sensitive unless you add (?i). To find "
+        "files by name use glob."
+    )
+    input_model = GrepInput
+    read_only = True
+
+    async def run(self, params: ToolInput, ctx: ToolContext) -> ToolResult:
+        params = expect_input(params, GrepInput)
+        base = ctx.resolve_path(params.path, tool=self.name)
+        rel_base = ctx.relative(base)
+        if not params.pattern:
+            raise ToolError("pattern is empty; give a regular expression to search for.")
+        await ctx.authorize(
+            PermissionQuery(
+                tool=self.name,
+                subject=rel_base,
+                title=f"Search {rel_base} for {params.pattern}",
+                input=input_dict(params),
+                path=base,
+                outside_workspace=ctx.is_outside(base),
+            )
+        )
+        if not base.exists():
+            raise ToolError(f"Path not found: {rel_base}.")
+        cwd, target = (base, ".") if base.is_dir() else (base.parent, base.name)
+
+        include = (params.include or "").strip()
+        include_args: list[str] = []
+        path_filter: re.Pattern[str] | None = None
+        if include and "/" not in include:
+            # A file type, not --glob: rg's --glob would override .gitignore for matching files.
+            include_args = ["--type-add", f"include:{include}", "--type", "include"]
+        elif include:
+            path_filter = glob_matcher(include)
+
+        groups: dict[str, list[str]] = {}
+        other: list[str] = []
+        total = 0
+        long_lines = 0
+
+        def on_line(raw: bytes) -> bool:
+            nonlocal total, long_lines
+            line = raw.rstrip(b"\n").decode("utf-8", "replace")
+            name, sep, rest = line.partition("\0")
+            if not sep:  # not a match line (e.g. a note about a binary file)
+                if len(other) < 5:
+                    other.append(line)
+                return True
+            if path_filter is not None and not path_filter.match(name.removeprefix("./")):
+                return True
+            total += 1
+            if total > MAX_MATCHES:
+                return total < COUNT_LIMIT
+            number, _, text = rest.partition(":")
+            text = text.removesuffix("\r")
+            if len(text) > MAX_COLUMNS:  # rg cut it already and appended "[... omitted ...]"
+                long_lines += 1
+                if len(text) > MAX_COLUMNS + 100:
+                    text = text[:MAX_COLUMNS] + " [... line cut]"
+            groups.setdefault(name, []).append(f"  {number}: {text}")
+            return True
+
+        args = [
+            *RG_BASE_FLAGS,
+            "--line-number",
+            "--no-heading",
+            "--with-filename",
+            "--null",
+            "--max-columns",
+            str(MAX_COLUMNS),
+            "--max-columns-preview",
+            "--sort",
+            "path",
+        ]
+        args += include_args
+        args += ["-e", params.pattern, "--", target]
+        result = await run_rg(args, cwd, on_line)
+
+        title = f"grep {params.pattern}"
+        if result.returncode == 2 and total == 0:
+            message = result.stderr or "ripgrep reported an error"
+            raise ToolError(f"grep failed:\n{message}")
+        if total == 0:
+            where = f" in files matching {params.include}" if params.include else ""
+            return ToolResult(
+                f"No matches found for {params.pattern} in {rel_base}{where}.",
+                title=title,
+                metadata={"matches": 0},
+            )
+        blocks = []
+        for name, lines in groups.items():
+            shown = ctx.relative(cwd / Path(name))
+            blocks.append(f"{shown}:\n" + "\n".join(lines))
+        shown_count = min(total, MAX_MATCHES)
+        count_text = f"at least {total}" if result.stopped_early else str(total)
+        header = f"{plural(shown_count, 'matching line')} in {plural(len(groups), 'file')}"
+        if total > MAX_MATCHES:
+            header = f"{count_text} matching lines; showing the first {MAX_MATCHES} ({plural(len(groups), 'file')})"
+        output = header + ":\n\n" + "\n\n".join(blocks)
+        notes: list[str] = []
+        if total > MAX_MATCHES:
+            notes.append(
+                f"({count_text} matches in all; {total - MAX_MATCHES}{'+' if result.stopped_early else ''} "
+                "not shown. Narrow the search with a more specific pattern, path or include.)"
+            )
+        if long_lines:
+            notes.append(f"({plural(long_lines, 'long line')} cut at {MAX_COLUMNS} characters.)")
+        if other:
+            notes.append("(ripgrep also said: " + "; ".join(other[:5]) + ")")
+        if result.returncode == 2 and result.stderr:
+            notes.append(f"(Some files could not be searched: {result.stderr.splitlines()[0]})")
+        if notes:
+            output += "\n\n" + "\n".join(notes)
+        return ToolResult(output, title=title, metadata={"matches": total})

@@ -1,0 +1,65 @@
+"""The tool set: name -> Tool, and the `tools` list sent to the model in a stable order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from agentls.tools.base import Tool
+from agentls.tools.bash import BashTool
+from agentls.tools.edit import EditTool
+from agentls.tools.glob import GlobTool
+from agentls.tools.grep import GrepTool
+from agentls.tools.listing import ListTool
+from agentls.tools.read import ReadTool
+from agentls.tools.write import WriteTool
+
+
+def default_tools() -> list[Tool]:
+    """The built-in tools, in the order the model sees them."""
+    return [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), ListTool(), BashTool()]
+
+
+class ToolRegistry:
+    """Tools by name, kept in registration order (the order of `schemas()`)."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool, *, replace: bool = False) -> None:
+        """Add a tool. A name already taken is an error unless replace=True (which keeps the
+        tool's place in the order)."""
+        if tool.name in self._tools and not replace:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+
+    def unregister(self, name: str) -> None:
+        self._tools.pop(name, None)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._tools[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The API `tools` list: one {name, description, input_schema} per tool, in order."""
+        return [tool.schema() for tool in self._tools.values()]
+
+
+def default_registry() -> ToolRegistry:
+    return ToolRegistry(default_tools())

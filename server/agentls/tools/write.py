@@ -1,0 +1,96 @@
+"""write: create a file, or replace an existing file's whole text."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agentls.tools._common import (
+    current_text,
+    expect_input,
+    input_dict,
+    is_large,
+    line_count,
+    outcome_lines,
+    plural,
+    to_crlf,
+    unified_diff,
+    uses_crlf,
+)
+from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolError, ToolInput, ToolResult
+
+
+class WriteInput(ToolInput):
+    path: str = Field(description="The file to write: relative to the workspace root, or absolute.")
+    content: str = Field(description="The complete new text of the file.")
+
+
+class WriteTool(Tool):
+    name = "write"
+    description = (
+        "Create a new file, or replace the entire text of an existing one. Missing parent "
+        "directories are created. Overwriting an existing file requires that you read it earlier "
+        "in this session and that it has not changed since; to change part of a file prefer edit, "
+        "which sends only the change. The content is written exactly as given (end it with a "
+        "newline if the file should have one); an existing file's CRLF line endings are kept."
+    )
+    input_model = WriteInput
+
+    async def run(self, params: ToolInput, ctx: ToolContext) -> ToolResult:
+        params = expect_input(params, WriteInput)
+        path = ctx.resolve_path(params.path, tool=self.name)
+        rel = ctx.relative(path)
+        if path.is_dir():
+            raise ToolError(f"{rel} is a directory; give the path of a file to write.")
+        current = await current_text(ctx, path, rel)
+        content = params.content
+        notes: list[str] = []
+        if current is not None:
+            if not ctx.ledger.has_read(path):
+                raise ToolError(
+                    f"{rel} already exists and you have not read it in this session. Read it first "
+                    "(read tool), then write it; or use edit to change part of it."
+                )
+            if not is_large(current) and ctx.ledger.changed_since_read(path, current):
+                raise ToolError(
+                    f"{rel} has changed since you last read it (the user or another tool modified "
+                    "it). Read it again and redo your change on the current content; nothing was "
+                    "written."
+                )
+            if uses_crlf(current) and "\n" in content and "\r\n" not in content:
+                content = to_crlf(content)
+                notes.append("The file uses CRLF line endings; they were kept.")
+            if content == current:
+                ctx.ledger.record(path, current)
+                return ToolResult(
+                    f"{rel} already has exactly this content; nothing was written.",
+                    title=f"Write {rel}",
+                    metadata={"path": rel, "unchanged": True},
+                )
+
+        verb = "Create" if current is None else "Overwrite"
+        await ctx.authorize(
+            PermissionQuery(
+                tool=self.name,
+                subject=rel,
+                title=f"{verb} {rel}",
+                input=input_dict(params),
+                diff=unified_diff(current, content, rel),
+                path=path,
+                outside_workspace=ctx.is_outside(path),
+            )
+        )
+        outcome = await ctx.workspace.write_text(path, content, current)
+        if not outcome.applied:
+            raise ToolError(
+                f"{rel} was not written: {outcome.reason or 'the workspace refused the change'}."
+            )
+        ctx.ledger.record(path, content)
+        lines = line_count(content)
+        done = "Created" if current is None else "Overwrote"
+        summary = f"{done} {rel} ({plural(lines, 'line')})."
+        output = "\n".join([summary, *notes, *outcome_lines(outcome)])
+        return ToolResult(
+            output,
+            title=f"{verb} {rel}",
+            metadata={"path": rel, "created": current is None, "lines": lines},
+        )

@@ -1,0 +1,96 @@
+"""Shared fixtures: a local Messages-API server, and an Agent wired to it with a real store."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentls.config import Settings
+from agentls.disk_workspace import DiskWorkspace
+from agentls.model.anthropic_provider import AnthropicProvider
+from agentls.session.agent import Agent
+from agentls.store import Store
+from tests.support.messages_api import MessagesAPIServer
+
+
+@pytest.fixture
+def api() -> Iterator[MessagesAPIServer]:
+    with MessagesAPIServer() as server:
+        yield server
+
+
+@dataclass
+class Harness:
+    agent: Agent
+    store: Store
+    root: Path
+    api: MessagesAPIServer
+    events: list[Any] = field(default_factory=list)
+
+    def of_type(self, kind: str) -> list[Any]:
+        return [e for e in self.events if e.type == kind]
+
+    async def wait_for(self, kind: str, count: int = 1, timeout: float = 10.0) -> Any:
+        async def poll() -> Any:
+            while len(self.of_type(kind)) < count:
+                await asyncio.sleep(0.01)
+            return self.of_type(kind)[count - 1]
+
+        return await asyncio.wait_for(poll(), timeout)
+
+    def accepted_requests(self) -> list[Any]:
+        """Every request the server saw; fails the test if the server rejected any as invalid."""
+        rejected = [r for r in self.api.all_requests if r.rejected]
+        assert not rejected, f"the server rejected a request: {rejected[0].error}"
+        return [r.body for r in self.api.requests]
+
+
+class HarnessFactory:
+    def __init__(self, tmp_path: Path, api: MessagesAPIServer) -> None:
+        self.tmp_path = tmp_path
+        self.api = api
+        self.created: list[Harness] = []
+
+    async def __call__(
+        self, settings: dict[str, Any] | None = None, **agent_kwargs: Any
+    ) -> Harness:
+        root = self.tmp_path / "ws"
+        root.mkdir(exist_ok=True)
+        store = await Store.open(self.tmp_path / "data" / "agentls.db")
+        base = {"model": "claude-sonnet-5-5", "apiRetryBaseDelayS": 0.01}
+        merged = Settings.model_validate({**base, **(settings or {})})
+        url = self.api.url
+
+        def provider(model: str, s: Settings) -> AnthropicProvider:
+            return AnthropicProvider(
+                api_key="test-key",
+                base_url=url,
+                max_attempts=s.api_max_attempts,
+                base_delay_s=s.api_retry_base_delay_s,
+            )
+
+        agent = Agent(
+            store=store,
+            workspace=DiskWorkspace(root),
+            settings=merged,
+            provider_factory=provider,
+            **agent_kwargs,
+        )
+        harness = Harness(agent=agent, store=store, root=root, api=self.api)
+        agent.subscribe(harness.events.append)
+        self.created.append(harness)
+        return harness
+
+
+@pytest.fixture
+async def make_harness(tmp_path: Path, api: MessagesAPIServer) -> AsyncIterator[HarnessFactory]:
+    factory = HarnessFactory(tmp_path, api)
+    yield factory
+    for harness in factory.created:
+        await harness.agent.aclose()
+        await harness.store.close()

@@ -1,0 +1,111 @@
+import pytest
+
+from agentls.permission.rules import PermissionRules, Rule, parse_rules, split_commands
+
+
+def test_defaults_allow_reading_and_ask_for_changes() -> None:
+    rules = PermissionRules.from_config(None)
+    for tool in ("read", "glob", "grep", "list"):
+        assert rules.evaluate(tool, "src/a.py") == "allow"
+    for tool in ("edit", "write", "bash"):
+        assert rules.evaluate(tool, "x") == "ask"
+    assert rules.evaluate("some_new_tool", "x") == "ask"
+
+
+def test_short_form_tool_entry_beats_star_whatever_the_order() -> None:
+    rules = PermissionRules.from_config({"edit": "allow", "*": "deny"})
+    assert rules.evaluate("edit", "a.py") == "allow"
+    assert rules.evaluate("bash", "ls") == "deny"
+    assert rules.evaluate("read", "a.py") == "deny"
+
+
+def test_long_form_last_matching_rule_wins() -> None:
+    rules = PermissionRules.from_config(
+        [
+            {"tool": "edit", "action": "allow"},
+            {"tool": "edit", "pattern": "secrets/**", "action": "deny"},
+            {"tool": "edit", "pattern": "secrets/public.txt", "action": "ask"},
+        ]
+    )
+    assert rules.evaluate("edit", "src/a.py") == "allow"
+    assert rules.evaluate("edit", "secrets/deep/key.pem") == "deny"
+    assert rules.evaluate("edit", "secrets/public.txt") == "ask"
+
+
+def test_glob_semantics() -> None:
+    rules = PermissionRules([Rule(tool="write", pattern="*.md", action="allow")])
+    assert rules.evaluate("write", "README.md") == "allow"
+    assert rules.evaluate("write", "docs/README.md") == "ask"  # * does not cross directories
+    rules = PermissionRules([Rule(tool="write", pattern="**/*.md", action="allow")])
+    assert rules.evaluate("write", "docs/deep/a.md") == "allow"
+    assert rules.evaluate("write", "a.md") == "allow"
+    rules = PermissionRules([Rule(tool="write", pattern="docs", action="allow")])
+    assert rules.evaluate("write", "docs/x/y.txt") == "allow"
+    assert rules.evaluate("write", "docsx/y.txt") == "ask"
+
+
+def test_outside_workspace_needs_a_rule_with_a_pattern() -> None:
+    rules = PermissionRules.from_config({"*": "allow", "read": "allow"})
+    assert rules.evaluate("read", "/etc/passwd", outside_workspace=True) == "deny"
+    assert not rules.opens_outside("read", "/etc/passwd")
+    rules = PermissionRules.from_config(
+        [{"tool": "read", "pattern": "/opt/shared", "action": "allow"}]
+    )
+    assert rules.opens_outside("read", "/opt/shared/lib/x.py")
+    assert rules.evaluate("read", "/opt/shared/lib/x.py", outside_workspace=True) == "allow"
+    assert not rules.opens_outside("read", "/opt/sharedother/x.py")
+    assert not rules.opens_outside("edit", "/opt/shared/lib/x.py")
+
+
+def test_bash_prefix_rules() -> None:
+    rules = PermissionRules.from_config(
+        [{"tool": "bash", "pattern": "git status", "action": "allow"}]
+    )
+    assert rules.evaluate("bash", "git status") == "allow"
+    assert rules.evaluate("bash", "git status --short") == "allow"
+    assert rules.evaluate("bash", "git statusx") == "ask"
+    assert rules.evaluate("bash", "git push") == "ask"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status; rm -rf /",
+        "git status && rm -rf /",
+        "git status || rm -rf /",
+        "git status | sh",
+        "git status $(rm -rf /)",
+        "git status `rm -rf /`",
+        'git status "$(rm -rf /)"',
+        "git status\nrm -rf /",
+        "git status & rm -rf /",
+    ],
+)
+def test_compound_commands_match_only_if_every_part_does(command: str) -> None:
+    rules = PermissionRules.from_config(
+        [{"tool": "bash", "pattern": "git status", "action": "allow"}]
+    )
+    assert rules.evaluate("bash", command) == "ask"
+
+
+def test_compound_command_allowed_when_every_part_is() -> None:
+    rules = PermissionRules.from_config(
+        [
+            {"tool": "bash", "pattern": "git status", "action": "allow"},
+            {"tool": "bash", "pattern": "wc -l", "action": "allow"},
+        ]
+    )
+    assert rules.evaluate("bash", "git status | wc -l") == "allow"
+
+
+def test_split_commands_respects_quotes() -> None:
+    assert split_commands("echo 'a; b' && ls") == ["echo 'a; b'", "ls"]
+    assert split_commands('echo "x | y"') == ['echo "x | y"']
+    assert split_commands("echo $(date) ; pwd") == ["date", "echo $(date)", "pwd"]
+
+
+def test_bad_configuration_is_a_clear_error() -> None:
+    with pytest.raises(ValueError):
+        parse_rules({"edit": "sometimes"})
+    with pytest.raises(ValueError):
+        parse_rules("allow")

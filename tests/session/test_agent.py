@@ -1,0 +1,373 @@
+"""The loop end to end in-process: real SDK, local Messages-API server, real SQLite, real tools."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agentls.history import TextPart, ToolPart
+from agentls.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from tests.conftest import HarnessFactory
+from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
+
+ALLOW_ALL = {"permissions": {"*": "allow"}}
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    last = body["messages"][-1]
+    return [b for b in last["content"] if b.get("type") == "tool_result"]
+
+
+async def test_text_turn_streams_persists_and_reports(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    api.enqueue(reply(text("Hello there, this is a streamed answer."), chunk_size=5))
+    h = await make_harness()
+    session = await h.agent.new_session()
+    result = await h.agent.prompt(session.id, "Say hello")
+    assert result.finish_reason == "end_turn"
+    assert result.text == "Hello there, this is a streamed answer."
+    deltas = "".join(e.delta for e in h.of_type("text-delta"))
+    assert deltas == result.text
+    assert len(h.of_type("text-delta")) > 3
+    kinds = [e.type for e in h.events]
+    assert kinds[0] == "turn-start" and kinds[-1] == "turn-end"
+    assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
+    assert result.usage.cost_usd > 0
+    # Persisted: a fresh load sees the user prompt and the answer.
+    loaded = await h.store.load_messages(session.id)
+    assert [m.role for m in loaded] == ["user", "assistant"]
+    assert loaded[1].text() == result.text
+    assert loaded[1].id == result.message_id
+    record = await h.store.get_session(session.id)
+    assert record is not None and record.usage.output_tokens == result.usage.output_tokens
+    assert record.title == "Say hello"
+    h.accepted_requests()
+
+
+async def test_system_prompt_carries_the_environment(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    h = await make_harness()
+    (h.root / ".git").mkdir()
+    (h.root / ".git" / "HEAD").write_text("ref: refs/heads/feature/x\n")
+    session = await h.agent.new_session()
+    await h.agent.prompt(session.id, "hi")
+    system = h.accepted_requests()[0]["system"]
+    system_text = system if isinstance(system, str) else "".join(b["text"] for b in system)
+    assert str(h.root.resolve()) in system_text
+    assert "Git branch: feature/x" in system_text
+    assert "Platform: linux" in system_text
+    import datetime
+
+    assert datetime.date.today().isoformat() in system_text
+
+
+async def test_read_edit_bash_task_and_valid_history(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    h = await make_harness(ALLOW_ALL)
+    (h.root / "app.py").write_text("def f():\n    return 1\n")
+    api.enqueue(
+        reply(text("Reading."), tool_use("read", {"path": "app.py"})),
+        reply(
+            tool_use("edit", {"path": "app.py", "old_string": "return 1", "new_string": "return 2"})
+        ),
+        reply(tool_use("bash", {"command": "python3 -c 'import app; print(app.f())'"})),
+        reply(text("Done: f returns 2.")),
+    )
+    session = await h.agent.new_session()
+    result = await h.agent.prompt(session.id, "make f return 2")
+    assert result.finish_reason == "end_turn"
+    assert (h.root / "app.py").read_text() == "def f():\n    return 2\n"
+    bodies = h.accepted_requests()
+    assert len(bodies) == 4
+    read_result = tool_results(bodies[1])[0]
+    assert "return 1" in read_result["content"]
+    bash_result = tool_results(bodies[3])[0]
+    assert "2" in bash_result["content"] and not bash_result.get("is_error")
+    # The history in memory and on disk agree.
+    loaded = await h.store.load_messages(session.id)
+    parts = [p for m in loaded for p in m.parts if isinstance(p, ToolPart)]
+    assert [p.tool for p in parts] == ["read", "edit", "bash"]
+    assert all(p.status == "completed" for p in parts)
+
+
+class SlowRead(Tool):
+    """A test-only read-only tool that records when each call starts and ends."""
+
+    name: ClassVar[str] = "slow_read"
+    description: ClassVar[str] = "test tool"
+    read_only: ClassVar[bool] = True
+
+    class Input(ToolInput):
+        label: str
+
+    input_model: ClassVar[type[ToolInput]] = Input
+
+    def __init__(self, log: list[str], read_only: bool = True, name: str = "slow_read") -> None:
+        self.log = log
+        self.name = name  # type: ignore[misc]
+        self.read_only = read_only  # type: ignore[misc]
+        self.active = 0
+        self.both_started = asyncio.Event()
+
+    async def run(self, params: Any, ctx: ToolContext) -> ToolResult:
+        self.log.append(f"start {params.label}")
+        self.active += 1
+        if self.active >= 2:
+            self.both_started.set()
+        # Read-only neighbours wait for each other: proves they overlap (with a bound, so a
+        # sequential runner fails the ordering assertion instead of hanging).
+        try:
+            await asyncio.wait_for(self.both_started.wait(), 0.5)
+        except TimeoutError:
+            pass
+        self.active -= 1
+        self.log.append(f"end {params.label}")
+        return ToolResult(f"done {params.label}")
+
+
+async def test_read_only_calls_overlap_and_others_run_in_order(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    log: list[str] = []
+    h = await make_harness(ALLOW_ALL)
+    reader = SlowRead(log)
+    writer = SlowRead(log, read_only=False, name="slow_write")
+    h.agent.registry.register(reader)
+    h.agent.registry.register(writer)
+    api.enqueue(
+        reply(
+            tool_use("slow_read", {"label": "r1"}),
+            tool_use("slow_read", {"label": "r2"}),
+            tool_use("slow_write", {"label": "w1"}),
+            tool_use("slow_write", {"label": "w2"}),
+            tool_use("slow_read", {"label": "r3"}),
+        ),
+        reply(text("ok")),
+    )
+    session = await h.agent.new_session()
+    result = await h.agent.prompt(session.id, "go")
+    assert result.finish_reason == "end_turn"
+    assert log[:2] == ["start r1", "start r2"]  # both started before either ended
+    assert sorted(log[2:4]) == ["end r1", "end r2"]
+    assert log[4:] == ["start w1", "end w1", "start w2", "end w2", "start r3", "end r3"]
+    results = tool_results(h.accepted_requests()[1])
+    assert [r["content"] for r in results] == [
+        "done r1",
+        "done r2",
+        "done w1",
+        "done w2",
+        "done r3",
+    ]
+
+
+async def test_cancel_during_stream_keeps_text_and_next_prompt_works(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    hold = threading.Event()
+    api.enqueue(
+        reply(text("partial answer that will be cut"), chunk_size=4, hold=hold, hold_after=5)
+    )
+    api.enqueue(reply(text("second answer")))
+    h = await make_harness()
+    session = await h.agent.new_session()
+    turn = asyncio.create_task(h.agent.prompt(session.id, "first"))
+    await h.wait_for("text-delta")
+    assert await h.agent.cancel(session.id)
+    result = await asyncio.wait_for(turn, 5)
+    hold.set()
+    assert result.finish_reason == "cancelled"
+    assert result.text and "partial answer".startswith(result.text[:4])
+    loaded = await h.store.load_messages(session.id)
+    text_parts = [p for p in loaded[1].parts if isinstance(p, TextPart)]
+    assert text_parts and text_parts[0].cancelled
+    assert h.of_type("turn-end")[-1].finish_reason == "cancelled"
+    second = await h.agent.prompt(session.id, "again")
+    assert second.finish_reason == "end_turn" and second.text == "second answer"
+    bodies = h.accepted_requests()
+    # The cancelled text went back to the model as what it had said.
+    assert bodies[1]["messages"][1]["role"] == "assistant"
+
+
+async def test_cancel_kills_running_bash_and_answers_every_call(
+    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "pid"
+    api.enqueue(
+        reply(
+            tool_use("bash", {"command": f"echo $$ > {pid_file}; sleep 60 & sleep 60"}),
+            tool_use("read", {"path": "nothing.txt"}),
+        ),
+        reply(text("after cancel")),
+    )
+    h = await make_harness(ALLOW_ALL)
+    session = await h.agent.new_session()
+    turn = asyncio.create_task(h.agent.prompt(session.id, "run it"))
+    for _ in range(500):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.01)
+    pid = int(pid_file.read_text())
+    await h.agent.cancel(session.id)
+    result = await asyncio.wait_for(turn, 5)
+    assert result.finish_reason == "cancelled"
+    await asyncio.sleep(0.2)
+    try:
+        os.kill(pid, 0)
+        alive = True
+    except ProcessLookupError:
+        alive = False
+    assert not alive, "the bash process group survived the cancel"
+    loaded = await h.store.load_messages(session.id)
+    tools = [p for p in loaded[1].parts if isinstance(p, ToolPart)]
+    assert [p.status for p in tools] == ["cancelled", "cancelled"]
+    results = [e for e in h.of_type("tool-result")]
+    assert {e.call_id for e in results} == {p.call_id for p in tools}
+    second = await h.agent.prompt(session.id, "continue")
+    assert second.finish_reason == "end_turn"
+    body = h.accepted_requests()[1]
+    sent = [b for b in body["messages"][2]["content"] if b["type"] == "tool_result"]
+    assert len(sent) == 2 and all(b.get("is_error") for b in sent)
+
+
+async def test_prompts_to_a_busy_session_queue_in_order(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    hold = threading.Event()
+    api.enqueue(reply(text("one"), hold=hold))
+
+    def answer_with_prompt(body: dict[str, Any]) -> Any:
+        last = body["messages"][-1]["content"]
+        prompt = last if isinstance(last, str) else last[-1]["text"]
+        return reply(text(f"answer to {prompt}"))
+
+    api.default = answer_with_prompt
+    h = await make_harness()
+    session = await h.agent.new_session()
+    first = asyncio.create_task(h.agent.prompt(session.id, "p1"))
+    await asyncio.sleep(0.1)
+    second = asyncio.create_task(h.agent.prompt(session.id, "p2"))
+    third = asyncio.create_task(h.agent.prompt(session.id, "p3"))
+    await asyncio.sleep(0.1)
+    assert h.agent.is_busy(session.id)
+    assert len(api.requests) == 1  # the others wait
+    hold.set()
+    r1, r2, r3 = await asyncio.wait_for(asyncio.gather(first, second, third), 10)
+    assert (r1.text, r2.text, r3.text) == ("one", "answer to p2", "answer to p3")
+    starts = [e.prompt for e in h.of_type("turn-start")]
+    assert starts == ["p1", "p2", "p3"]
+
+
+async def test_cancel_also_cancels_queued_prompts(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    hold = threading.Event()
+    api.enqueue(reply(text("slow"), hold=hold))
+    h = await make_harness()
+    session = await h.agent.new_session()
+    first = asyncio.create_task(h.agent.prompt(session.id, "p1"))
+    await h.wait_for("turn-start")
+    queued = asyncio.create_task(h.agent.prompt(session.id, "p2"))
+    await asyncio.sleep(0.05)
+    await h.agent.cancel(session.id)
+    r1, r2 = await asyncio.wait_for(asyncio.gather(first, queued), 5)
+    hold.set()
+    assert r1.finish_reason == "cancelled" and r2.finish_reason == "cancelled"
+    assert [e.prompt for e in h.of_type("turn-start")] == ["p1"]
+
+
+async def test_doom_loop_ends_the_turn(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    h = await make_harness()
+    (h.root / "a.txt").write_text("x\n")
+    for _ in range(3):
+        api.enqueue(reply(tool_use("read", {"path": "a.txt"})))
+    api.enqueue(reply(text("never used")), reply(text("fresh start")))
+    session = await h.agent.new_session()
+    result = await h.agent.prompt(session.id, "loop")
+    assert result.finish_reason == "doom_loop"
+    results = h.of_type("tool-result")
+    assert len(results) == 3 and results[2].is_error and "identical" in results[2].output
+    assert len(api.requests) == 3
+    again = await h.agent.prompt(session.id, "next")
+    assert again.finish_reason == "end_turn"
+    h.accepted_requests()
+
+
+async def test_step_limit(make_harness: HarnessFactory, api: MessagesAPIServer) -> None:
+    h = await make_harness({"maxSteps": 2})
+    (h.root / "a.txt").write_text("x\n")
+    api.enqueue(
+        reply(tool_use("read", {"path": "a.txt"})),
+        reply(tool_use("list", {})),
+        reply(text("unused")),
+    )
+    session = await h.agent.new_session()
+    result = await h.agent.prompt(session.id, "go")
+    assert result.finish_reason == "max_steps"
+    assert len(api.requests) == 2
+
+
+async def test_bad_tool_input_and_unknown_tool_are_errors_the_model_reads(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    h = await make_harness()
+    api.enqueue(
+        reply(
+            tool_use("nope", {"x": 1}),
+            tool_use("read", {"wrong": 1}),
+            tool_use("read", input_json='{"path": '),
+        ),
+        reply(text("recovered")),
+    )
+    session = await h.agent.new_session()
+    result = await h.agent.prompt(session.id, "go")
+    assert result.finish_reason == "end_turn"
+    results = tool_results(h.accepted_requests()[1])
+    assert len(results) == 3 and all(r.get("is_error") for r in results)
+    assert "Unknown tool 'nope'" in results[0]["content"]
+    assert "path" in results[1]["content"]
+    assert "not valid JSON" in results[2]["content"]
+
+
+async def test_provider_error_ends_turn_with_error_and_session_recovers(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    from tests.support.messages_api import error
+
+    api.enqueue(error(400, "invalid_request_error", "prompt is too long"), reply(text("fine now")))
+    h = await make_harness()
+    session = await h.agent.new_session()
+    result = await h.agent.prompt(session.id, "first")
+    assert result.finish_reason == "error"
+    assert "prompt is too long" in (result.error or "")
+    assert "prompt is too long" in h.of_type("error")[0].message
+    assert len(api.all_requests) == 1  # a 400 is not retried
+    again = await h.agent.prompt(session.id, "second")
+    assert again.text == "fine now"
+
+
+async def test_retry_on_overload_voids_partial_stream(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    from tests.support.messages_api import cut_after, error
+
+    api.enqueue(
+        error(529, "overloaded_error"),
+        cut_after(6, reply(text("duplicated? no, never"), chunk_size=3)),
+        reply(text("clean answer")),
+    )
+    h = await make_harness()
+    session = await h.agent.new_session()
+    result = await h.agent.prompt(session.id, "go")
+    assert result.finish_reason == "end_turn"
+    assert result.text == "clean answer"
+    assert len(h.of_type("retry")) == 2
+    loaded = await h.store.load_messages(session.id)
+    assert loaded[1].text() == "clean answer"

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agentls.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from agentls.tools.registry import ToolRegistry, default_registry, default_tools
+
+NAMES = ["read", "write", "edit", "glob", "grep", "list", "bash"]
+
+
+class EchoInput(ToolInput):
+    text: str
+
+
+class EchoTool(Tool):
+    name = "echo"
+    description = "Echo the text back."
+    input_model = EchoInput
+    read_only = True
+
+    async def run(self, params: Any, ctx: ToolContext) -> ToolResult:
+        return ToolResult(params.text)
+
+
+def test_default_tools_and_schemas() -> None:
+    assert [t.name for t in default_tools()] == NAMES
+    registry = default_registry()
+    schemas = registry.schemas()
+    assert [s["name"] for s in schemas] == NAMES
+    assert schemas == default_registry().schemas()  # stable
+    for schema in schemas:
+        assert set(schema) == {"name", "description", "input_schema"}
+        assert len(schema["description"]) > 80
+        assert schema["input_schema"]["type"] == "object"
+        assert schema["input_schema"].get("additionalProperties") is False
+    by_name = {s["name"]: s["input_schema"] for s in schemas}
+    assert by_name["read"]["required"] == ["path"]
+    assert set(by_name["read"]["properties"]) == {"path", "offset", "limit"}
+    assert set(by_name["write"]["properties"]) == {"path", "content"}
+    assert set(by_name["edit"]["properties"]) == {"path", "old_string", "new_string", "replace_all"}
+    assert set(by_name["glob"]["properties"]) == {"pattern", "path"}
+    assert set(by_name["grep"]["properties"]) == {"pattern", "path", "include"}
+    assert set(by_name["list"]["properties"]) == {"path"}
+    assert set(by_name["bash"]["properties"]) == {"command", "timeout_ms"}
+    read_only = {t.name for t in default_tools() if t.read_only}
+    assert read_only == {"read", "glob", "grep", "list"}
+
+
+def test_register_and_lookup() -> None:
+    registry = default_registry()
+    registry.register(EchoTool())
+    assert registry.names()[-1] == "echo"
+    assert registry.get("echo") is registry["echo"]
+    assert "echo" in registry and registry.get("nope") is None
+    assert registry.schemas()[-1]["name"] == "echo"
+    with pytest.raises(ValueError):
+        registry.register(EchoTool())
+    registry.register(EchoTool(), replace=True)
+    assert len(registry) == len(NAMES) + 1
+
+
+def test_registry_from_a_list() -> None:
+    registry = ToolRegistry([EchoTool()])
+    assert registry.names() == ["echo"]
+    assert [t.name for t in registry] == ["echo"]
+    registry.unregister("echo")
+    assert registry.schemas() == []
