@@ -18,6 +18,14 @@ from agentls.store import Store
 from tests.support.messages_api import MessagesAPIServer
 
 
+@pytest.fixture(autouse=True)
+def _isolated_config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test reads the developer's ~/.config/agentls (config.json, a global AGENTS.md)."""
+    home = tmp_path / "config-home"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    return home / "agentls"
+
+
 @pytest.fixture
 def api() -> Iterator[MessagesAPIServer]:
     with MessagesAPIServer() as server:

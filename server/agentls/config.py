@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
@@ -17,6 +17,15 @@ from agentls.permission.rules import parse_rules
 def config_home() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "agentls"
+
+
+class ThinkingSettings(WireModel):
+    """Extended thinking: `{"type": "enabled", "budgetTokens": N}` or `{"type": "adaptive"}`
+    (the model decides how much to think); "disabled" (the default) sends nothing."""
+
+    type: Literal["enabled", "adaptive", "disabled"] = "enabled"
+    budget_tokens: int | None = Field(default=None, ge=1024)
+    display: Literal["summarized", "omitted"] | None = None
 
 
 class Settings(WireModel):
@@ -32,6 +41,28 @@ class Settings(WireModel):
     doom_loop_threshold: int = Field(default=3, ge=2)
     api_max_attempts: int = Field(default=5, ge=1)
     api_retry_base_delay_s: float = Field(default=1.0, ge=0)
+    # The longest wait between two attempts, retry-after included.
+    api_max_retry_delay_s: float = Field(default=60.0, ge=0)
+    # cache_control breakpoints on tools, system prompt and the newest messages.
+    prompt_caching: bool = True
+    # Overrides the model table's context window (a proxy with a smaller limit, or tests).
+    context_window: int | None = Field(default=None, ge=1)
+    # Compaction: once a step's context passes this share of the window, older history is
+    # summarized and the session goes on from the summary plus about this many recent tokens.
+    auto_compact: bool = True
+    compact_threshold: float = Field(default=0.8, gt=0, le=1)
+    compact_keep_recent_tokens: int = Field(default=20_000, ge=0)
+    thinking: ThinkingSettings | None = None
+    # Language server: how long to wait for the editor's diagnostics after an edit, and extra
+    # checks to run after an edit when the editor pushes none ({"*.py": "ruff check {path}"}).
+    verify_wait_s: float = Field(default=1.5, ge=0, le=30)
+    verify_commands: dict[str, str] | None = None
+
+    @field_validator("thinking", mode="before")
+    @classmethod
+    def _thinking_shorthand(cls, value: Any) -> Any:
+        # "adaptive" / "enabled" / "disabled" stand for {"type": ...}.
+        return {"type": value} if isinstance(value, str) else value
 
     @field_validator("permissions")
     @classmethod

@@ -90,6 +90,19 @@ class ErrorEvent(EventBase):
     message: str
 
 
+class CompactionEvent(EventBase):
+    """The session's older history is being (or was) replaced by a summary."""
+
+    type: Literal["compaction"] = "compaction"
+    status: Literal["started", "done", "failed"]
+    # The context size that triggered it, and the window it is measured against.
+    context_tokens: int
+    context_window: int
+    summary_message_id: str | None = None  # done: the new summary message
+    summarized_messages: int | None = None  # done: how many messages it replaced
+    error: str | None = None  # failed: why (the session is left as it was)
+
+
 class ProgressEvent(EventBase):
     type: Literal["progress"] = "progress"
     call_id: str
@@ -108,6 +121,7 @@ AgentEvent = Annotated[
     | UsageEvent
     | TurnEnd
     | ErrorEvent
+    | CompactionEvent
     | ProgressEvent,
     Field(discriminator="type"),
 ]

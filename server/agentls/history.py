@@ -53,6 +53,8 @@ class ThinkingPart(WireModel):
     type: Literal["thinking"] = "thinking"
     text: str
     signature: str | None = None
+    # Redacted thinking: the encrypted block the API sent instead of text (text is then empty).
+    data: str | None = None
 
 
 class ToolPart(WireModel):
@@ -80,7 +82,30 @@ class ContextPart(WireModel):
     text: str | None = None
 
 
-Part = Annotated[TextPart | ThinkingPart | ToolPart | ContextPart, Field(discriminator="type")]
+class SummaryPart(WireModel):
+    """A compacted session's summary of its older history; it opens the history the model sees.
+
+    It sits on a user message placed just before the oldest message kept after the compaction
+    (the session's summary_message_id points at that message).
+    """
+
+    type: Literal["summary"] = "summary"
+    text: str
+    # How many messages it replaced.
+    summarized_messages: int = 0
+    # The newest message when the compaction ran: the usage recorded up to it measured the
+    # context before the compaction, so it must not trigger another one.
+    last_message_id: str | None = None
+
+
+SUMMARY_INTRO = (
+    "This session was compacted: the conversation before this point ran long and is replaced "
+    "by the summary below. Continue from it; re-read files when you need their exact content."
+)
+
+Part = Annotated[
+    TextPart | ThinkingPart | ToolPart | ContextPart | SummaryPart, Field(discriminator="type")
+]
 
 FinishReason = Literal[
     "end_turn", "max_tokens", "cancelled", "max_steps", "doom_loop", "error", "tool_use"
@@ -123,6 +148,13 @@ class Message(WireModel):
     def text(self) -> str:
         return "".join(p.text for p in self.parts if isinstance(p, TextPart))
 
+    def summary(self) -> SummaryPart | None:
+        """The summary part of a compaction summary message, else None."""
+        for part in self.parts:
+            if isinstance(part, SummaryPart):
+                return part
+        return None
+
 
 def repair_interrupted(messages: list[Message]) -> list[ToolPart]:
     """Give every unfinished tool call a result so the history stays valid; returns what changed."""
@@ -147,6 +179,9 @@ def _user_content(message: Message) -> list[dict[str, Any]]:
                 where += f" lines {part.range.start.line + 1}-{part.range.end.line + 1}"
             body = f'<context uri="{where}">\n{part.text or ""}\n</context>'
             blocks.append({"type": "text", "text": body})
+        elif isinstance(part, SummaryPart):
+            body = f"{SUMMARY_INTRO}\n\n<summary>\n{part.text}\n</summary>"
+            blocks.append({"type": "text", "text": body})
     return blocks
 
 
@@ -160,7 +195,9 @@ def _assistant_content(message: Message) -> tuple[list[dict[str, Any]], list[dic
                 blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, ThinkingPart):
             # The API accepts thinking back only with its signature; a cut-off one is dropped.
-            if part.signature:
+            if part.data is not None:
+                blocks.append({"type": "redacted_thinking", "data": part.data})
+            elif part.signature:
                 blocks.append(
                     {"type": "thinking", "thinking": part.text, "signature": part.signature}
                 )

@@ -16,7 +16,8 @@ validation or auth do not consume a reply).  When the queue is empty the server 
 ``default`` (constructor argument), which itself defaults to an ``end_turn`` reply with the
 text ``"(no scripted reply)"``.  A queued item may be
 
-* a :class:`Reply` (``reply(...)``, ``cut_after(...)``, ``stream_error(...)``),
+* a :class:`Reply` (``reply(...)``, ``cut_after(...)``, ``stream_error(...)``,
+  ``connection_reset()``),
 * an :class:`ErrorReply` (``error(...)``): an HTTP error in the real API's JSON shape,
 * a ``str`` (shorthand for ``reply(text(s))``),
 * a callable ``(request_body: dict) -> Reply | ErrorReply | str`` evaluated per request.
@@ -40,11 +41,23 @@ works too.)  Control endpoints for the test process (not recorded, any mode):
 (release stalled ``hold`` streams) and ``GET /_test/requests`` (recorded requests as JSON).
 
 Validation also requires the ``anthropic-version`` header (the SDK always sends it).
+
+Prompt caching: :func:`cache_prefixes` gives, for a request body, the bytes the cache keys on up
+to each ``cache_control`` breakpoint (the request serialized in cache order: model, tools,
+system, messages, without the ``cache_control`` markers themselves), and
+:func:`cache_prefix_problem` says why a request would not read the cache the previous request
+wrote (None when it would).  With ``MessagesAPIServer(simulate_cache=True)`` the server keeps
+the prefixes it has seen and reports ``cache_read_input_tokens`` (the longest breakpoint prefix
+seen before), ``cache_creation_input_tokens`` (from there to the last breakpoint) and
+``input_tokens`` (the rest), each as characters // 4.  The simulation is stricter than the real
+API: a read needs a breakpoint at exactly the earlier prefix (no 20-block lookback), and there
+is no minimum cacheable length.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import random
@@ -53,6 +66,7 @@ import select
 import signal
 import socket
 import string
+import struct
 import sys
 import threading
 import time
@@ -77,6 +91,9 @@ __all__ = [
     "Text",
     "Thinking",
     "ToolUse",
+    "cache_prefix_problem",
+    "cache_prefixes",
+    "connection_reset",
     "cut_after",
     "error",
     "estimate_input_tokens",
@@ -186,6 +203,7 @@ class Reply:
     * ``cut_after``: send that many events, then drop the connection.
     * ``error_event`` / ``error_after``: send ``event: error`` after that many events
       (default: after message_start+ping) and end the stream.
+    * ``reset``: close the connection (RST) before sending any byte of the response.
     """
 
     blocks: list[Block] = field(default_factory=list)
@@ -202,6 +220,7 @@ class Reply:
     error_event: ErrorReply | None = None
     error_after: int | None = None
     ping: bool = True
+    reset: bool = False
 
     @property
     def effective_stop_reason(self) -> str:
@@ -302,6 +321,11 @@ def cut_after(n_events: int, base: Reply | None = None) -> Reply:
     return replace(base or reply(text("this stream will be cut")), cut_after=n_events)
 
 
+def connection_reset() -> Reply:
+    """A reply that resets the connection before the first byte of the response."""
+    return replace(reply(text("never sent")), reset=True)
+
+
 def stream_error(
     n_events: int | None = None,
     type: str = "overloaded_error",
@@ -366,7 +390,8 @@ def reply_from_json(obj: Any) -> ReplySpec:
     * ``{"blocks": [...], "stop_reason": ..., "stop_sequence": ..., "usage": {...},
       "model": ..., "id": ..., "chunk_size": N, "delay_s": S, "hold": true,
       "hold_after": N, "cut_after": N, "error_after": N,
-      "stream_error": {"type": "overloaded_error", "message": "Overloaded"}, "ping": true}``
+      "stream_error": {"type": "overloaded_error", "message": "Overloaded"}, "ping": true,
+      "reset": true}``
       where blocks are ``"text"`` / ``{"type":"text","text":...}`` /
       ``{"type":"tool_use","name":...,"input":{...},"id"?:...,"input_json"?:...}`` /
       ``{"type":"thinking","thinking":...,"signature"?:...}`` /
@@ -403,6 +428,7 @@ def reply_from_json(obj: Any) -> ReplySpec:
         ),
         error_after=obj.get("error_after"),
         ping=bool(obj.get("ping", True)),
+        reset=bool(obj.get("reset", False)),
     )
 
 
@@ -440,6 +466,8 @@ def reply_to_json(spec: ReplySpec | str) -> Any:
         out["stream_error"] = {"status": ev.status, "type": ev.type, "message": ev.message}
     if not spec.ping:
         out["ping"] = False
+    if spec.reset:
+        out["reset"] = True
     return out
 
 
@@ -814,6 +842,97 @@ def validate_request(body: Any, *, count_tokens: bool = False) -> str | None:
 
 
 # --------------------------------------------------------------------------------------
+# prompt caching
+
+
+def _without_cache_control(block: Any) -> Any:
+    if not isinstance(block, dict):
+        return block
+    out = {k: v for k, v in block.items() if k != "cache_control"}
+    if out.get("type") == "tool_result" and isinstance(out.get("content"), list):
+        out["content"] = [_without_cache_control(b) for b in out["content"]]
+    return out
+
+
+def _marks_breakpoint(block: Any) -> bool:
+    if _has_cache_control(block):
+        return True
+    if isinstance(block, dict) and block.get("type") == "tool_result":
+        inner = block.get("content")
+        return isinstance(inner, list) and any(_has_cache_control(b) for b in inner)
+    return False
+
+
+def _cache_segments(body: dict[str, Any]) -> list[tuple[str, bool]]:
+    """The request in cache order (model, tools, system, messages) as serialized pieces, each
+    with whether a cache_control breakpoint ends there.  Key order is kept as sent."""
+
+    def ser(obj: Any) -> str:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+    segments: list[tuple[str, bool]] = [(ser({"model": body.get("model")}), False)]
+    for tool in body.get("tools") or []:
+        segments.append((ser(_without_cache_control(tool)), _has_cache_control(tool)))
+    system = body.get("system")
+    if isinstance(system, str):
+        segments.append((ser(system), False))
+    elif isinstance(system, list):
+        for block in system:
+            segments.append((ser(_without_cache_control(block)), _has_cache_control(block)))
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        segments.append((ser({"role": message.get("role")}), False))
+        content = message.get("content")
+        if isinstance(content, str):
+            segments.append((ser(content), False))
+        elif isinstance(content, list):
+            for block in content:
+                segments.append((ser(_without_cache_control(block)), _marks_breakpoint(block)))
+    return segments
+
+
+def cache_prefixes(body: dict[str, Any]) -> list[str]:
+    """What the cache keys on at each breakpoint of the request, in order: the serialized
+    request (see :func:`_cache_segments`) up to and including the block marked cache_control."""
+    out: list[str] = []
+    pieces: list[str] = []
+    for piece, breakpoint in _cache_segments(body):
+        pieces.append(piece)
+        if breakpoint:
+            out.append("".join(pieces))
+    return out
+
+
+def cache_prefix_problem(previous: dict[str, Any], current: dict[str, Any]) -> str | None:
+    """None when ``current`` reads the cache ``previous`` wrote: ``current`` has a breakpoint at
+    exactly the bytes of ``previous``'s last breakpoint.  Otherwise, what is wrong."""
+    before = cache_prefixes(previous)
+    if not before:
+        return "the previous request has no cache_control breakpoint"
+    target = before[-1]
+    now = cache_prefixes(current)
+    if target in now:
+        return None
+    full = "".join(piece for piece, _ in _cache_segments(current))
+    if not full.startswith(target):
+        at = next(
+            (k for k, (a, b) in enumerate(zip(target, full, strict=False)) if a != b),
+            min(len(target), len(full)),
+        )
+        return (
+            f"the previous request's last cached prefix ({len(target)} characters) differs from "
+            f"this request at character {at}: before {target[max(0, at - 60) : at + 60]!r}, "
+            f"now {full[max(0, at - 60) : at + 60]!r}"
+        )
+    return (
+        f"this request starts with the previous request's last cached prefix ({len(target)} "
+        f"characters) but has no breakpoint there (its breakpoints end at "
+        f"{[len(p) for p in now]})"
+    )
+
+
+# --------------------------------------------------------------------------------------
 # rendering
 
 
@@ -866,13 +985,19 @@ class _Rendered:
     usage: dict[str, Any]
 
 
-def _render(spec: Reply, body: dict[str, Any], message_id: str) -> _Rendered:
+def _render(
+    spec: Reply,
+    body: dict[str, Any],
+    message_id: str,
+    cache_usage: dict[str, int] | None = None,
+) -> _Rendered:
     usage: dict[str, Any] = {
         "input_tokens": estimate_input_tokens(body),
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
         "output_tokens": _estimate_output_tokens(spec.blocks),
     }
+    usage.update(cache_usage or {})
     usage.update(spec.usage)
     message = {
         "id": message_id,
@@ -1270,12 +1395,30 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(rec, spec, rejected=False)
             return
         api._record(rec)
+        if spec.reset:
+            rec.disconnected = True
+            self.close_connection = True
+            try:  # linger 0: close() sends RST instead of FIN
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+                self.connection.close()
+            except OSError:
+                pass
+            return
+        cache_usage = api._cache_usage(body) if api.simulate_cache else None
         if rec.stream:
-            self._stream(rec, spec, body)
+            self._stream(rec, spec, body, cache_usage)
         else:
-            self._respond(rec, spec, body)
+            self._respond(rec, spec, body, cache_usage)
 
-    def _respond(self, rec: RecordedRequest, spec: Reply, body: dict[str, Any]) -> None:
+    def _respond(
+        self,
+        rec: RecordedRequest,
+        spec: Reply,
+        body: dict[str, Any],
+        cache_usage: dict[str, int] | None = None,
+    ) -> None:
         if spec.delay_s and not self._pause(rec, spec.delay_s, None):
             self._drop()
             return
@@ -1285,14 +1428,20 @@ class _Handler(BaseHTTPRequestHandler):
         if spec.cut_after is not None:
             self._drop()
             return
-        rendered = _render(spec, body, spec.id or _new_message_id())
+        rendered = _render(spec, body, spec.id or _new_message_id(), cache_usage)
         self._send_json(200, rendered.message, rec.request_id)
 
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%b\r\n" % (len(data), data))
 
-    def _stream(self, rec: RecordedRequest, spec: Reply, body: dict[str, Any]) -> None:
-        frames = _sse_frames(spec, _render(spec, body, spec.id or _new_message_id()))
+    def _stream(
+        self,
+        rec: RecordedRequest,
+        spec: Reply,
+        body: dict[str, Any],
+        cache_usage: dict[str, int] | None = None,
+    ) -> None:
+        frames = _sse_frames(spec, _render(spec, body, spec.id or _new_message_id(), cache_usage))
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
@@ -1352,6 +1501,8 @@ class MessagesAPIServer:
             ``Authorization: Bearer`` (which is how this SDK build sends ``api_key``); if
             ``api_key`` is given, the key must also match.
         record_path: append each recorded request as a JSON line to this file.
+        simulate_cache: report cache reads and writes in usage from the cache_control
+            breakpoints of the requests seen so far (see the module doc).
     """
 
     def __init__(
@@ -1366,12 +1517,15 @@ class MessagesAPIServer:
         port: int = 0,
         record_path: str | Path | None = None,
         verbose: bool = False,
+        simulate_cache: bool = False,
     ) -> None:
         self.default: ReplyLike = default if default is not None else _DEFAULT_REPLY
         self.validate = validate
         self.strict_auth = strict_auth
         self.api_key = api_key
         self.verbose = verbose
+        self.simulate_cache = simulate_cache
+        self._cache: set[str] = set()  # digests of the breakpoint prefixes seen
         self.record_path = Path(record_path) if record_path is not None else None
         self._host = host
         self._port = port
@@ -1466,6 +1620,26 @@ class MessagesAPIServer:
             raise TypeError(f"reply must be Reply, ErrorReply or str, got {type(item).__name__}")
         return item
 
+    def _cache_usage(self, body: dict[str, Any]) -> dict[str, int]:
+        """Usage cache fields for this request, and remember its prefixes (see module doc)."""
+        segments = _cache_segments(body)
+        total = sum(len(piece) for piece, _ in segments)
+        digests = [
+            (len(p), hashlib.sha256(p.encode("utf-8", "surrogatepass")).hexdigest())
+            for p in cache_prefixes(body)
+        ]
+        with self._lock:
+            read = max((n for n, d in digests if d in self._cache), default=0)
+            self._cache.update(d for _, d in digests)
+        last = digests[-1][0] if digests else 0
+        write = max(0, last - read)
+        rest = total - max(read, last)
+        return {
+            "input_tokens": rest // 4,
+            "cache_read_input_tokens": read // 4,
+            "cache_creation_input_tokens": write // 4,
+        }
+
     def release_holds(self) -> int:
         """Set every ``hold`` event a stream is currently stalled on; returns how many."""
         with self._lock:
@@ -1531,6 +1705,7 @@ class MessagesAPIServer:
             self._requests.clear()
             self._all.clear()
             self._queue.clear()
+            self._cache.clear()
 
 
 # --------------------------------------------------------------------------------------
@@ -1552,6 +1727,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--api-key", help="with --strict-auth: the only accepted key")
     parser.add_argument("--no-validate", action="store_true", help="accept invalid requests")
     parser.add_argument("--verbose", action="store_true", help="log requests to stderr")
+    parser.add_argument(
+        "--simulate-cache", action="store_true", help="report cache reads/writes in usage"
+    )
     args = parser.parse_args(argv)
 
     replies: list[ReplySpec] = []
@@ -1568,6 +1746,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         port=args.port,
         record_path=args.record,
         verbose=args.verbose,
+        simulate_cache=args.simulate_cache,
     )
     stop = threading.Event()
 

@@ -42,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--limit", type=int, default=50)
 
     sub.add_parser("models", help="list the known models and their prices")
+    sub.add_parser("serve", help="speak LSP on stdin/stdout (what an editor starts)")
     return parser
 
 
@@ -53,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(_sessions(args))
     if args.command == "models":
         return _models()
+    if args.command == "serve":
+        from agentls.lsp.server import serve
+
+        return serve()
     return EXIT_USAGE
 
 
@@ -75,7 +80,7 @@ async def _sessions(args: argparse.Namespace) -> int:
 
     store = await Store.open(default_db_path())
     try:
-        cwd = str(Path(args.cwd).resolve()) if args.cwd else None  # noqa: ASYNC240 - start-up, nothing runs concurrently yet
+        cwd = str(Path(args.cwd).resolve()) if args.cwd else None
         records = await store.list_sessions(limit=args.limit, cwd=cwd)
     finally:
         await store.close()
@@ -87,11 +92,19 @@ async def _sessions(args: argparse.Namespace) -> int:
         return EXIT_OK
     from datetime import datetime
 
-    print(f"{'session':<32} {'updated':<16} {'tokens in/out':>15} {'cost':>9}  title  (workspace)")
+    # input = uncached input tokens; cache r/w = read from / written to the prompt cache.
+    print(
+        f"{'session':<32} {'updated':<16} {'input':>10} {'cache r/w':>21} {'output':>9} "
+        f"{'cost':>10}  title  (workspace)"
+    )
     for r in records:
         when = datetime.fromtimestamp(r.updated_at / 1000).strftime("%Y-%m-%d %H:%M")
-        tokens = f"{r.usage.input_tokens + r.usage.cache_read_tokens + r.usage.cache_write_tokens}/{r.usage.output_tokens}"
-        print(f"{r.id:<32} {when:<16} {tokens:>15} ${r.usage.cost_usd:>8.4f}  {r.title}  ({r.cwd})")
+        u = r.usage
+        cache = f"{u.cache_read_tokens:,}/{u.cache_write_tokens:,}"
+        print(
+            f"{r.id:<32} {when:<16} {u.input_tokens:>10,} {cache:>21} {u.output_tokens:>9,} "
+            f"${u.cost_usd:>9.4f}  {r.title}  ({r.cwd})"
+        )
     return EXIT_OK
 
 
@@ -129,6 +142,17 @@ class TerminalPrinter:
             self.out.write(
                 f"[retry {event.attempt}] {event.reason}; again in {event.delay_ms} ms\n"
             )
+        elif kind == "compaction":
+            self._newline()
+            if event.status == "started":
+                self.out.write(
+                    f"[compacting] context {event.context_tokens:,} of "
+                    f"{event.context_window:,} tokens: summarizing the older history\n"
+                )
+            elif event.status == "done":
+                self.out.write(f"[compacted] {event.summarized_messages} messages summarized\n")
+            else:
+                self.out.write(f"[compaction failed] {event.error}; going on without it\n")
         elif kind == "error":
             self._newline()
             self.out.write(f"[error] {event.message}\n")
@@ -184,7 +208,7 @@ async def _run(args: argparse.Namespace) -> int:
     from agentls.session.agent import Agent
     from agentls.store import Store, default_db_path
 
-    root = Path(args.cwd or os.getcwd()).resolve()  # noqa: ASYNC240 - start-up, nothing runs concurrently yet
+    root = Path(args.cwd or os.getcwd()).resolve()
     if not root.is_dir():
         print(f"agentls: --cwd {root} is not a directory", file=sys.stderr)
         return EXIT_USAGE
@@ -255,8 +279,9 @@ async def _run(args: argparse.Namespace) -> int:
     else:
         u = result.usage
         print(
-            f"\n[{result.finish_reason}] session {result.session_id} - tokens in {u.input_tokens + u.cache_read_tokens + u.cache_write_tokens}, "
-            f"out {u.output_tokens}, cost ${u.cost_usd:.4f}",
+            f"\n[{result.finish_reason}] session {result.session_id} - tokens in {u.input_tokens:,} "
+            f"(cache read {u.cache_read_tokens:,}, write {u.cache_write_tokens:,}), "
+            f"out {u.output_tokens:,}, cost ${u.cost_usd:.4f}",
             file=sys.stderr,
         )
     if result.finish_reason in ("end_turn", "max_tokens"):

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import os
 import random
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentls.model.base import (
@@ -23,11 +25,14 @@ from agentls.model.base import (
     ThinkingDelta,
     ToolInputDelta,
 )
+from agentls.model.caching import with_cache_breakpoints
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
+# Error types that can arrive as an SSE `event: error` on a 200 stream and are worth retrying.
+RETRYABLE_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
 
 
 def _usage(raw: Any) -> StepUsage:
@@ -53,8 +58,9 @@ class AnthropicProvider:
         base_url: str | None = None,
         max_attempts: int = 5,
         base_delay_s: float = 1.0,
-        max_delay_s: float = 30.0,
+        max_delay_s: float = 60.0,
         timeout_s: float = 600.0,
+        prompt_caching: bool = True,
     ) -> None:
         self._api_key = api_key
         self._base_url = base_url
@@ -62,6 +68,7 @@ class AnthropicProvider:
         self.base_delay_s = base_delay_s
         self.max_delay_s = max_delay_s
         self.timeout_s = timeout_s
+        self.prompt_caching = prompt_caching
         self._client: AsyncAnthropic | None = None
 
     def client(self) -> AsyncAnthropic:
@@ -88,16 +95,11 @@ class AnthropicProvider:
             self._client = None
 
     def _retry_delay(self, attempt: int, exc: BaseException) -> float:
-        retry_after = None
+        """retry-after(-ms) when the server sent one, else exponential backoff with jitter;
+        never more than max_delay_s."""
         response = getattr(exc, "response", None)
-        if response is not None:
-            header = response.headers.get("retry-after")
-            if header:
-                try:
-                    retry_after = float(header)
-                except ValueError:
-                    retry_after = None
-        if retry_after is not None:
+        retry_after = retry_after_s(response.headers) if response is not None else None
+        if retry_after is not None and retry_after >= 0:
             return min(retry_after, self.max_delay_s)
         backoff = self.base_delay_s * (2 ** (attempt - 1))
         jittered: float = min(backoff, self.max_delay_s) * (0.75 + random.random() * 0.5)
@@ -114,12 +116,12 @@ class AnthropicProvider:
                     yield event
                 return
             except anthropic.APIStatusError as exc:
-                reason = f"HTTP {exc.status_code}: {_error_message(exc)}"
-                if exc.status_code not in RETRYABLE_STATUS or attempt >= self.max_attempts:
+                reason = _status_reason(exc)
+                if not _retryable(exc) or attempt >= self.max_attempts:
                     raise ProviderError(_final_message(reason, attempt)) from exc
                 delay = self._retry_delay(attempt, exc)
             except (anthropic.APIConnectionError, anthropic.APITimeoutError) as exc:
-                reason = f"connection failed: {exc.__class__.__name__}: {exc}"
+                reason = _connection_reason(exc)
                 if attempt >= self.max_attempts:
                     raise ProviderError(_final_message(reason, attempt)) from exc
                 delay = self._retry_delay(attempt, exc)
@@ -134,15 +136,18 @@ class AnthropicProvider:
     async def _stream_once(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         import anthropic
 
+        system, tools, messages = request.system, request.tools, request.messages
+        if self.prompt_caching and request.cache:
+            system, tools, messages = with_cache_breakpoints(system, tools, messages)
         kwargs: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_tokens,
-            "system": request.system,
-            "messages": request.messages,
+            "system": system,
+            "messages": messages,
             "stream": True,
         }
-        if request.tools:
-            kwargs["tools"] = request.tools
+        if tools:
+            kwargs["tools"] = tools
         if request.thinking:
             kwargs["thinking"] = request.thinking
         stream = await self.client().messages.create(**kwargs)
@@ -170,11 +175,13 @@ class AnthropicProvider:
                         )
                     elif btype == "thinking":
                         yield BlockStart(ev.index, "thinking")
+                    elif btype == "redacted_thinking":
+                        yield BlockStart(ev.index, "thinking", data=block.data)
                     elif btype == "text":
                         yield BlockStart(ev.index, "text")
                         if block.text:
                             yield TextDelta(ev.index, block.text)
-                    # Other block kinds (server tools, redacted thinking) are not used by agentls.
+                    # Other block kinds (server tools) are not used by agentls.
                 elif kind == "content_block_stop":
                     yield BlockStop(ev.index)
                 elif kind == "message_start":
@@ -194,6 +201,71 @@ class AnthropicProvider:
 
 class _StreamBroken(Exception):
     pass
+
+
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asks to wait: retry-after-ms, else retry-after (seconds or a date)."""
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return float(raw_ms) / 1000
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        pass
+    parsed = email.utils.parsedate_tz(raw)
+    if parsed is None:
+        return None
+    return max(0.0, float(email.utils.mktime_tz(parsed) - time.time()))
+
+
+def _connection_reason(exc: BaseException) -> str:
+    """What broke, from the root of the exception chain (httpx -> httpcore -> the OS error)."""
+    kind = "timed out" if exc.__class__.__name__ == "APITimeoutError" else "connection failed"
+    chain: list[BaseException] = []
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and cause not in chain and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    for root in reversed(chain):
+        if str(root):
+            return f"{kind}: {root.__class__.__name__}: {root}"
+    if chain:
+        return f"{kind}: {chain[0].__class__.__name__}"
+    return f"{kind}: {exc}"
+
+
+def _error_type(exc: Any) -> str | None:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and isinstance(err.get("type"), str):
+            return str(err["type"])
+    return None
+
+
+def _retryable(exc: Any) -> bool:
+    response = getattr(exc, "response", None)
+    should = response.headers.get("x-should-retry") if response is not None else None
+    if should == "true":
+        return True
+    if should == "false":
+        return False
+    status = exc.status_code
+    if status == 200:  # an `event: error` in the middle of a stream
+        return _error_type(exc) in RETRYABLE_ERROR_TYPES
+    return status in RETRYABLE_STATUS
+
+
+def _status_reason(exc: Any) -> str:
+    if exc.status_code == 200:
+        return f"error event in the stream: {_error_message(exc)}"
+    return f"HTTP {exc.status_code}: {_error_message(exc)}"
 
 
 def _error_message(exc: Any) -> str:

@@ -15,6 +15,8 @@ class ModelRequest:
     tools: list[dict[str, Any]]
     max_tokens: int
     thinking: dict[str, Any] | None = None
+    # Put prompt-caching breakpoints on the request (providers that cache; see model/caching.py).
+    cache: bool = True
 
 
 @dataclass
@@ -23,6 +25,8 @@ class BlockStart:
     kind: Literal["text", "thinking", "tool_use"]
     tool_id: str | None = None
     tool_name: str | None = None
+    # Redacted thinking: the encrypted block the API sent instead of thinking text.
+    data: str | None = None
 
 
 @dataclass

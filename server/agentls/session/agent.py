@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentls.config import Settings
+from agentls.config import Settings, config_home
 from agentls.events import (
     ErrorEvent,
     PermissionRequestEvent,
@@ -59,11 +59,15 @@ from agentls.model.base import (
     ToolInputDelta,
 )
 from agentls.model.catalog import model_info, price
+from agentls.model.thinking import thinking_request
 from agentls.permission.broker import Answer, ApprovalBroker
 from agentls.permission.rules import FILE_TOOLS, PermissionRules, Rule, bash_prefix, split_commands
+from agentls.session.compaction import Compactor
+from agentls.session.rules_files import RulesFiles
 from agentls.session.system_prompt import build_system
 from agentls.store import SessionRecord, Store
 from agentls.tools.base import (
+    EditOutcome,
     PermissionDenied,
     PermissionQuery,
     ReadLedger,
@@ -90,6 +94,17 @@ class TurnResult:
     text: str
     usage: Usage
     error: str | None = None
+
+
+@dataclass
+class RevertOutcome:
+    files: list[str]
+    bash_not_undone: bool
+    problems: list[str]
+
+
+class SessionBusyError(Exception):
+    """The session is running a turn; the operation needs it idle."""
 
 
 @dataclass
@@ -128,7 +143,10 @@ def make_provider(model: str, settings: Settings) -> Provider:
     from agentls.model.anthropic_provider import AnthropicProvider
 
     return AnthropicProvider(
-        max_attempts=settings.api_max_attempts, base_delay_s=settings.api_retry_base_delay_s
+        max_attempts=settings.api_max_attempts,
+        base_delay_s=settings.api_retry_base_delay_s,
+        max_delay_s=settings.api_max_retry_delay_s,
+        prompt_caching=settings.prompt_caching,
     )
 
 
@@ -157,6 +175,8 @@ class Agent:
         self._sessions: dict[str, SessionState] = {}
         self._sinks: list[EventSink] = []
         self.rules = PermissionRules.from_config(settings.permissions)
+        # AGENTS.md / CLAUDE.md, watched from the first turn on (see rules_files.py).
+        self.rules_files = RulesFiles(self.root, config_home())
 
     # ---- configuration and events -------------------------------------------------------
 
@@ -193,6 +213,7 @@ class Agent:
                     pass
         for provider in self._providers.values():
             await provider.aclose()
+        await self.rules_files.aclose()
 
     # ---- sessions -----------------------------------------------------------------------
 
@@ -222,6 +243,52 @@ class Agent:
         ]
         # Another task may have loaded it meanwhile; keep the first.
         return self._sessions.setdefault(session_id, state)
+
+    async def revert(self, session_id: str, message_id: str) -> RevertOutcome:
+        """Undo every file change the tools made from `message_id` on (newest first) and mark those
+        messages reverted: kept for the record, no longer sent to the model."""
+        state = await self.session(session_id)
+        if state.busy or state.queue:
+            raise SessionBusyError(f"session {session_id!r} is busy; cancel the turn first")
+        ids = [m.id for m in state.messages]
+        if message_id not in ids:
+            raise KeyError(f"unknown messageId {message_id!r} in session {session_id!r}")
+        affected = state.messages[ids.index(message_id) :]
+        changes = await self.store.list_file_changes(session_id, [m.id for m in affected])
+        # The state to restore for each path is the one before its first change in the range.
+        targets: dict[str, str | None] = {}
+        for _, changed_path, before, _after in changes:
+            targets.setdefault(changed_path, before)
+        files: list[str] = []
+        problems: list[str] = []
+        for path_str, before in reversed(list(targets.items())):
+            path = Path(path_str)
+            try:
+                current: str | None = await self.workspace.read_text(path)
+            except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+                current = None
+            if current == before:
+                continue
+            if before is None:
+                deleter = getattr(self.workspace, "delete_file", None)
+                if deleter is None:
+                    path.unlink(missing_ok=True)
+                    outcome = EditOutcome(applied=True)
+                else:
+                    outcome = await deleter(path)
+            else:
+                outcome = await self.workspace.write_text(path, before, current)
+            if outcome.applied:
+                files.append(path_str)
+                state.ledger.forget(path)
+            else:
+                problems.append(f"{path_str}: {outcome.reason}")
+        for message in affected:
+            if not message.reverted:
+                message.reverted = True
+                await self.store.update_message(message)
+        bash_ran = any(p.tool == "bash" for m in affected for p in m.tool_parts())
+        return RevertOutcome(files=files, bash_not_undone=bash_ran, problems=problems)
 
     def approve(
         self, session_id: str, request_id: str, decision: str, feedback: str | None = None
@@ -302,6 +369,7 @@ class _Turn:
         self.last_assistant_id: str | None = None
         self.final_text = ""
         self.recent_calls: list[str] = []
+        self.compactor = Compactor(self)
 
     def emit(self, event: Any) -> None:
         self.agent.emit(event)
@@ -328,10 +396,11 @@ class _Turn:
         error: str | None = None
         for _ in range(max_steps):
             try:
+                await self.compactor.maybe_compact()
                 stop_reason = await self.step(system)
             except ProviderError as exc:
                 error = str(exc)
-                await self.close_step_after_error()
+                await self.close_step_after_error(error)
                 self.emit(ErrorEvent(session_id=self.session_id, message=error))
                 finish = "error"
                 break
@@ -366,12 +435,18 @@ class _Turn:
 
     async def step(self, system: list[dict[str, Any]]) -> str | None:
         state = self.state
+        settings = self.agent.settings
+        max_output = model_info(self.model).max_output
+        thinking, max_tokens = thinking_request(
+            settings.thinking, self.model, min(settings.max_tokens, max_output), max_output
+        )
         request = ModelRequest(
             model=self.model,
-            system=system,
+            system=self.agent.rules_files.system(system),
             messages=to_api_messages(state.messages),
             tools=self.agent.registry.schemas(),
-            max_tokens=min(self.agent.settings.max_tokens, model_info(self.model).max_output),
+            max_tokens=max_tokens,
+            thinking=thinking,
         )
         assistant = Message(
             id=new_id("msg"), session_id=self.session_id, role="assistant", created_at=now_ms()
@@ -417,7 +492,7 @@ class _Turn:
                 if event.kind == "text":
                     new_part = TextPart(text="")
                 elif event.kind == "thinking":
-                    new_part = ThinkingPart(text="")
+                    new_part = ThinkingPart(text="", data=event.data)
                 else:
                     new_part = ToolPart(
                         call_id=event.tool_id or new_id("toolu"),
@@ -537,10 +612,11 @@ class _Turn:
             )
         )
 
-    async def close_step_after_error(self) -> None:
+    async def close_step_after_error(self, error: str | None = None) -> None:
         """The provider failed for good: keep what was finished, drop what was not."""
         if self.assistant is None:
             return
+        self.assistant.error = error
         for index, part in list(self.streaming.items()):
             if index not in self.finished_blocks and isinstance(part, ToolPart):
                 self.assistant.parts.remove(part)
@@ -704,7 +780,10 @@ class CallContext:
     def __init__(self, turn: _Turn, part: ToolPart) -> None:
         self._turn = turn
         self._agent = turn.agent
-        self.workspace = turn.agent.workspace
+        assert turn.assistant is not None
+        self.workspace: Workspace = RecordingWorkspace(
+            turn.agent.workspace, turn.agent.store, turn.session_id, turn.assistant.id
+        )
         self.ledger = turn.state.ledger
         self.call_id = part.call_id
         self.session_id = turn.session_id
@@ -789,6 +868,28 @@ class CallContext:
         self._agent.emit(
             ProgressEvent(session_id=self.session_id, call_id=self.call_id, message=message)
         )
+
+
+class RecordingWorkspace:
+    """Delegates to the real workspace and records each applied change, so it can be reverted."""
+
+    def __init__(self, inner: Workspace, store: Store, session_id: str, message_id: str) -> None:
+        self._inner = inner
+        self._store = store
+        self._session_id = session_id
+        self._message_id = message_id
+        self.root = inner.root
+
+    async def read_text(self, path: Path) -> str:
+        return await self._inner.read_text(path)
+
+    async def write_text(self, path: Path, new_text: str, old_text: str | None) -> EditOutcome:
+        outcome = await self._inner.write_text(path, new_text, old_text)
+        if outcome.applied:
+            await self._store.add_file_change(
+                self._session_id, self._message_id, str(path), old_text, new_text
+            )
+        return outcome
 
 
 async def broker_asker(ctx: AskContext) -> Answer:

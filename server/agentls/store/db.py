@@ -91,6 +91,21 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "CREATE INDEX permission_grants_by_session ON permission_grants (session_id)",
     ),
+    (
+        # Every change a tool made to a file, so agent/revert can undo them in reverse order.
+        """
+        CREATE TABLE file_changes (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            message_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            before TEXT,
+            after TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX file_changes_by_session ON file_changes (session_id, id)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -474,6 +489,69 @@ class Store:
 
         await self._write(body)
 
+    async def add_summary(self, summary: Message, before_message_id: str | None) -> None:
+        """Compaction: insert the summary message just before `before_message_id` (at the end
+        when None) and make it the session's summary_message_id, atomically, so later loads
+        (load_messages with since_message_id) start at the summary and keep what follows it.
+        """
+        session_id = summary.session_id
+
+        async def body(conn: aiosqlite.Connection) -> None:
+            seq: int | None = None
+            if before_message_id is not None:
+                rows = list(
+                    await conn.execute_fetchall(
+                        "SELECT seq FROM messages WHERE id = ? AND session_id = ?",
+                        (before_message_id, session_id),
+                    )
+                )
+                if not rows:
+                    raise KeyError(
+                        f"message {before_message_id!r} is not in session {session_id!r}"
+                    )
+                seq = int(rows[0][0])
+                # Make room: shift the later messages up by one, through negative values so no
+                # two rows ever share a seq (SQLite checks UNIQUE row by row).
+                await conn.execute(
+                    "UPDATE messages SET seq = -seq - 1 WHERE session_id = ? AND seq >= ?",
+                    (session_id, seq),
+                )
+                await conn.execute(
+                    "UPDATE messages SET seq = -seq WHERE session_id = ? AND seq < 0",
+                    (session_id,),
+                )
+            await conn.execute(
+                "INSERT INTO messages"
+                " (id, session_id, seq, role, created_at, finish_reason, usage, error, reverted)"
+                " VALUES (?, ?, COALESCE(?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages"
+                " WHERE session_id = ?)), ?, ?, ?, ?, ?, ?)",
+                (
+                    summary.id,
+                    session_id,
+                    seq,
+                    session_id,
+                    summary.role,
+                    summary.created_at,
+                    summary.finish_reason,
+                    _usage_json(summary.usage),
+                    summary.error,
+                    int(summary.reverted),
+                ),
+            )
+            await conn.executemany(
+                "INSERT INTO parts (message_id, idx, type, data) VALUES (?, ?, ?, ?)",
+                [
+                    (summary.id, index, part.type, _part_json(part))
+                    for index, part in enumerate(summary.parts)
+                ],
+            )
+            await conn.execute(
+                "UPDATE sessions SET summary_message_id = ?, updated_at = ? WHERE id = ?",
+                (summary.id, now_ms(), session_id),
+            )
+
+        await self._write(body)
+
     async def load_messages(
         self, session_id: str, since_message_id: str | None = None, *, repair: bool = True
     ) -> list[Message]:
@@ -539,6 +617,30 @@ class Store:
             " WHERE session_id = ? AND tool = ? AND pattern IS ? AND action = ?)",
             (session_id, tool, pattern, action, now_ms(), session_id, tool, pattern, action),
         )
+
+    async def add_file_change(
+        self, session_id: str, message_id: str, path: str, before: str | None, after: str
+    ) -> None:
+        """Record that a tool changed `path` from `before` (None: it did not exist) to `after`."""
+        await self._execute(
+            "INSERT INTO file_changes (session_id, message_id, path, before, after, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (session_id, message_id, path, before, after, now_ms()),
+        )
+
+    async def list_file_changes(
+        self, session_id: str, message_ids: Sequence[str]
+    ) -> list[tuple[str, str, str | None, str]]:
+        """(message_id, path, before, after) of those messages' changes, oldest first."""
+        if not message_ids:
+            return []
+        marks = ",".join("?" for _ in message_ids)
+        rows = await self._fetchall(
+            "SELECT message_id, path, before, after FROM file_changes"
+            f" WHERE session_id = ? AND message_id IN ({marks}) ORDER BY id",
+            (session_id, *message_ids),
+        )
+        return [(row[0], row[1], row[2], row[3]) for row in rows]
 
     async def list_grants(self, session_id: str) -> list[tuple[str, str | None, str]]:
         """(tool, pattern, action) triples in the order they were granted."""

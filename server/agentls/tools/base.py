@@ -79,6 +79,10 @@ class PermissionQuery:
     diff: str | None = None  # unified diff for edits
     path: Path | None = None  # resolved path for file tools
     outside_workspace: bool = False
+    # For edit/write: the text the change starts from (None: a new file) and the proposed result,
+    # so a front end can show or pre-build the change before it is approved.
+    old_text: str | None = None
+    new_text: str | None = None
 
 
 class ToolContext(Protocol):

@@ -219,6 +219,8 @@ class EditTool(Tool):
                 diff=unified_diff(current, updated, rel),
                 path=path,
                 outside_workspace=ctx.is_outside(path),
+                old_text=current,
+                new_text=updated,
             )
         )
         outcome = await ctx.workspace.write_text(path, updated, current)

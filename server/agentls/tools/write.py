@@ -77,6 +77,8 @@ class WriteTool(Tool):
                 diff=unified_diff(current, content, rel),
                 path=path,
                 outside_workspace=ctx.is_outside(path),
+                old_text=current,
+                new_text=content,
             )
         )
         outcome = await ctx.workspace.write_text(path, content, current)

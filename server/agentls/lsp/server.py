@@ -1,0 +1,746 @@
+"""`agentls serve`: the agent protocol over LSP (stdio), hosting the agent loop.
+
+Custom requests (agent/*) arrive as raw JSON objects and are validated here with the protocol's
+pydantic models, so bad input is a JSON-RPC -32602 error naming the field, never a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import logging
+import os
+import shlex
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import (
+    JsonRPCNotification,
+    JsonRPCRequestMessage,
+    LanguageServerProtocol,
+    lsp_method,
+)
+from pygls.protocol import default_converter as pygls_default_converter
+from pygls.uris import to_fs_path
+
+from agentls import __version__
+from agentls.config import Settings, load_settings
+from agentls.events import PermissionRequestEvent, PermissionResolvedEvent
+from agentls.history import ContextPart, Position, Range
+from agentls.lsp.relay import EventRelay
+from agentls.lsp.textedit import offset_at
+from agentls.lsp.workspace import LspWorkspace, uri_of
+from agentls.permission.broker import Answer, ApprovalError
+from agentls.protocol.models import (
+    PROTOCOL_VERSION,
+    AgentInitOptions,
+    ApproveParams,
+    ApproveResult,
+    CancelParams,
+    CancelResult,
+    ClientAgentCapabilities,
+    DiagnosticsParams,
+    GetMessagesParams,
+    GetMessagesResult,
+    ListSessionsParams,
+    ListSessionsResult,
+    MessageInfo,
+    NewSessionParams,
+    NewSessionResult,
+    PromptParams,
+    PromptResult,
+    RevertParams,
+    RevertResult,
+    RunOnSelectionParams,
+    RunOnSelectionResult,
+    SessionInfo,
+)
+from agentls.session.agent import Agent, AskContext, SessionBusyError
+from agentls.store import Store, default_db_path
+
+log = logging.getLogger(__name__)
+P = TypeVar("P", bound=BaseModel)
+
+
+def _converter() -> Any:
+    """pygls' converter, but params of methods it does not know stay plain JSON objects (it would
+    turn them into namedtuples, losing keys it cannot name)."""
+    converter = pygls_default_converter()  # type: ignore[no-untyped-call]
+
+    def keep(obj: dict[str, Any], cls: type) -> Any:
+        return cls(**obj)
+
+    converter.register_structure_hook(JsonRPCRequestMessage, keep)
+    converter.register_structure_hook(JsonRPCNotification, keep)
+    return converter
+
+
+def invalid(message: str) -> JsonRpcInvalidParams:
+    return JsonRpcInvalidParams(message=message)
+
+
+def parse(model: type[P], raw: Any) -> P:
+    """Validate params; a failure names each bad field (camelCase, as sent)."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise invalid(f"Invalid params: expected an object, got {type(raw).__name__}")
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(x) for x in err["loc"]) or "params"
+            problems.append(f"{where}: {err['msg']}")
+        raise invalid("Invalid params: " + "; ".join(problems)) from None
+
+
+@dataclass
+class ClientCaps:
+    apply_edit: bool = False
+    document_changes: bool = False
+    create_files: bool = False
+    delete_files: bool = False
+    work_done_progress: bool = False
+    show_message_request: bool = False
+
+
+@dataclass
+class PendingEdit:
+    """An edit waiting for approval, offered as code actions to clients without approvals."""
+
+    session_id: str
+    request_id: str
+    uri: str
+    range: types.Range
+    title: str
+
+
+class AgentProtocol(LanguageServerProtocol):
+    """Adds the agent's experimental capability to the initialize result."""
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {"agent": {"protocolVersion": PROTOCOL_VERSION}}
+        return result
+
+
+class AgentServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "agentls",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=AgentProtocol,
+            converter_factory=_converter,
+        )
+        self.root = Path(os.getcwd())
+        self.settings = Settings()
+        self.client_caps = ClientCaps()
+        self.agent_caps = ClientAgentCapabilities()
+        self.position_encoding = "utf-16"
+        self.init_overrides: dict[str, Any] = {}
+        self._agent: Agent | None = None
+        self._store: Store | None = None
+        self._agent_lock: asyncio.Lock | None = None
+        self.ws: LspWorkspace | None = None
+        self.relay = EventRelay(self)
+        self.pending_edits: dict[str, PendingEdit] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # ---- set-up -------------------------------------------------------------------------
+
+    def configure(self, params: types.InitializeParams) -> None:
+        root_uri = params.root_uri
+        if params.workspace_folders:
+            root_uri = params.workspace_folders[0].uri
+        if root_uri:
+            self.root = Path(to_fs_path(root_uri) or os.getcwd())
+        elif params.root_path:
+            self.root = Path(params.root_path)
+        self.root = Path(os.path.realpath(self.root))
+        options = params.initialization_options
+        agent_options = options.get("agent") if isinstance(options, dict) else None
+        if agent_options is not None and not isinstance(agent_options, dict):
+            raise invalid("Invalid params: initializationOptions.agent: must be an object")
+        self.init_overrides = AgentInitOptions.model_validate(agent_options or {}).model_dump(
+            by_alias=True, exclude_none=True
+        )
+        self.settings = load_settings(self.root, self.init_overrides)
+        caps = params.capabilities
+        workspace = caps.workspace
+        edit_caps = workspace.workspace_edit if workspace else None
+        resource_ops = (
+            [
+                str(op.value if hasattr(op, "value") else op)
+                for op in (edit_caps.resource_operations or [])
+            ]
+            if edit_caps
+            else []
+        )
+        window = caps.window
+        self.client_caps = ClientCaps(
+            apply_edit=bool(workspace and workspace.apply_edit),
+            document_changes=bool(edit_caps and edit_caps.document_changes),
+            create_files="create" in resource_ops,
+            delete_files="delete" in resource_ops,
+            work_done_progress=bool(window and window.work_done_progress),
+            show_message_request=True,
+        )
+        experimental = caps.experimental if isinstance(caps.experimental, dict) else {}
+        agent_caps = experimental.get("agent") if isinstance(experimental, dict) else None
+        self.agent_caps = ClientAgentCapabilities.model_validate(
+            agent_caps if isinstance(agent_caps, dict) else {}
+        )
+        encoding = (
+            self.workspace.position_encoding if self.protocol._workspace is not None else None
+        )
+        self.position_encoding = str(getattr(encoding, "value", encoding) or "utf-16")
+
+    def start_background_import(self) -> None:
+        """Import the SDK now, off the event loop, so the first prompt does not wait for it."""
+
+        def load() -> None:
+            try:
+                import anthropic  # noqa: F401
+            except Exception:  # pragma: no cover - reported when a prompt needs it
+                log.exception("importing anthropic failed")
+
+        threading.Thread(target=load, name="agentls-import", daemon=True).start()
+
+    async def agent(self) -> Agent:
+        if self._agent is not None:
+            return self._agent
+        if self._agent_lock is None:
+            self._agent_lock = asyncio.Lock()
+        async with self._agent_lock:
+            if self._agent is None:
+                self._store = await Store.open(default_db_path())
+                self.ws = LspWorkspace(self, self.root)
+                agent = Agent(
+                    store=self._store, workspace=self.ws, settings=self.settings, asker=self.ask
+                )
+                agent.subscribe(self.relay)
+                self._agent = agent
+        assert self._agent is not None
+        return self._agent
+
+    async def close(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        if self._agent is not None:
+            await self._agent.aclose()
+        if self._store is not None:
+            await self._store.close()
+        self._agent = None
+        self._store = None
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    def settings_verify_wait_s(self) -> float:
+        return self.settings.verify_wait_s
+
+    def apply_configuration(self, agent_settings: Any) -> None:
+        if agent_settings is None:
+            return
+        if not isinstance(agent_settings, dict):
+            raise invalid("agent settings must be an object")
+        overrides = {
+            **self.init_overrides,
+            **AgentInitOptions.model_validate(agent_settings).model_dump(
+                by_alias=True, exclude_none=True
+            ),
+        }
+        self.settings = load_settings(self.root, overrides)
+        if self._agent is not None:
+            self._agent.update_settings(self.settings)
+
+    # ---- approvals ----------------------------------------------------------------------
+
+    async def ask(self, ctx: AskContext) -> Answer:
+        agent = ctx.agent
+        query = ctx.query
+        request_id = agent.broker.open(ctx.session_id)
+        edit_json: dict[str, Any] | None = None
+        pending: PendingEdit | None = None
+        if query.path is not None and query.new_text is not None and self.ws is not None:
+            edit = self.ws.build_edit(query.path, query.new_text, query.old_text)
+            edit_json = self.protocol._converter.unstructure(edit)
+            change_range = _edit_range(edit)
+            pending = PendingEdit(
+                ctx.session_id, request_id, uri_of(query.path), change_range, query.title
+            )
+        agent.emit(
+            PermissionRequestEvent(
+                session_id=ctx.session_id,
+                request_id=request_id,
+                call_id=ctx.call_id,
+                tool=query.tool,
+                title=query.title,
+                input=query.input,
+                diff=query.diff,
+                edit=edit_json,
+            )
+        )
+        message_task = None
+        if not self.agent_caps.approvals:
+            # No panel to answer in: ask with the standard message request, and offer a pending
+            # edit as code actions on its range.
+            if pending is not None:
+                self.pending_edits[request_id] = pending
+            message_task = self.spawn(self._ask_with_message(ctx, request_id))
+        try:
+            answer = await agent.broker.wait(request_id)
+        except asyncio.CancelledError:
+            agent.emit(
+                PermissionResolvedEvent(
+                    session_id=ctx.session_id, request_id=request_id, decision="cancelled"
+                )
+            )
+            raise
+        finally:
+            self.pending_edits.pop(request_id, None)
+            if message_task is not None and not message_task.done():
+                message_task.cancel()
+        agent.emit(
+            PermissionResolvedEvent(
+                session_id=ctx.session_id, request_id=request_id, decision=answer.decision
+            )
+        )
+        return answer
+
+    async def _ask_with_message(self, ctx: AskContext, request_id: str) -> None:
+        query = ctx.query
+        text = f"agentls wants to run {query.tool}: {query.title}"
+        if query.tool == "bash":
+            text = f"agentls wants to run a command:\n{query.input.get('command', '')}"
+        if query.diff:
+            diff = query.diff if len(query.diff) < 1500 else query.diff[:1500] + "\n... (diff cut)"
+            text += "\n\n" + diff
+        actions = {"Allow once": "once", "Always": "always", "Reject": "reject"}
+        try:
+            result = await self.window_show_message_request_async(
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Info,
+                    message=text,
+                    actions=[types.MessageActionItem(title=t) for t in actions],
+                )
+            )
+        except asyncio.CancelledError:
+            return
+        except Exception:
+            log.exception("showMessageRequest failed")
+            return
+        decision = actions.get(result.title, "reject") if result is not None else "reject"
+        try:
+            ctx.agent.approve(ctx.session_id, request_id, decision)
+        except ApprovalError:
+            pass  # answered elsewhere (a code action, agent/approve) or expired: never applied twice
+
+    # ---- verification helpers used by LspWorkspace --------------------------------------
+
+    def publish_own_diagnostics(self, uri: str, diagnostics: list[dict[str, Any]]) -> None:
+        converter = self.protocol._converter
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri, diagnostics=[converter.structure(d, types.Diagnostic) for d in diagnostics]
+            )
+        )
+
+    async def run_verify_commands(self, path: Path) -> str:
+        commands = self.settings.verify_commands or {}
+        try:
+            rel = path.relative_to(self.root).as_posix()
+        except ValueError:
+            rel = str(path)
+        out: list[str] = []
+        for pattern, command in commands.items():
+            if not (fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(path.name, pattern)):
+                continue
+            line = command.replace("{path}", shlex.quote(str(path)))
+            proc = await asyncio.create_subprocess_shell(
+                line,
+                cwd=self.root,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                stdin=asyncio.subprocess.DEVNULL,
+                env={k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
+                start_new_session=True,
+            )
+            try:
+                data, _ = await asyncio.wait_for(proc.communicate(), 60)
+            except TimeoutError:
+                proc.kill()
+                out.append(f"Check `{line}` timed out after 60 s.")
+                continue
+            text = data.decode("utf-8", "replace").strip()
+            if len(text) > 4000:
+                text = text[:4000] + "\n... (output cut)"
+            status = "passed" if proc.returncode == 0 else f"failed (exit {proc.returncode})"
+            out.append(f"Check `{line}` {status}" + (f":\n{text}" if text else "."))
+        return "\n".join(out)
+
+    # ---- helpers for handlers -----------------------------------------------------------
+
+    async def session_or_error(self, agent: Agent, session_id: str) -> None:
+        try:
+            await agent.session(session_id)
+        except KeyError:
+            raise invalid(f"Invalid params: sessionId: unknown session {session_id!r}") from None
+
+    async def context_parts(self, refs: list[Any]) -> list[ContextPart]:
+        parts = []
+        for ref in refs:
+            path = Path(to_fs_path(ref.uri) or ref.uri)
+            text: str | None
+            try:
+                assert self.ws is not None
+                text = await self.ws.read_text(path)
+            except (OSError, UnicodeDecodeError):
+                text = None
+            if text is not None and ref.range is not None:
+                start = offset_at(
+                    text,
+                    types.Position(line=ref.range.start.line, character=ref.range.start.character),
+                    self.position_encoding,
+                )
+                end = offset_at(
+                    text,
+                    types.Position(line=ref.range.end.line, character=ref.range.end.character),
+                    self.position_encoding,
+                )
+                text = text[start:end]
+            if text is not None and len(text) > 100_000:
+                text = text[:100_000] + "\n... (cut)"
+            parts.append(ContextPart(uri=ref.uri, range=ref.range, text=text))
+        return parts
+
+
+def _edit_range(edit: types.WorkspaceEdit) -> types.Range:
+    for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit) and change.edits:
+            first = change.edits[0]
+            return first.range
+    for edits in (edit.changes or {}).values():
+        if edits:
+            return edits[0].range
+    zero = types.Position(line=0, character=0)
+    return types.Range(start=zero, end=zero)
+
+
+def _ranges_touch(a: types.Range, b: types.Range) -> bool:
+    def key(p: types.Position) -> tuple[int, int]:
+        return (p.line, p.character)
+
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+def build_server() -> AgentServer:
+    server = AgentServer()
+
+    def request(method: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        return server.feature(method)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: AgentServer, params: types.InitializeParams) -> None:
+        ls.configure(params)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: AgentServer, params: types.InitializedParams) -> None:
+        ls.start_background_import()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def did_change_configuration(
+        ls: AgentServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        settings = params.settings
+        if isinstance(settings, dict):
+            try:
+                ls.apply_configuration(settings.get("agent"))
+            except (ValidationError, JsonRpcInvalidParams, ValueError) as exc:
+                ls.window_log_message(
+                    types.LogMessageParams(
+                        type=types.MessageType.Error, message=f"agentls: bad agent settings: {exc}"
+                    )
+                )
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: AgentServer, params: types.DidOpenTextDocumentParams) -> None:
+        if ls.ws is not None:
+            ls.ws.document_changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: AgentServer, params: types.DidChangeTextDocumentParams) -> None:
+        if ls.ws is not None:
+            ls.ws.document_changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: AgentServer, params: types.DidSaveTextDocumentParams) -> None:
+        if ls.ws is not None:
+            ls.ws.document_saved(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: AgentServer, params: types.DidCloseTextDocumentParams) -> None:
+        return None
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: AgentServer, params: Any) -> None:
+        await ls.close()
+
+    @request("agent/newSession")
+    async def new_session(ls: AgentServer, raw: Any) -> dict[str, Any]:
+        params = parse(NewSessionParams, raw)
+        agent = await ls.agent()
+        record = await agent.new_session(params.title)
+        return NewSessionResult(session_id=record.id).wire()
+
+    @request("agent/prompt")
+    async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
+        params = parse(PromptParams, raw)
+        agent = await ls.agent()
+        await ls.session_or_error(agent, params.session_id)
+        context = await ls.context_parts(params.context or [])
+        result = await agent.prompt(params.session_id, params.text, context)
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            # $/cancelRequest: the turn was cancelled cleanly; answer as the protocol says.
+            raise JsonRpcRequestCancelled()
+        return PromptResult(
+            session_id=result.session_id,
+            message_id=result.message_id,
+            finish_reason=result.finish_reason,
+            text=result.text,
+            usage=result.usage,
+        ).wire()
+
+    @request("agent/cancel")
+    async def cancel(ls: AgentServer, raw: Any) -> dict[str, Any]:
+        params = parse(CancelParams, raw)
+        agent = await ls.agent()
+        try:
+            cancelled = await agent.cancel(params.session_id)
+        except KeyError:
+            raise invalid(
+                f"Invalid params: sessionId: unknown session {params.session_id!r}"
+            ) from None
+        return CancelResult(cancelled=cancelled).wire()
+
+    async def approve_impl(ls: AgentServer, raw: Any) -> dict[str, Any]:
+        if (
+            isinstance(raw, dict)
+            and "decision" in raw
+            and raw["decision"] not in ("once", "always", "reject")
+        ):
+            raise invalid(
+                f"Invalid params: decision: must be once, always or reject (got {raw['decision']!r})"
+            )
+        params = parse(ApproveParams, raw)
+        agent = await ls.agent()
+        await ls.session_or_error(agent, params.session_id)
+        try:
+            agent.approve(params.session_id, params.request_id, params.decision, params.feedback)
+        except ApprovalError as exc:
+            raise invalid(f"Invalid params: requestId: {exc}") from None
+        return ApproveResult().wire()
+
+    @request("agent/approve")
+    async def approve(ls: AgentServer, raw: Any) -> dict[str, Any]:
+        return await approve_impl(ls, raw)
+
+    @request("agent/listSessions")
+    async def list_sessions(ls: AgentServer, raw: Any) -> dict[str, Any]:
+        parse(ListSessionsParams, raw)
+        agent = await ls.agent()
+        records = await agent.store.list_sessions(cwd=str(ls.root))
+        sessions = [
+            SessionInfo(
+                session_id=r.id,
+                title=r.title,
+                created_at=r.created_at,
+                updated_at=r.updated_at,
+                busy=agent.is_busy(r.id),
+                model=r.model,
+                usage=r.usage,
+            )
+            for r in records
+        ]
+        return ListSessionsResult(sessions=sessions).wire()
+
+    @request("agent/getMessages")
+    async def get_messages(ls: AgentServer, raw: Any) -> dict[str, Any]:
+        params = parse(GetMessagesParams, raw)
+        agent = await ls.agent()
+        await ls.session_or_error(agent, params.session_id)
+        state = await agent.session(params.session_id)
+        messages = [
+            MessageInfo(
+                id=m.id,
+                role=m.role,
+                created_at=m.created_at,
+                parts=list(m.parts),
+                finish_reason=m.finish_reason,
+                reverted=m.reverted or None,
+            )
+            for m in state.messages
+        ]
+        return GetMessagesResult(messages=messages).wire()
+
+    @request("agent/revert")
+    async def revert(ls: AgentServer, raw: Any) -> dict[str, Any]:
+        params = parse(RevertParams, raw)
+        agent = await ls.agent()
+        await ls.session_or_error(agent, params.session_id)
+        try:
+            outcome = await agent.revert(params.session_id, params.message_id)
+        except KeyError as exc:
+            raise invalid(f"Invalid params: messageId: {exc.args[0]}") from None
+        except SessionBusyError as exc:
+            raise invalid(f"Invalid params: sessionId: {exc}") from None
+        note = None
+        if outcome.bash_not_undone:
+            note = "Commands run with bash in those messages were not undone."
+        if outcome.problems:
+            note = ((note + " ") if note else "") + "Not restored: " + "; ".join(outcome.problems)
+        return RevertResult(
+            files=[uri_of(Path(f)) for f in outcome.files],
+            bash_not_undone=outcome.bash_not_undone,
+            note=note,
+        ).wire()
+
+    @request("agent/diagnostics")
+    async def diagnostics(ls: AgentServer, raw: Any) -> None:
+        try:
+            params = parse(DiagnosticsParams, raw)
+        except JsonRpcInvalidParams as exc:
+            log.warning("ignoring agent/diagnostics: %s", exc.message)
+            return
+        await ls.agent()
+        assert ls.ws is not None
+        await ls.ws.board.push(params.uri, params.version, params.diagnostics)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[
+                types.CodeActionKind.QuickFix,
+                types.CodeActionKind.RefactorRewrite,
+                types.CodeActionKind.Empty,
+            ]
+        ),
+    )
+    def code_action(ls: AgentServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        uri = params.text_document.uri
+        rng = params.range
+        args = {"uri": uri, "range": ls.protocol._converter.unstructure(rng)}
+        actions: list[types.CodeAction] = []
+        for pending in list(ls.pending_edits.values()):
+            if pending.uri == uri and _ranges_touch(pending.range, rng):
+                for title, decision in (
+                    ("Accept agent edit", "once"),
+                    ("Reject agent edit", "reject"),
+                ):
+                    actions.append(
+                        types.CodeAction(
+                            title=f"{title}: {pending.title}",
+                            kind=types.CodeActionKind.QuickFix,
+                            command=types.Command(
+                                title=title,
+                                command="agent.approve",
+                                arguments=[
+                                    {
+                                        "sessionId": pending.session_id,
+                                        "requestId": pending.request_id,
+                                        "decision": decision,
+                                    }
+                                ],
+                            ),
+                        )
+                    )
+        problems = [d for d in params.context.diagnostics]
+        fix_instruction = "Fix the problems in the selected code."
+        if problems:
+            listed = "\n".join(
+                f"- line {d.range.start.line + 1}: {d.message}" for d in problems[:20]
+            )
+            fix_instruction += "\nThe editor reports:\n" + listed
+        for title, instruction, kind in (
+            (
+                "Ask agent about this",
+                "Explain the selected code and point out anything wrong with it.",
+                types.CodeActionKind.Empty,
+            ),
+            ("Agent: fix the problems here", fix_instruction, types.CodeActionKind.QuickFix),
+            (
+                "Agent: refactor this",
+                "Refactor the selected code for clarity without changing its behaviour.",
+                types.CodeActionKind.RefactorRewrite,
+            ),
+        ):
+            actions.append(
+                types.CodeAction(
+                    title=title,
+                    kind=kind,
+                    diagnostics=problems
+                    if kind == types.CodeActionKind.QuickFix and problems
+                    else None,
+                    command=types.Command(
+                        title=title,
+                        command="agent.runOnSelection",
+                        arguments=[{**args, "instruction": instruction}],
+                    ),
+                )
+            )
+        return actions
+
+    @server.command("agent.approve")
+    async def approve_command(ls: AgentServer, *args: Any) -> dict[str, Any]:
+        if len(args) != 1:
+            raise invalid("Invalid params: arguments: expected one params object")
+        return await approve_impl(ls, args[0])
+
+    @server.command("agent.runOnSelection")
+    async def run_on_selection(ls: AgentServer, *args: Any) -> dict[str, Any]:
+        if len(args) != 1:
+            raise invalid("Invalid params: arguments: expected one params object")
+        params = parse(RunOnSelectionParams, args[0])
+        agent = await ls.agent()
+        session_id = params.session_id
+        if session_id is not None:
+            await ls.session_or_error(agent, session_id)
+        else:
+            recent = await agent.store.list_sessions(limit=1, cwd=str(ls.root))
+            session_id = recent[0].id if recent else (await agent.new_session()).id
+        from agentls.protocol.models import ContextRef
+
+        context = await ls.context_parts([ContextRef(uri=params.uri, range=params.range)])
+        ls.spawn(agent.prompt(session_id, params.instruction, context))
+        return RunOnSelectionResult(session_id=session_id).wire()
+
+    return server
+
+
+def serve() -> int:
+    logging.basicConfig(level=os.environ.get("AGENTLS_LOG", "WARNING"), stream=sys.stderr)
+    server = build_server()
+    started = time.monotonic()
+    log.info("agentls serve starting (pid %d)", os.getpid())
+    server.start_io()
+    log.info("agentls serve stopped after %.1f s", time.monotonic() - started)
+    return 0
+
+
+__all__ = ["AgentServer", "build_server", "serve", "Position", "Range"]

@@ -1,0 +1,327 @@
+"""The editor's buffers as the agent's workspace: reads see unsaved text, writes are WorkspaceEdits.
+
+Rules (the user's unsaved work is never overwritten on disk):
+- An open buffer is the truth for `read`.
+- A change becomes a `workspace/applyEdit` when the client can apply edits; the editor applies it to
+  the buffer, so it lands on the user's undo stack.
+- If the buffer held no unsaved user changes, disk ends equal to the buffer: a client that declared
+  `savesEdits` saves it, otherwise the server writes it through, so `bash` sees the edit.
+- If it held unsaved user changes, the server never writes to disk, and says so to the model.
+- A client without applyEdit gets direct writes, except to a buffer with unsaved changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+
+from agentls.lsp.textedit import minimal_edit
+from agentls.lsp.verify import DiagnosticsBoard, describe, new_problems, own_checks
+from agentls.tools.base import EditOutcome
+
+if TYPE_CHECKING:
+    from agentls.lsp.server import AgentServer
+
+log = logging.getLogger(__name__)
+
+APPLY_EDIT_TIMEOUT_S = 30.0
+SAVE_WAIT_S = 2.0
+BUFFER_SYNC_WAIT_S = 1.0
+
+
+def uri_of(path: Path) -> str:
+    uri = from_fs_path(str(path))
+    assert uri is not None
+    return str(uri)
+
+
+def _read_disk(path: Path) -> str | None:
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+
+
+def _write_disk(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = None
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        pass
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".agentls", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+class LspWorkspace:
+    """Implements the tools' Workspace protocol on top of the language server's documents."""
+
+    def __init__(self, server: AgentServer, root: Path) -> None:
+        self.server = server
+        self.root = root
+        self.board = DiagnosticsBoard()
+        self._doc_changed: dict[str, asyncio.Event] = {}
+        self._saved: dict[str, asyncio.Event] = {}
+
+    # ---- notifications from the server's document handlers ------------------------------
+
+    def document_changed(self, uri: str) -> None:
+        event = self._doc_changed.pop(uri, None)
+        if event is not None:
+            event.set()
+
+    def document_saved(self, uri: str) -> None:
+        event = self._saved.pop(uri, None)
+        if event is not None:
+            event.set()
+
+    # ---- reading ------------------------------------------------------------------------
+
+    def open_document(self, path: Path) -> Any:
+        return self.server.workspace.text_documents.get(uri_of(path))
+
+    async def read_text(self, path: Path) -> str:
+        doc = self.open_document(path)
+        if doc is not None:
+            return str(doc.source)
+        if path.is_dir():
+            raise IsADirectoryError(str(path))
+        data = await asyncio.to_thread(path.read_bytes)
+        if b"\0" in data[:8192]:
+            raise UnicodeDecodeError("utf-8", data[:1], 0, 1, "binary file")
+        return data.decode("utf-8")
+
+    # ---- writing ------------------------------------------------------------------------
+
+    async def write_text(self, path: Path, new_text: str, old_text: str | None) -> EditOutcome:
+        uri = uri_of(path)
+        doc = self.open_document(path)
+        disk = await asyncio.to_thread(_read_disk, path)
+        current = str(doc.source) if doc is not None else disk
+        if current != old_text:
+            what = (
+                "was created"
+                if old_text is None
+                else ("was deleted" if current is None else "changed")
+            )
+            return EditOutcome(
+                applied=False,
+                reason=f"The file {what} while the change waited (for approval or in the editor); read it again and redo the change.",
+            )
+        dirty = doc is not None and disk != str(doc.source)
+        before_diags = self._diagnostics_before(uri, path, old_text)
+        caps = self.server.client_caps
+        notes: list[str] = []
+
+        if not caps.apply_edit:
+            if dirty:
+                return EditOutcome(
+                    applied=False,
+                    reason=(
+                        "The file has unsaved changes in the editor, and this editor cannot apply "
+                        "workspace edits; the change was not made. Ask the user to save or close it."
+                    ),
+                )
+            await asyncio.to_thread(_write_disk, path, new_text)
+            notes.append("Written to disk directly (this editor does not apply workspace edits).")
+            return await self._verified(path, uri, new_text, before_diags, notes, version=None)
+
+        if old_text is None and not (caps.document_changes and caps.create_files):
+            # A new file, and a client that cannot create one through an edit.
+            await asyncio.to_thread(_write_disk, path, new_text)
+            return await self._verified(path, uri, new_text, before_diags, notes, version=None)
+
+        edit = self.build_edit(path, new_text, old_text)
+        waiter = asyncio.Event()
+        self._doc_changed[uri] = waiter
+        try:
+            result = await asyncio.wait_for(
+                self.server.workspace_apply_edit_async(
+                    types.ApplyWorkspaceEditParams(edit=edit, label=f"agentls: {path.name}")
+                ),
+                APPLY_EDIT_TIMEOUT_S,
+            )
+        except TimeoutError:
+            self._doc_changed.pop(uri, None)
+            return EditOutcome(
+                applied=False,
+                reason=f"The editor did not answer workspace/applyEdit within {APPLY_EDIT_TIMEOUT_S:.0f} s; the change may not have been made. Read the file again.",
+            )
+        if not result.applied:
+            self._doc_changed.pop(uri, None)
+            reason = result.failure_reason or "no reason given"
+            return EditOutcome(applied=False, reason=f"The editor refused the edit: {reason}")
+
+        # Wait (briefly) for the buffer to reflect the edit, so the next read sees it.
+        if (
+            self.open_document(path) is not None
+            and str(self.open_document(path).source) != new_text
+        ):
+            try:
+                await asyncio.wait_for(waiter.wait(), BUFFER_SYNC_WAIT_S)
+            except TimeoutError:
+                pass
+        self._doc_changed.pop(uri, None)
+
+        if dirty:
+            notes.append(
+                "The file has unsaved changes in the editor: the edit was applied to the editor's "
+                "buffer, but the file on disk was left as the user saved it, so commands (bash) see "
+                "the saved version until the user saves."
+            )
+        else:
+            await self._sync_disk(path, uri, new_text)
+        doc_after = self.open_document(path)
+        version = doc_after.version if doc_after is not None else None
+        return await self._verified(path, uri, new_text, before_diags, notes, version=version)
+
+    async def delete_file(self, path: Path) -> EditOutcome:
+        caps = self.server.client_caps
+        uri = uri_of(path)
+        if caps.apply_edit and caps.document_changes and caps.delete_files:
+            edit = types.WorkspaceEdit(
+                document_changes=[
+                    types.DeleteFile(
+                        uri=uri, options=types.DeleteFileOptions(ignore_if_not_exists=True)
+                    )
+                ]
+            )
+            result = await asyncio.wait_for(
+                self.server.workspace_apply_edit_async(
+                    types.ApplyWorkspaceEditParams(edit=edit, label="agentls: revert")
+                ),
+                APPLY_EDIT_TIMEOUT_S,
+            )
+            if not result.applied:
+                return EditOutcome(
+                    applied=False, reason=result.failure_reason or "the editor refused"
+                )
+        if path.exists():
+            await asyncio.to_thread(path.unlink)
+        return EditOutcome(applied=True)
+
+    def build_edit(self, path: Path, new_text: str, old_text: str | None) -> types.WorkspaceEdit:
+        """The WorkspaceEdit for a change, shaped by what the client supports."""
+        uri = uri_of(path)
+        caps = self.server.client_caps
+        encoding = self.server.position_encoding
+        if old_text is None:
+            insert = types.TextEdit(
+                range=types.Range(
+                    start=types.Position(line=0, character=0),
+                    end=types.Position(line=0, character=0),
+                ),
+                new_text=new_text,
+            )
+            if caps.document_changes and caps.create_files:
+                return types.WorkspaceEdit(
+                    document_changes=[
+                        types.CreateFile(
+                            uri=uri,
+                            options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True),
+                        ),
+                        types.TextDocumentEdit(
+                            text_document=types.OptionalVersionedTextDocumentIdentifier(
+                                uri=uri, version=None
+                            ),
+                            edits=[insert],
+                        ),
+                    ]
+                )
+            return types.WorkspaceEdit(changes={uri: [insert]})
+        text_edit = minimal_edit(old_text, new_text, encoding)
+        if caps.document_changes:
+            doc = self.open_document(path)
+            version = doc.version if doc is not None else None
+            return types.WorkspaceEdit(
+                document_changes=[
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(
+                            uri=uri, version=version
+                        ),
+                        edits=[text_edit],
+                    )
+                ]
+            )
+        return types.WorkspaceEdit(changes={uri: [text_edit]})
+
+    async def _sync_disk(self, path: Path, uri: str, new_text: str) -> None:
+        """Make disk equal the (clean) buffer: the client saves it, or we write it through."""
+        if self.server.agent_caps.saves_edits and self.open_document(path) is not None:
+            saved = asyncio.Event()
+            self._saved[uri] = saved
+            try:
+                await asyncio.wait_for(saved.wait(), SAVE_WAIT_S)
+            except TimeoutError:
+                log.info("no didSave for %s within %.1f s; writing through", uri, SAVE_WAIT_S)
+            finally:
+                self._saved.pop(uri, None)
+        if await asyncio.to_thread(_read_disk, path) != new_text:
+            await asyncio.to_thread(_write_disk, path, new_text)
+
+    # ---- verification -------------------------------------------------------------------
+
+    def _diagnostics_before(
+        self, uri: str, path: Path, old_text: str | None
+    ) -> tuple[int, list[dict[str, Any]]]:
+        if self.server.agent_caps.diagnostics_push:
+            pushed = self.board.current(uri)
+            return (pushed.seq, pushed.diagnostics) if pushed else (0, [])
+        return (0, own_checks(path, old_text) if old_text is not None else [])
+
+    async def _verified(
+        self,
+        path: Path,
+        uri: str,
+        new_text: str,
+        before: tuple[int, list[dict[str, Any]]],
+        notes: list[str],
+        version: int | None,
+    ) -> EditOutcome:
+        label = self._label(path)
+        seq, before_diags = before
+        if self.server.agent_caps.diagnostics_push:
+            pushed = await self.board.wait_after(
+                uri, seq, version, self.server.settings_verify_wait_s()
+            )
+            if pushed is None:
+                summary = f"Diagnostics (editor): none arrived for {label} within {self.server.settings_verify_wait_s():.1f} s of the edit."
+            else:
+                summary = describe(label, new_problems(before_diags, pushed.diagnostics), "editor")
+        else:
+            after = own_checks(path, new_text)
+            self.server.publish_own_diagnostics(uri, after)
+            summary = describe(label, new_problems(before_diags, after), "agentls checks")
+            extra = await self.server.run_verify_commands(path)
+            if extra:
+                summary += "\n" + extra
+        return EditOutcome(applied=True, notes=notes, diagnostics=summary)
+
+    def _label(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+
+DocumentHook = Callable[[str], None]

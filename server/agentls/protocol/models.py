@@ -1,0 +1,168 @@
+"""Wire models of the agent protocol (camelCase on the wire). Source of schemas/ and docs."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field
+
+from agentls.history import FinishReason, Part, Range, Usage, WireModel
+
+PROTOCOL_VERSION = 1
+
+
+class Params(WireModel):
+    # Unknown fields are refused so a misspelled field is an error that names it.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Result(WireModel):
+    pass
+
+
+class ContextRef(Params):
+    uri: str
+    range: Range | None = None
+
+
+class NewSessionParams(Params):
+    title: str | None = None
+
+
+class NewSessionResult(Result):
+    session_id: str
+
+
+class PromptParams(Params):
+    session_id: str
+    text: str = Field(min_length=1)
+    context: list[ContextRef] | None = None
+
+
+class PromptResult(Result):
+    session_id: str
+    message_id: str | None
+    finish_reason: FinishReason
+    text: str
+    usage: Usage
+
+
+class CancelParams(Params):
+    session_id: str
+
+
+class CancelResult(Result):
+    cancelled: bool
+
+
+class ApproveParams(Params):
+    session_id: str
+    request_id: str
+    decision: Literal["once", "always", "reject"]
+    feedback: str | None = None
+
+
+class ApproveResult(Result):
+    pass
+
+
+class ListSessionsParams(Params):
+    pass
+
+
+class SessionInfo(Result):
+    session_id: str
+    title: str
+    created_at: int
+    updated_at: int
+    busy: bool
+    model: str
+    usage: Usage
+
+
+class ListSessionsResult(Result):
+    sessions: list[SessionInfo]
+
+
+class GetMessagesParams(Params):
+    session_id: str
+
+
+class MessageInfo(Result):
+    id: str
+    role: Literal["user", "assistant"]
+    created_at: int
+    parts: list[Part]
+    finish_reason: FinishReason | None = None
+    reverted: bool | None = None
+
+
+class GetMessagesResult(Result):
+    messages: list[MessageInfo]
+
+
+class RevertParams(Params):
+    session_id: str
+    message_id: str
+
+
+class RevertResult(Result):
+    files: list[str]
+    bash_not_undone: bool | None = None
+    note: str | None = None
+
+
+class DiagnosticsParams(Params):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    uri: str
+    version: int | None = None
+    diagnostics: list[dict[str, Any]]
+
+
+class RunOnSelectionParams(Params):
+    session_id: str | None = None
+    instruction: str = Field(min_length=1)
+    uri: str
+    range: Range
+
+
+class RunOnSelectionResult(Result):
+    session_id: str
+
+
+class AgentInitOptions(Params):
+    """`initializationOptions.agent`; the same shape arrives under `agent` in didChangeConfiguration."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    model: str | None = None
+    permissions: dict[str, Any] | list[dict[str, Any]] | None = None
+    max_steps: int | None = None
+
+
+class ClientAgentCapabilities(Params):
+    """`capabilities.experimental.agent` of the client."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    diagnostics_push: bool = False
+    approvals: bool = False
+    saves_edits: bool = False
+
+
+# method -> (params model, result model); notifications have no result model.
+REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
+    "agent/newSession": (NewSessionParams, NewSessionResult),
+    "agent/prompt": (PromptParams, PromptResult),
+    "agent/cancel": (CancelParams, CancelResult),
+    "agent/approve": (ApproveParams, ApproveResult),
+    "agent/listSessions": (ListSessionsParams, ListSessionsResult),
+    "agent/getMessages": (GetMessagesParams, GetMessagesResult),
+    "agent/revert": (RevertParams, RevertResult),
+}
+CLIENT_NOTIFICATIONS: dict[str, type[Params]] = {"agent/diagnostics": DiagnosticsParams}
+COMMANDS: dict[str, tuple[type[Params], type[Result]]] = {
+    "agent.approve": (ApproveParams, ApproveResult),
+    "agent.runOnSelection": (RunOnSelectionParams, RunOnSelectionResult),
+}

@@ -1,0 +1,172 @@
+"""Rules files: the user's standing instructions (AGENTS.md, else CLAUDE.md) in the system prompt.
+
+Two places are read: the user's global file in the config home (~/.config/agentls/AGENTS.md)
+and the project's at the workspace root. The text is cached; a watchfiles watcher on both
+directories marks it stale when a rules file changes, and each read also compares the files'
+stat (mtime, size, inode) so an edit is seen by the very next step even before the watcher
+reports it. The text changes only when a file's content really changed, so the system prompt's
+bytes (and the prompt cache) stay the same from step to step otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+RULES_FILENAMES = ("AGENTS.md", "CLAUDE.md")
+# A rules file larger than this is cut (with a note): it is sent with every request.
+MAX_RULES_CHARS = 100_000
+
+_StatKey = tuple[int, int, int] | None
+
+
+def _stat_key(path: Path) -> _StatKey:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+class RulesFiles:
+    """The rules text for one workspace, kept current by a watcher started on first use."""
+
+    def __init__(self, root: Path, global_dir: Path | None) -> None:
+        self.root = root
+        self.global_dir = global_dir
+        self._keys: dict[Path, _StatKey] = {}
+        self._texts: dict[Path, str] = {}
+        self._text: str | None = None
+        self._stale = True
+        self._task: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self.reloads = 0  # how many times the files were read again (for tests and logs)
+        self.changes = 0  # how many times the watcher reported a change
+
+    # ---- what the model sees --------------------------------------------------------------
+
+    def directories(self) -> list[tuple[str, Path]]:
+        out: list[tuple[str, Path]] = []
+        if self.global_dir is not None:
+            out.append(("user", self.global_dir))
+        out.append(("project", self.root))
+        return out
+
+    def files(self) -> list[tuple[str, Path]]:
+        """The rules file in effect in each place: AGENTS.md, else CLAUDE.md."""
+        found: list[tuple[str, Path]] = []
+        for scope, directory in self.directories():
+            for name in RULES_FILENAMES:
+                candidate = directory / name
+                if candidate.is_file():
+                    found.append((scope, candidate))
+                    break
+        return found
+
+    def _candidates(self) -> list[Path]:
+        return [directory / name for _, directory in self.directories() for name in RULES_FILENAMES]
+
+    def text(self) -> str | None:
+        """The rules as one system prompt block (None when there are none). Cheap when nothing
+        changed: a few stat calls."""
+        keys = {path: _stat_key(path) for path in self._candidates()}
+        if not self._stale and keys == self._keys:
+            return self._text
+        self._stale = False
+        self._keys = keys
+        self.reloads += 1
+        sections: list[str] = []
+        for scope, path in self.files():
+            try:
+                with path.open(encoding="utf-8", errors="replace") as handle:
+                    content = handle.read(MAX_RULES_CHARS + 1)
+            except OSError as exc:
+                log.warning("cannot read rules file %s: %s", path, exc)
+                continue
+            if len(content) > MAX_RULES_CHARS:
+                content = content[:MAX_RULES_CHARS] + "\n[... cut: the file is too long]"
+            content = content.strip()
+            if not content:
+                continue
+            where = path.name if scope == "project" else str(path)
+            label = "the project's" if scope == "project" else "the user's global"
+            sections.append(
+                f'<rules source="{where}">\n({label} instructions)\n{content}\n</rules>'
+            )
+        self._text = (
+            "Instructions from the user's rules files. Follow them; when they conflict, the "
+            "project's file wins over the global one, and the user's messages win over both.\n\n"
+            + "\n\n".join(sections)
+            if sections
+            else None
+        )
+        return self._text
+
+    def system(self, base: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The system prompt blocks for a step: base, then the rules as their own block."""
+        self.start()
+        rules = self.text()
+        if rules is None:
+            return base
+        return [*base, {"type": "text", "text": rules}]
+
+    # ---- the watcher ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start watching (once, and only inside a running event loop)."""
+        if self._task is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._stop = asyncio.Event()
+        self._task = loop.create_task(self._watch(self._stop), name="agentls-rules-watcher")
+
+    async def _watch(self, stop: asyncio.Event) -> None:
+        try:
+            from watchfiles import awatch
+        except ImportError:  # pragma: no cover - a declared dependency
+            return
+        directories = [d for _, d in self.directories() if d.is_dir()]
+        if not directories:
+            return
+        wanted = {os.path.normcase(str(p)) for p in self._candidates()}
+
+        def only_rules(_change: Any, path: str) -> bool:
+            return os.path.normcase(path) in wanted
+
+        try:
+            async for _changes in awatch(
+                *directories,
+                watch_filter=only_rules,
+                recursive=False,
+                stop_event=stop,
+                debounce=200,
+                step=20,
+            ):
+                self._stale = True
+                self.changes += 1
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # the stat comparison still notices edits
+            log.warning("cannot watch rules files; edits are seen on the next step", exc_info=True)
+
+    async def aclose(self) -> None:
+        task, self._task = self._task, None
+        if task is None:
+            return
+        if self._stop is not None:
+            self._stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), 2)
+        except (TimeoutError, asyncio.CancelledError):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task

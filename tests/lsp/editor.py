@@ -1,0 +1,357 @@
+"""A small editor for tests: a real LSP client (pytest-lsp) that keeps buffers like an editor does.
+
+It opens documents, types into them (didChange), applies the server's workspace edits to its
+buffers (or, for files it has not opened, to disk as VS Code's background models end up), saves
+when it declared `savesEdits`, pushes diagnostics when it declared `diagnosticsPush`, and records
+every agent/event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+from pygls.protocol import default_converter as pygls_default_converter
+from pygls.uris import from_fs_path, to_fs_path
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+from agentls.lsp.textedit import apply_text_edits
+
+
+def _converter() -> Any:
+    converter = pygls_default_converter()
+
+    def keep(obj: dict[str, Any], cls: type) -> Any:
+        return cls(**obj)
+
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
+        converter.register_structure_hook(cls, keep)
+
+    # lsprotocol takes any object with a "command" key for a Command, but a CodeAction may carry a
+    # command object too; tell them apart the way the spec does (Command.command is a string).
+    def code_action_or_command(obj: Any, _: type) -> Any:
+        if isinstance(obj.get("command"), str):
+            return converter.structure(obj, types.Command)
+        return converter.structure(obj, types.CodeAction)
+
+    converter.register_structure_hook(
+        types.Command | types.CodeAction, code_action_or_command
+    )
+    return converter
+
+
+def make_client() -> LanguageClient:
+    client = LanguageClient(converter_factory=_converter)
+    register_lsp_features(client)  # pytest-lsp's recorders: progress, diagnostics, messages
+    return client
+
+
+def server_config(env: dict[str, str]) -> ClientServerConfig:
+    return ClientServerConfig(
+        server_command=[sys.executable, "-m", "agentls.cli.main", "serve"],
+        client_factory=make_client,
+        server_env=env,
+    )
+
+
+@dataclass
+class Profile:
+    """What the client declares and how it behaves."""
+
+    document_changes: bool = True
+    resource_operations: tuple[str, ...] = ("create", "rename", "delete")
+    apply_edit: bool = True
+    approvals: bool = True
+    diagnostics_push: bool = True
+    saves_edits: bool = True
+    work_done_progress: bool = True
+
+    def capabilities(self) -> types.ClientCapabilities:
+        experimental: dict[str, Any] = {
+            "agent": {
+                "approvals": self.approvals,
+                "diagnosticsPush": self.diagnostics_push,
+                "savesEdits": self.saves_edits,
+            }
+        }
+        return types.ClientCapabilities(
+            workspace=types.WorkspaceClientCapabilities(
+                apply_edit=self.apply_edit,
+                workspace_edit=types.WorkspaceEditClientCapabilities(
+                    document_changes=self.document_changes,
+                    resource_operations=[
+                        types.ResourceOperationKind(op) for op in self.resource_operations
+                    ],
+                ),
+                configuration=True,
+            ),
+            window=types.WindowClientCapabilities(work_done_progress=self.work_done_progress),
+            experimental=experimental,
+        )
+
+
+@dataclass
+class Buffer:
+    path: Path
+    text: str
+    version: int
+    dirty: bool = False
+
+
+@dataclass
+class Editor:
+    client: LanguageClient
+    root: Path
+    profile: Profile
+    events: list[dict[str, Any]] = field(default_factory=list)
+    buffers: dict[str, Buffer] = field(default_factory=dict)
+    applied_edits: list[dict[str, Any]] = field(default_factory=list)
+    # How to answer the next workspace/applyEdit: None = apply; a string = refuse with that reason.
+    refuse_edits_with: str | None = None
+    never_answer_edits: bool = False
+    # Diagnostics to push after an edit is applied to a file: path name -> diagnostics.
+    diagnostics_after_edit: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    message_requests: list[types.ShowMessageRequestParams] = field(default_factory=list)
+    answer_message_with: str | None = "Allow once"
+    # Answer every permission-request with agent/approve "once" (off for tests of the ask itself).
+    auto_approve: bool = True
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(10_000))
+    _event_signal: asyncio.Event = field(default_factory=asyncio.Event)
+
+    # ---- set-up -------------------------------------------------------------------------
+
+    def install_handlers(self) -> None:
+        client = self.client
+
+        @client.feature("agent/event")
+        def on_event(params: Any) -> None:
+            event = dict(params)
+            self.events.append(event)
+            self._event_signal.set()
+            if (
+                self.auto_approve
+                and self.profile.approvals
+                and event["type"] == "permission-request"
+            ):
+                approve = {
+                    "sessionId": event["sessionId"],
+                    "requestId": event["requestId"],
+                    "decision": "once",
+                }
+                asyncio.ensure_future(
+                    self.client.protocol.send_request_async("agent/approve", approve)
+                )
+
+        if self.profile.apply_edit:
+
+            @client.feature(types.WORKSPACE_APPLY_EDIT)
+            async def on_apply_edit(
+                params: types.ApplyWorkspaceEditParams,
+            ) -> types.ApplyWorkspaceEditResult:
+                self.applied_edits.append(client.protocol._converter.unstructure(params.edit))
+                if self.never_answer_edits:
+                    await asyncio.sleep(3600)
+                if self.refuse_edits_with is not None:
+                    return types.ApplyWorkspaceEditResult(
+                        applied=False, failure_reason=self.refuse_edits_with
+                    )
+                await self.apply(params.edit)
+                return types.ApplyWorkspaceEditResult(applied=True)
+
+        @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+        async def on_message_request(
+            params: types.ShowMessageRequestParams,
+        ) -> types.MessageActionItem | None:
+            self.message_requests.append(params)
+            if self.answer_message_with is None:
+                await asyncio.sleep(3600)
+                return None
+            return types.MessageActionItem(title=self.answer_message_with)
+
+    async def initialize(
+        self, agent_options: dict[str, Any] | None = None
+    ) -> types.InitializeResult:
+        self.install_handlers()
+        return await self.client.initialize_session(
+            types.InitializeParams(
+                capabilities=self.profile.capabilities(),
+                root_uri=from_fs_path(str(self.root)),
+                initialization_options={"agent": agent_options or {}},
+            )
+        )
+
+    # ---- requests -----------------------------------------------------------------------
+
+    async def request(self, method: str, params: Any, timeout: float = 20.0) -> Any:
+        return await asyncio.wait_for(
+            self.client.protocol.send_request_async(method, params), timeout
+        )
+
+    def start_request(self, method: str, params: Any) -> tuple[int, asyncio.Future[Any]]:
+        msg_id = next(self._ids)
+        return msg_id, asyncio.wrap_future(
+            self.client.protocol.send_request(method, params, msg_id=msg_id)
+        )
+
+    def cancel_request(self, msg_id: int) -> None:
+        self.client.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
+
+    async def new_session(self, title: str | None = None) -> str:
+        result = await self.request("agent/newSession", {"title": title} if title else {})
+        return str(result["sessionId"])
+
+    async def prompt(
+        self, session_id: str, text: str, timeout: float = 30.0, **extra: Any
+    ) -> dict[str, Any]:
+        result = await self.request(
+            "agent/prompt", {"sessionId": session_id, "text": text, **extra}, timeout
+        )
+        return dict(result)
+
+    def session_events(self, session_id: str, kind: str | None = None) -> list[dict[str, Any]]:
+        return [
+            e
+            for e in self.events
+            if e["sessionId"] == session_id and (kind is None or e["type"] == kind)
+        ]
+
+    async def wait_event(
+        self, session_id: str, kind: str, count: int = 1, timeout: float = 15.0
+    ) -> dict[str, Any]:
+        async def poll() -> dict[str, Any]:
+            while True:
+                found = self.session_events(session_id, kind)
+                if len(found) >= count:
+                    return found[count - 1]
+                self._event_signal.clear()
+                await self._event_signal.wait()
+
+        return await asyncio.wait_for(poll(), timeout)
+
+    # ---- buffers ------------------------------------------------------------------------
+
+    def uri(self, name: str) -> str:
+        return str(from_fs_path(str(self.root / name)))
+
+    def open(self, name: str, text: str | None = None) -> Buffer:
+        path = self.root / name
+        content = path.read_text() if text is None else text
+        buffer = Buffer(path, content, 1, dirty=not path.exists() or path.read_text() != content)
+        uri = self.uri(name)
+        self.buffers[uri] = buffer
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="python", version=1, text=content
+                )
+            )
+        )
+        return buffer
+
+    def type_text(self, name: str, new_text: str) -> None:
+        """The user edits the buffer without saving."""
+        uri = self.uri(name)
+        buffer = self.buffers[uri]
+        buffer.version += 1
+        buffer.text = new_text
+        buffer.dirty = True
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri, version=buffer.version
+                ),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=new_text)],
+            )
+        )
+
+    def save(self, uri: str) -> None:
+        buffer = self.buffers[uri]
+        buffer.path.write_text(buffer.text)
+        buffer.dirty = False
+        self.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+
+    async def apply(self, edit: types.WorkspaceEdit) -> None:
+        changed: list[str] = []
+        for change in edit.document_changes or []:
+            if isinstance(change, types.CreateFile):
+                path = Path(to_fs_path(change.uri) or "")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if not path.exists():
+                    path.write_text("")
+            elif isinstance(change, types.DeleteFile):
+                path = Path(to_fs_path(change.uri) or "")
+                self.buffers.pop(change.uri, None)
+                path.unlink(missing_ok=True)
+            elif isinstance(change, types.TextDocumentEdit):
+                self._edit(change.text_document.uri, list(change.edits))  # type: ignore[arg-type]
+                changed.append(change.text_document.uri)
+        for uri, edits in (edit.changes or {}).items():
+            self._edit(uri, list(edits))
+            changed.append(uri)
+        for uri in changed:
+            path = Path(to_fs_path(uri) or "")
+            if path.name in self.diagnostics_after_edit:
+                buffer = self.buffers.get(uri)
+                self.push_diagnostics(
+                    uri, self.diagnostics_after_edit[path.name], buffer.version if buffer else None
+                )
+
+    def _edit(self, uri: str, edits: list[types.TextEdit]) -> None:
+        buffer = self.buffers.get(uri)
+        if buffer is None:
+            # Like VS Code: the file is opened in a background buffer, edited, left unsaved.
+            path = Path(to_fs_path(uri) or "")
+            text = path.read_text() if path.exists() else ""
+            buffer = Buffer(path, text, 1)
+            self.buffers[uri] = buffer
+            self.client.text_document_did_open(
+                types.DidOpenTextDocumentParams(
+                    text_document=types.TextDocumentItem(
+                        uri=uri, language_id="python", version=1, text=text
+                    )
+                )
+            )
+        was_dirty = buffer.dirty
+        buffer.text = apply_text_edits(buffer.text, edits)
+        buffer.dirty = True
+        buffer.version += 1
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri, version=buffer.version
+                ),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=buffer.text)],
+            )
+        )
+        if self.profile.saves_edits and not was_dirty:
+            self.save(uri)
+
+    def push_diagnostics(
+        self, uri: str, diagnostics: list[dict[str, Any]], version: int | None
+    ) -> None:
+        params: dict[str, Any] = {"uri": uri, "diagnostics": diagnostics}
+        if version is not None:
+            params["version"] = version
+        self.client.protocol.notify("agent/diagnostics", params)
+
+
+def diag(line: int, message: str, severity: int = 1, source: str = "pyright") -> dict[str, Any]:
+    return {
+        "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 5}},
+        "severity": severity,
+        "source": source,
+        "message": message,
+    }
+
+
+Matcher = Callable[[dict[str, Any]], bool]
