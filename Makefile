@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: venv demo test lint typecheck pytest clean
+.PHONY: venv demo test lint typecheck pytest clean schemas schemas-check
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,9 +26,16 @@ typecheck: venv
 	$(BIN)/mypy
 
 pytest: venv
+	@bash scripts/ensure-system-deps.sh
 	$(BIN)/python -m pytest -q -ra
 
-test: lint typecheck pytest
+schemas: venv
+	$(BIN)/python -m agentls.protocol.schema
+
+schemas-check: venv
+	$(BIN)/python -m agentls.protocol.schema --check
+
+test: lint typecheck schemas-check pytest
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

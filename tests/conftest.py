@@ -80,6 +80,8 @@ class HarnessFactory:
                 base_url=url,
                 max_attempts=s.api_max_attempts,
                 base_delay_s=s.api_retry_base_delay_s,
+                max_delay_s=s.api_max_retry_delay_s,
+                prompt_caching=s.prompt_caching,
             )
 
         agent = Agent(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -58,6 +59,8 @@ async def start_editor(
 
 
 async def stop_editor(editor: Editor) -> None:
+    editor.released.set()
+    await asyncio.sleep(0.05)
     try:
         await editor.client.shutdown_session()
     finally:

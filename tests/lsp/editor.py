@@ -125,6 +125,8 @@ class Editor:
     auto_approve: bool = True
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(10_000))
     _event_signal: asyncio.Event = field(default_factory=asyncio.Event)
+    # Set when the test ends: handlers told never to answer give up then.
+    released: asyncio.Event = field(default_factory=asyncio.Event)
 
     # ---- set-up -------------------------------------------------------------------------
 
@@ -158,7 +160,7 @@ class Editor:
             ) -> types.ApplyWorkspaceEditResult:
                 self.applied_edits.append(client.protocol._converter.unstructure(params.edit))
                 if self.never_answer_edits:
-                    await asyncio.sleep(3600)
+                    await self.released.wait()
                 if self.refuse_edits_with is not None:
                     return types.ApplyWorkspaceEditResult(
                         applied=False, failure_reason=self.refuse_edits_with
@@ -172,7 +174,7 @@ class Editor:
         ) -> types.MessageActionItem | None:
             self.message_requests.append(params)
             if self.answer_message_with is None:
-                await asyncio.sleep(3600)
+                await self.released.wait()
                 return None
             return types.MessageActionItem(title=self.answer_message_with)
 

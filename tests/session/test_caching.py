@@ -29,7 +29,9 @@ async def test_ten_step_turn_reads_the_previous_prefix_from_cache_at_every_step(
     h = await make_harness()
     for n in range(9):
         (h.root / f"f{n}.txt").write_text(f"file number {n}\n" * 20)
-    api.enqueue(*[reply(text(f"Step {n}."), tool_use("read", {"path": f"f{n}.txt"})) for n in range(9)])
+    api.enqueue(
+        *[reply(text(f"Step {n}."), tool_use("read", {"path": f"f{n}.txt"})) for n in range(9)]
+    )
     api.enqueue(reply(text("Read them all.")))
     session = await h.agent.new_session()
     result = await h.agent.prompt(session.id, "read the files")
@@ -108,13 +110,7 @@ async def test_cache_prefix_problem_names_a_changed_prefix(
 async def test_prompt_caching_can_be_turned_off(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
-    from agentls.model.anthropic_provider import AnthropicProvider
-
     h = await make_harness({"promptCaching": False})
-    # The test harness builds its own providers; give this one the setting, as make_provider does.
-    provider = h.agent.provider("claude-sonnet-5-5")
-    assert isinstance(provider, AnthropicProvider)
-    provider.prompt_caching = h.agent.settings.prompt_caching
     session = await h.agent.new_session()
     await h.agent.prompt(session.id, "hi")
     assert breakpoints(h.accepted_requests()[0]) == 0

@@ -101,9 +101,10 @@ async def _sessions(args: argparse.Namespace) -> int:
         when = datetime.fromtimestamp(r.updated_at / 1000).strftime("%Y-%m-%d %H:%M")
         u = r.usage
         cache = f"{u.cache_read_tokens:,}/{u.cache_write_tokens:,}"
+        cost = f"${u.cost_usd:,.4f}"
         print(
             f"{r.id:<32} {when:<16} {u.input_tokens:>10,} {cache:>21} {u.output_tokens:>9,} "
-            f"${u.cost_usd:>9.4f}  {r.title}  ({r.cwd})"
+            f"{cost:>10}  {r.title}  ({r.cwd})"
         )
     return EXIT_OK
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from lsprotocol import types
 from pydantic import BaseModel, ValidationError
@@ -63,6 +63,7 @@ from agentls.protocol.models import (
     RunOnSelectionParams,
     RunOnSelectionResult,
     SessionInfo,
+    TurnFinishReason,
 )
 from agentls.session.agent import Agent, AskContext, SessionBusyError
 from agentls.store import Store, default_db_path
@@ -443,10 +444,8 @@ def _edit_range(edit: types.WorkspaceEdit) -> types.Range:
 
 
 def _ranges_touch(a: types.Range, b: types.Range) -> bool:
-    def key(p: types.Position) -> tuple[int, int]:
-        return (p.line, p.character)
-
-    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+    """Whether two ranges share a line (a lightbulb is offered per line, not per character)."""
+    return a.start.line <= b.end.line and b.start.line <= a.end.line
 
 
 def build_server() -> AgentServer:
@@ -522,7 +521,8 @@ def build_server() -> AgentServer:
         return PromptResult(
             session_id=result.session_id,
             message_id=result.message_id,
-            finish_reason=result.finish_reason,
+            # A turn never ends on tool_use (that is a step's reason), so this is a turn reason.
+            finish_reason=cast(TurnFinishReason, result.finish_reason),
             text=result.text,
             usage=result.usage,
         ).wire()

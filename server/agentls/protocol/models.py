@@ -39,10 +39,15 @@ class PromptParams(Params):
     context: list[ContextRef] | None = None
 
 
+TurnFinishReason = Literal["end_turn", "max_tokens", "cancelled", "max_steps", "doom_loop", "error"]
+
+
 class PromptResult(Result):
+    """The turn's outcome: its last assistant message, final text and summed usage."""
+
     session_id: str
     message_id: str | None
-    finish_reason: FinishReason
+    finish_reason: TurnFinishReason
     text: str
     usage: Usage
 

@@ -48,6 +48,7 @@ class RulesFiles:
         self._stop: asyncio.Event | None = None
         self.reloads = 0  # how many times the files were read again (for tests and logs)
         self.changes = 0  # how many times the watcher reported a change
+        self.watching = asyncio.Event()  # set once the watcher is in place
 
     # ---- what the model sees --------------------------------------------------------------
 
@@ -143,16 +144,21 @@ class RulesFiles:
             return os.path.normcase(path) in wanted
 
         try:
-            async for _changes in awatch(
+            # yield_on_timeout: an empty batch after rust_timeout ms says the watch is in place.
+            async for changes in awatch(
                 *directories,
                 watch_filter=only_rules,
                 recursive=False,
                 stop_event=stop,
                 debounce=200,
                 step=20,
+                rust_timeout=250,
+                yield_on_timeout=True,
             ):
-                self._stale = True
-                self.changes += 1
+                self.watching.set()
+                if changes:
+                    self._stale = True
+                    self.changes += 1
         except asyncio.CancelledError:
             raise
         except Exception:  # the stat comparison still notices edits

@@ -1,0 +1,73 @@
+// Messages between the extension and its webview panel (both directions), as plain JSON.
+import type { AgentEvent, SessionInfo } from '../protocol/generated';
+import type { SessionView } from './transcript';
+
+export type ConnectionStatus = 'starting' | 'running' | 'restarting' | 'stopped';
+
+export interface PanelState {
+  connection: ConnectionStatus;
+  /** Why the server is not running, when it is not. */
+  connectionMessage?: string;
+  sessions: SessionInfo[];
+  activeSessionId?: string;
+  view?: SessionView;
+}
+
+/** Extension -> webview. */
+export type HostMessage =
+  /** Everything, after the webview (re)loads or the active session changes. */
+  | { type: 'state'; state: PanelState }
+  /** One event of the active session, applied with the same reducer as the extension's. */
+  | { type: 'event'; event: AgentEvent }
+  | { type: 'prompt-sent'; sessionId: string; text: string }
+  | { type: 'prompt-failed'; sessionId: string; text: string; message: string }
+  | { type: 'sessions'; sessions: SessionInfo[]; activeSessionId?: string }
+  | { type: 'connection'; status: ConnectionStatus; message?: string }
+  | { type: 'focus-prompt'; text?: string };
+
+export type ApproveDecision = 'once' | 'always' | 'reject';
+
+/** Webview -> extension. */
+export type PanelMessage =
+  | { type: 'ready' }
+  | { type: 'prompt'; text: string }
+  | { type: 'cancel' }
+  | { type: 'new-session' }
+  | { type: 'select-session'; sessionId: string }
+  | {
+      type: 'approve';
+      sessionId: string;
+      requestId: string;
+      decision: ApproveDecision;
+      feedback?: string;
+    }
+  | { type: 'open-diff'; requestId: string }
+  | { type: 'open-file'; path: string };
+
+export function isPanelMessage(value: unknown): value is PanelMessage {
+  if (typeof value !== 'object' || value === null) return false;
+  const m = value as Record<string, unknown>;
+  switch (m.type) {
+    case 'ready':
+    case 'cancel':
+    case 'new-session':
+      return true;
+    case 'prompt':
+      return typeof m.text === 'string';
+    case 'select-session':
+      return typeof m.sessionId === 'string';
+    case 'approve':
+      return (
+        typeof m.sessionId === 'string' &&
+        typeof m.requestId === 'string' &&
+        (m.decision === 'once' || m.decision === 'always' || m.decision === 'reject') &&
+        (m.feedback === undefined || typeof m.feedback === 'string')
+      );
+    case 'open-diff':
+      return typeof m.requestId === 'string';
+    case 'open-file':
+      return typeof m.path === 'string';
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,435 @@
+// A session as the panel shows it, built from agent/getMessages and kept current by agent/event.
+// The extension and the webview run this same reducer: the extension owns the truth (it survives the
+// panel being hidden), the webview gets a snapshot and then applies the same events as they stream.
+// No vscode or DOM import here.
+import type {
+  AgentEvent,
+  MessageInfo,
+  SessionInfo,
+  Usage,
+} from '../protocol/generated';
+
+export type ToolStatus = 'pending' | 'running' | 'completed' | 'error' | 'cancelled' | 'interrupted';
+export type Decision = 'once' | 'always' | 'reject' | 'timeout' | 'cancelled';
+
+export interface Permission {
+  requestId: string;
+  /** 'pending' until permission-resolved names the decision. */
+  state: 'pending' | Decision;
+  title: string;
+  /** A unified diff of a proposed file change. */
+  diff?: string;
+  /** The request carries a WorkspaceEdit (the extension can show it in a diff editor). */
+  hasEdit: boolean;
+}
+
+interface ItemBase {
+  /** Stable within a view, so the webview can update the element of a changed item. */
+  id: string;
+  /** Bumped on every change of the item. */
+  rev: number;
+  /** The message was undone by agent/revert. */
+  reverted?: boolean;
+}
+
+export interface UserItem extends ItemBase {
+  kind: 'user';
+  text: string;
+  context: string[];
+}
+export interface TextItem extends ItemBase {
+  kind: 'text';
+  text: string;
+  messageId?: string;
+}
+export interface ThinkingItem extends ItemBase {
+  kind: 'thinking';
+  text: string;
+  messageId?: string;
+}
+export interface ToolItem extends ItemBase {
+  kind: 'tool';
+  callId: string;
+  tool: string;
+  title: string;
+  input: Record<string, unknown>;
+  status: ToolStatus;
+  output?: string;
+  isError?: boolean;
+  progress?: string;
+  permission?: Permission;
+}
+export interface NoticeItem extends ItemBase {
+  kind: 'notice';
+  level: 'info' | 'warning' | 'error';
+  text: string;
+  /** Notices with a key replace the previous one with that key (retries). */
+  key?: string;
+}
+export type Item = UserItem | TextItem | ThinkingItem | ToolItem | NoticeItem;
+
+export interface SessionUsage {
+  turn: Usage;
+  session: Usage;
+}
+
+export interface SessionView {
+  sessionId: string;
+  title: string;
+  items: Item[];
+  busy: boolean;
+  /** Prompts sent and not started yet (the session was busy). */
+  queued: string[];
+  usage: SessionUsage;
+  /** Title of the tool call running now. */
+  runningTool?: string;
+  nextId: number;
+}
+
+export function emptyView(sessionId: string, title = ''): SessionView {
+  return {
+    sessionId,
+    title,
+    items: [],
+    busy: false,
+    queued: [],
+    usage: { turn: {}, session: {} },
+    nextId: 1,
+  };
+}
+
+function newId(view: SessionView): string {
+  return `i${view.nextId++}`;
+}
+
+function push<T extends Item>(view: SessionView, item: Omit<T, 'id' | 'rev'>): T {
+  const full = { ...item, id: newId(view), rev: 1 } as T;
+  view.items.push(full);
+  return full;
+}
+
+function touch(item: Item): void {
+  item.rev += 1;
+}
+
+function findTool(view: SessionView, callId: string): ToolItem | undefined {
+  for (let i = view.items.length - 1; i >= 0; i--) {
+    const item = view.items[i];
+    if (item.kind === 'tool' && item.callId === callId) return item;
+  }
+  return undefined;
+}
+
+function ensureTool(view: SessionView, callId: string, tool: string, title: string): ToolItem {
+  return (
+    findTool(view, callId) ??
+    push<ToolItem>(view, { kind: 'tool', callId, tool, title, input: {}, status: 'running' })
+  );
+}
+
+/** Requests waiting for an answer in this view, oldest first. */
+export function pendingPermissions(view: SessionView): ToolItem[] {
+  return view.items.filter(
+    (i): i is ToolItem => i.kind === 'tool' && i.permission?.state === 'pending',
+  );
+}
+
+const NORMAL_ENDS = new Set(['end_turn', 'tool_use']);
+const END_NOTICES: Record<string, string> = {
+  cancelled: 'Stopped.',
+  max_tokens: 'The answer hit the output token limit.',
+  max_steps: 'The turn hit the step limit.',
+  doom_loop: 'Stopped: the same tool call repeated three times in a row.',
+  error: 'The turn ended with an error.',
+};
+
+/** Apply one agent/event to a view, in place. */
+export function applyEvent(view: SessionView, event: AgentEvent): void {
+  switch (event.type) {
+    case 'turn-start': {
+      view.busy = true;
+      const at = view.queued.indexOf(event.prompt);
+      if (at >= 0) view.queued.splice(at, 1);
+      push<UserItem>(view, { kind: 'user', text: event.prompt, context: [] });
+      view.usage.turn = {};
+      if (!view.title) view.title = event.prompt.split('\n')[0].slice(0, 80);
+      return;
+    }
+    case 'text-delta':
+    case 'thinking-delta': {
+      view.busy = true;
+      const kind = event.type === 'text-delta' ? 'text' : 'thinking';
+      const last = view.items[view.items.length - 1];
+      const messageId = event.messageId ?? undefined;
+      if (last && last.kind === kind && last.messageId === messageId) {
+        last.text += event.delta;
+        touch(last);
+      } else {
+        push<TextItem | ThinkingItem>(view, { kind, text: event.delta, messageId });
+      }
+      return;
+    }
+    case 'tool-call': {
+      view.busy = true;
+      const item = ensureTool(view, event.callId, event.tool, event.title);
+      item.tool = event.tool;
+      item.title = event.title;
+      item.input = event.input;
+      if (item.status === 'pending') item.status = 'running';
+      touch(item);
+      view.runningTool = event.title;
+      return;
+    }
+    case 'tool-result': {
+      const item = ensureTool(view, event.callId, event.tool, event.tool);
+      item.output = event.output;
+      item.isError = event.isError;
+      item.status = toolStatus(event.status, event.isError);
+      item.progress = undefined;
+      if (item.permission?.state === 'pending') item.permission.state = 'cancelled';
+      touch(item);
+      if (view.runningTool === item.title) view.runningTool = undefined;
+      return;
+    }
+    case 'progress': {
+      const item = findTool(view, event.callId);
+      if (item) {
+        item.progress = event.message;
+        touch(item);
+      }
+      return;
+    }
+    case 'permission-request': {
+      const item = ensureTool(view, event.callId, event.tool, event.title);
+      if (!Object.keys(item.input).length) item.input = event.input;
+      item.permission = {
+        requestId: event.requestId,
+        state: 'pending',
+        title: event.title,
+        diff: event.diff ?? undefined,
+        hasEdit: !!event.edit,
+      };
+      touch(item);
+      return;
+    }
+    case 'permission-resolved': {
+      for (const item of view.items) {
+        if (item.kind === 'tool' && item.permission?.requestId === event.requestId) {
+          item.permission.state = event.decision;
+          touch(item);
+        }
+      }
+      return;
+    }
+    case 'usage':
+      view.usage = { turn: event.turn, session: event.session };
+      return;
+    case 'retry':
+      notice(
+        view,
+        'warning',
+        `Retrying (attempt ${event.attempt}) in ${(event.delayMs / 1000).toFixed(1)} s: ${event.reason}`,
+        'retry',
+      );
+      return;
+    case 'error':
+      notice(view, 'error', event.message);
+      return;
+    case 'compaction':
+      if (event.status === 'started') {
+        notice(view, 'info', 'Summarizing the older part of the conversation…', 'compaction');
+      } else if (event.status === 'done') {
+        notice(
+          view,
+          'info',
+          `Summarized ${event.summarizedMessages ?? 'older'} messages to stay within the context window.`,
+          'compaction',
+        );
+      } else {
+        notice(view, 'warning', `Could not summarize the conversation: ${event.error ?? 'unknown error'}`, 'compaction');
+      }
+      return;
+    case 'turn-end': {
+      view.busy = false;
+      view.runningTool = undefined;
+      for (const item of view.items) {
+        if (item.kind === 'tool' && item.permission?.state === 'pending') {
+          item.permission.state = 'cancelled';
+          touch(item);
+        }
+      }
+      if (!NORMAL_ENDS.has(event.finishReason)) {
+        notice(view, event.finishReason === 'cancelled' ? 'info' : 'warning', END_NOTICES[event.finishReason] ?? `Turn ended: ${event.finishReason}`);
+      }
+      // A retry notice is history once the turn is over.
+      view.items = view.items.filter((i) => !(i.kind === 'notice' && i.key === 'retry'));
+      return;
+    }
+    default: {
+      const unknown: never = event;
+      void unknown;
+    }
+  }
+}
+
+function toolStatus(status: string | null | undefined, isError: boolean): ToolStatus {
+  const known: ToolStatus[] = ['pending', 'running', 'completed', 'error', 'cancelled', 'interrupted'];
+  if (status && (known as string[]).includes(status)) return status as ToolStatus;
+  return isError ? 'error' : 'completed';
+}
+
+export function notice(view: SessionView, level: NoticeItem['level'], text: string, key?: string): void {
+  if (key) {
+    const existing = view.items.find(
+      (i): i is NoticeItem => i.kind === 'notice' && i.key === key,
+    );
+    if (existing) {
+      existing.text = text;
+      existing.level = level;
+      touch(existing);
+      // Keep it where the turn is now.
+      view.items.splice(view.items.indexOf(existing), 1);
+      view.items.push(existing);
+      return;
+    }
+  }
+  push<NoticeItem>(view, { kind: 'notice', level, text, key });
+}
+
+/** A prompt was sent by this client: shown as queued until its turn starts. */
+export function promptSent(view: SessionView, text: string): void {
+  view.queued.push(text);
+}
+
+/** A prompt was refused (or the request failed) before its turn started. */
+export function promptFailed(view: SessionView, text: string, message: string): void {
+  const at = view.queued.indexOf(text);
+  if (at >= 0) view.queued.splice(at, 1);
+  notice(view, 'error', message);
+}
+
+/** The server went away: whatever was running is over. */
+export function connectionLost(view: SessionView, message: string): void {
+  if (view.busy || view.queued.length) notice(view, 'error', message);
+  view.busy = false;
+  view.queued = [];
+  view.runningTool = undefined;
+  for (const item of view.items) {
+    if (item.kind !== 'tool') continue;
+    let changed = false;
+    if (item.status === 'running' || item.status === 'pending') {
+      item.status = 'interrupted';
+      changed = true;
+    }
+    if (item.permission?.state === 'pending') {
+      item.permission.state = 'cancelled';
+      changed = true;
+    }
+    if (changed) touch(item);
+  }
+}
+
+function basename(uri: string): string {
+  const clean = uri.split(/[?#]/)[0];
+  try {
+    return decodeURIComponent(clean.slice(clean.lastIndexOf('/') + 1));
+  } catch {
+    return clean.slice(clean.lastIndexOf('/') + 1);
+  }
+}
+
+/** A view from the stored history (agent/getMessages), e.g. after VS Code reloads. */
+export function viewFromMessages(
+  sessionId: string,
+  messages: MessageInfo[],
+  info?: SessionInfo,
+): SessionView {
+  const view = emptyView(sessionId, info?.title ?? '');
+  for (const message of messages) {
+    const reverted = message.reverted ? true : undefined;
+    if (message.role === 'user') {
+      const texts: string[] = [];
+      const context: string[] = [];
+      for (const part of message.parts) {
+        if (part.type === 'text') texts.push(part.text);
+        else if (part.type === 'context') {
+          const where = part.range ? `:${part.range.start.line + 1}-${part.range.end.line + 1}` : '';
+          context.push(basename(part.uri) + where);
+        } else if (part.type === 'summary') {
+          push<NoticeItem>(view, {
+            kind: 'notice',
+            level: 'info',
+            text: `Summary of ${part.summarizedMessages ?? 'the'} earlier messages:\n\n${part.text}`,
+            reverted,
+          });
+        }
+        // Tool results live on the assistant's tool parts.
+      }
+      if (texts.length || context.length) {
+        push<UserItem>(view, { kind: 'user', text: texts.join('\n\n'), context, reverted });
+      }
+      continue;
+    }
+    for (const part of message.parts) {
+      if (part.type === 'text') {
+        push<TextItem>(view, { kind: 'text', text: part.text, messageId: message.id, reverted });
+      } else if (part.type === 'thinking') {
+        if (part.text) push<ThinkingItem>(view, { kind: 'thinking', text: part.text, messageId: message.id, reverted });
+      } else if (part.type === 'tool') {
+        const status = (part.status ?? 'pending') as ToolStatus;
+        push<ToolItem>(view, {
+          kind: 'tool',
+          callId: part.callId,
+          tool: part.tool,
+          title: part.title ?? part.tool,
+          input: part.input,
+          status,
+          output: part.output ?? undefined,
+          isError: status === 'error' || status === 'cancelled' || status === 'interrupted',
+          reverted,
+        });
+      }
+    }
+    if (message.finishReason && !NORMAL_ENDS.has(message.finishReason)) {
+      push<NoticeItem>(view, {
+        kind: 'notice',
+        level: message.finishReason === 'cancelled' ? 'info' : 'warning',
+        text: END_NOTICES[message.finishReason] ?? `Turn ended: ${message.finishReason}`,
+        reverted,
+      });
+    }
+  }
+  if (info) {
+    view.busy = info.busy;
+    view.usage.session = info.usage;
+    if (!view.title) view.title = info.title;
+  }
+  if (!view.title) {
+    const first = view.items.find((i): i is UserItem => i.kind === 'user');
+    if (first) view.title = first.text.split('\n')[0].slice(0, 80);
+  }
+  return view;
+}
+
+/** Tokens of a usage, for display. */
+export function totalTokens(usage: Usage): number {
+  return (
+    (usage.inputTokens ?? 0) +
+    (usage.outputTokens ?? 0) +
+    (usage.cacheReadTokens ?? 0) +
+    (usage.cacheWriteTokens ?? 0)
+  );
+}
+
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+export function formatCost(usd: number | undefined): string {
+  const value = usd ?? 0;
+  if (value === 0) return '$0.00';
+  if (value < 0.01) return `$${value.toFixed(4)}`;
+  return `$${value.toFixed(2)}`;
+}

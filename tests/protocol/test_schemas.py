@@ -1,0 +1,32 @@
+"""schemas/ and docs/protocol.md are generated from the models; a stale copy fails here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agentls.protocol.schema import build, main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_generated_files_match_the_models() -> None:
+    assert main(["--root", str(ROOT), "--check"]) == 0, "run `make schemas` and commit the result"
+
+
+def test_every_method_and_the_event_union_have_a_schema() -> None:
+    files = build()
+    names = {Path(p).name for p in files}
+    for method in ("newSession", "prompt", "cancel", "approve", "listSessions", "getMessages", "revert"):
+        assert f"agent.{method}.json" in names
+    assert {"agent.event.json", "agent.diagnostics.json", "agent.runOnSelection.json"} <= names
+    event = json.loads(files["schemas/notifications/agent.event.json"])
+    kinds = {d["properties"]["type"]["const"] for d in event["$defs"].values() if "type" in d.get("properties", {})}
+    assert {"turn-start", "text-delta", "tool-call", "tool-result", "permission-request", "permission-resolved", "retry", "usage", "turn-end", "error"} <= kinds
+
+
+def test_a_stale_file_is_detected(tmp_path: Path) -> None:
+    assert main(["--root", str(tmp_path)]) == 0
+    target = tmp_path / "schemas" / "requests" / "agent.prompt.json"
+    target.write_text(target.read_text().replace("sessionId", "session_id"))
+    assert main(["--root", str(tmp_path), "--check"]) == 1
