@@ -42,9 +42,7 @@ def _converter() -> Any:
             return converter.structure(obj, types.Command)
         return converter.structure(obj, types.CodeAction)
 
-    converter.register_structure_hook(
-        types.Command | types.CodeAction, code_action_or_command
-    )
+    converter.register_structure_hook(types.Command | types.CodeAction, code_action_or_command)
     return converter
 
 

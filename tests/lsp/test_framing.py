@@ -12,7 +12,9 @@ from tests.lsp.conftest import server_env
 from tests.support.messages_api import MessagesAPIServer
 
 
-def test_broken_frames_are_logged_and_the_server_keeps_serving(tmp_path: Path, module_api: MessagesAPIServer) -> None:
+def test_broken_frames_are_logged_and_the_server_keeps_serving(
+    tmp_path: Path, module_api: MessagesAPIServer
+) -> None:
     env = server_env(module_api, tmp_path)
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentls.cli.main", "serve"],
@@ -26,7 +28,12 @@ def test_broken_frames_are_logged_and_the_server_keeps_serving(tmp_path: Path, m
     def frame(body: bytes) -> bytes:
         return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
-    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": os.getpid(), "rootUri": None, "capabilities": {}}}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"processId": os.getpid(), "rootUri": None, "capabilities": {}},
+    }
     try:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(frame(b"{this is not json"))
@@ -45,7 +52,10 @@ def test_broken_frames_are_logged_and_the_server_keeps_serving(tmp_path: Path, m
             others.append(answer)
         # The broken frame was reported to the client, and initialize still answered.
         assert any(o.get("method") == "window/showMessage" for o in others), others
-        assert answer["id"] == 1 and answer["result"]["capabilities"]["experimental"]["agent"]["protocolVersion"] == 1
+        assert (
+            answer["id"] == 1
+            and answer["result"]["capabilities"]["experimental"]["agent"]["protocolVersion"] == 1
+        )
     finally:
         proc.kill()
         _, stderr = proc.communicate(timeout=10)

@@ -21,20 +21,32 @@ PLAIN = dict(approvals=False, diagnostics_push=False, saves_edits=False, work_do
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def changes_only(module_root: Path, module_api: MessagesAPIServer) -> AsyncIterator[Editor]:
-    editor = await start_editor(module_root / "changes", module_api, Profile(document_changes=False, resource_operations=(), **PLAIN), {"permissions": {"*": "allow"}})
+    editor = await start_editor(
+        module_root / "changes",
+        module_api,
+        Profile(document_changes=False, resource_operations=(), **PLAIN),
+        {"permissions": {"*": "allow"}},
+    )
     yield editor
     await stop_editor(editor)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def no_apply(module_root: Path, module_api: MessagesAPIServer) -> AsyncIterator[Editor]:
-    editor = await start_editor(module_root / "noapply", module_api, Profile(apply_edit=False, **PLAIN), {"permissions": {"*": "allow"}})
+    editor = await start_editor(
+        module_root / "noapply",
+        module_api,
+        Profile(apply_edit=False, **PLAIN),
+        {"permissions": {"*": "allow"}},
+    )
     yield editor
     await stop_editor(editor)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def asks_by_message(module_root: Path, module_api: MessagesAPIServer) -> AsyncIterator[Editor]:
+async def asks_by_message(
+    module_root: Path, module_api: MessagesAPIServer
+) -> AsyncIterator[Editor]:
     editor = await start_editor(module_root / "ask", module_api, Profile(**PLAIN))
     yield editor
     await stop_editor(editor)
@@ -44,7 +56,9 @@ def last_result(api: MessagesAPIServer) -> dict[str, object]:
     return api.requests[-1].body["messages"][-1]["content"][0]  # type: ignore[no-any-return]
 
 
-async def test_without_document_changes_edits_are_plain_changes(changes_only: Editor, module_api: MessagesAPIServer) -> None:
+async def test_without_document_changes_edits_are_plain_changes(
+    changes_only: Editor, module_api: MessagesAPIServer
+) -> None:
     editor = changes_only
     (editor.root / "c.py").write_text("c = 1\n")
     module_api.enqueue(
@@ -67,12 +81,18 @@ async def test_without_document_changes_edits_are_plain_changes(changes_only: Ed
     assert "Diagnostics (agentls checks): no new errors" in output
 
 
-async def test_own_checks_report_a_syntax_error(changes_only: Editor, module_api: MessagesAPIServer) -> None:
+async def test_own_checks_report_a_syntax_error(
+    changes_only: Editor, module_api: MessagesAPIServer
+) -> None:
     editor = changes_only
     (editor.root / "syn.py").write_text("def ok():\n    return 1\n")
     module_api.enqueue(
         reply(tool_use("read", {"path": "syn.py"})),
-        reply(tool_use("edit", {"path": "syn.py", "old_string": "return 1", "new_string": "return (1"})),
+        reply(
+            tool_use(
+                "edit", {"path": "syn.py", "old_string": "return 1", "new_string": "return (1"}
+            )
+        ),
         reply(text("oops")),
     )
     session = await editor.new_session()
@@ -83,7 +103,9 @@ async def test_own_checks_report_a_syntax_error(changes_only: Editor, module_api
     assert published and "SyntaxError" in published[0].message
 
 
-async def test_without_apply_edit_the_server_writes_and_refuses_dirty_buffers(no_apply: Editor, module_api: MessagesAPIServer) -> None:
+async def test_without_apply_edit_the_server_writes_and_refuses_dirty_buffers(
+    no_apply: Editor, module_api: MessagesAPIServer
+) -> None:
     editor = no_apply
     (editor.root / "w.py").write_text("w = 1\n")
     (editor.root / "dirty.py").write_text("d = 1\n")
@@ -106,7 +128,9 @@ async def test_without_apply_edit_the_server_writes_and_refuses_dirty_buffers(no
     assert not editor.applied_edits
 
 
-async def test_ask_through_show_message_request(asks_by_message: Editor, module_api: MessagesAPIServer) -> None:
+async def test_ask_through_show_message_request(
+    asks_by_message: Editor, module_api: MessagesAPIServer
+) -> None:
     editor = asks_by_message
     (editor.root / "m.py").write_text("m = 1\n")
     module_api.enqueue(
@@ -122,23 +146,35 @@ async def test_ask_through_show_message_request(asks_by_message: Editor, module_
     messages = [m.message for m in editor.message_requests[-2:]]
     assert "Edit m.py" in messages[0] and "+m = 2" in messages[0]
     assert "echo from-bash" in messages[1]
-    assert [a.title for a in editor.message_requests[-1].actions or []] == ["Allow once", "Always", "Reject"]
+    assert [a.title for a in editor.message_requests[-1].actions or []] == [
+        "Allow once",
+        "Always",
+        "Reject",
+    ]
 
 
-async def test_pending_edit_offered_as_code_actions_and_execute_command(asks_by_message: Editor, module_api: MessagesAPIServer) -> None:
+async def test_pending_edit_offered_as_code_actions_and_execute_command(
+    asks_by_message: Editor, module_api: MessagesAPIServer
+) -> None:
     editor = asks_by_message
     (editor.root / "ca.py").write_text("first = 1\nsecond = 2\n")
     editor.open("ca.py")
     module_api.enqueue(
         reply(tool_use("read", {"path": "ca.py"})),
-        reply(tool_use("edit", {"path": "ca.py", "old_string": "second = 2", "new_string": "second = 20"})),
+        reply(
+            tool_use(
+                "edit", {"path": "ca.py", "old_string": "second = 2", "new_string": "second = 20"}
+            )
+        ),
         reply(text("ok")),
     )
     editor.answer_message_with = None  # the message request stays unanswered
     session = await editor.new_session()
     turn = asyncio.ensure_future(editor.prompt(session, "go"))
     request = await editor.wait_event(session, "permission-request")
-    rng = types.Range(start=types.Position(line=1, character=0), end=types.Position(line=1, character=3))
+    rng = types.Range(
+        start=types.Position(line=1, character=0), end=types.Position(line=1, character=3)
+    )
     actions = await editor.client.text_document_code_action_async(
         types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=editor.uri("ca.py")),
@@ -167,7 +203,9 @@ async def test_pending_edit_offered_as_code_actions_and_execute_command(asks_by_
     editor.answer_message_with = "Allow once"
 
 
-async def test_configuration_change_applies_to_the_next_call(asks_by_message: Editor, module_api: MessagesAPIServer) -> None:
+async def test_configuration_change_applies_to_the_next_call(
+    asks_by_message: Editor, module_api: MessagesAPIServer
+) -> None:
     editor = asks_by_message
     editor.client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"agent": {"permissions": {"bash": "deny"}}})

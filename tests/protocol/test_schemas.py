@@ -17,12 +17,35 @@ def test_generated_files_match_the_models() -> None:
 def test_every_method_and_the_event_union_have_a_schema() -> None:
     files = build()
     names = {Path(p).name for p in files}
-    for method in ("newSession", "prompt", "cancel", "approve", "listSessions", "getMessages", "revert"):
+    for method in (
+        "newSession",
+        "prompt",
+        "cancel",
+        "approve",
+        "listSessions",
+        "getMessages",
+        "revert",
+    ):
         assert f"agent.{method}.json" in names
     assert {"agent.event.json", "agent.diagnostics.json", "agent.runOnSelection.json"} <= names
     event = json.loads(files["schemas/notifications/agent.event.json"])
-    kinds = {d["properties"]["type"]["const"] for d in event["$defs"].values() if "type" in d.get("properties", {})}
-    assert {"turn-start", "text-delta", "tool-call", "tool-result", "permission-request", "permission-resolved", "retry", "usage", "turn-end", "error"} <= kinds
+    kinds = {
+        d["properties"]["type"]["const"]
+        for d in event["$defs"].values()
+        if "type" in d.get("properties", {})
+    }
+    assert {
+        "turn-start",
+        "text-delta",
+        "tool-call",
+        "tool-result",
+        "permission-request",
+        "permission-resolved",
+        "retry",
+        "usage",
+        "turn-end",
+        "error",
+    } <= kinds
 
 
 def test_a_stale_file_is_detected(tmp_path: Path) -> None:

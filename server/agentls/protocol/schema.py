@@ -26,7 +26,9 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 REF = "#/$defs/{model}"
 
 
-def _pair_schema(title: str, description: str, params: type[BaseModel], result: type[BaseModel] | None) -> dict[str, Any]:
+def _pair_schema(
+    title: str, description: str, params: type[BaseModel], result: type[BaseModel] | None
+) -> dict[str, Any]:
     models: list[tuple[type[BaseModel], Any]] = [(params, "validation")]
     if result is not None:
         models.append((result, "serialization"))
@@ -48,7 +50,9 @@ def _pair_schema(title: str, description: str, params: type[BaseModel], result: 
 
 
 def _event_schema() -> dict[str, Any]:
-    schema = TypeAdapter(AgentEvent).json_schema(by_alias=True, ref_template=REF, mode="serialization")
+    schema = TypeAdapter(AgentEvent).json_schema(
+        by_alias=True, ref_template=REF, mode="serialization"
+    )
     defs = schema.pop("$defs", {})
     return {
         "$schema": DRAFT,
@@ -157,7 +161,9 @@ def render_markdown(files: dict[str, dict[str, Any]]) -> str:
             lines.append("")
             for name in sorted(defs):
                 body = defs[name]
-                event_type = body.get("properties", {}).get("type", {}).get("const") or body.get("properties", {}).get("type", {}).get("default")
+                event_type = body.get("properties", {}).get("type", {}).get("const") or body.get(
+                    "properties", {}
+                ).get("type", {}).get("default")
                 label = f"`{event_type}` ({name})" if event_type else name
                 lines.append(f"**{label}**")
                 lines.append("")
@@ -182,11 +188,15 @@ def main(argv: list[str] | None = None) -> int:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
     known = set(generated)
-    extra = [
-        p.relative_to(root).as_posix()
-        for p in (root / "schemas").rglob("*.json")
-        if p.relative_to(root).as_posix() not in known
-    ] if (root / "schemas").exists() else []
+    extra = (
+        [
+            p.relative_to(root).as_posix()
+            for p in (root / "schemas").rglob("*.json")
+            if p.relative_to(root).as_posix() not in known
+        ]
+        if (root / "schemas").exists()
+        else []
+    )
     if args.check:
         if stale or extra:
             print("schemas/ or docs/protocol.md is stale; run `make schemas`:", file=sys.stderr)
