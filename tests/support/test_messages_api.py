@@ -25,6 +25,9 @@ from tests.support.messages_api import (
     MessagesAPIServer,
     Reply,
     ReplySpec,
+    cache_prefix_problem,
+    cache_prefixes,
+    connection_reset,
     cut_after,
     error,
     estimate_input_tokens,
@@ -457,6 +460,16 @@ def test_cut_after_non_streaming(srv: MessagesAPIServer) -> None:
         sclient(srv).messages.create(model=MODEL, max_tokens=64, messages=[USER])
 
 
+async def test_connection_reset_before_any_byte(srv: MessagesAPIServer) -> None:
+    srv.enqueue(connection_reset(), "after")
+    client = aclient(srv)
+    with pytest.raises(anthropic.APIConnectionError):
+        await client.messages.create(model=MODEL, max_tokens=64, messages=[USER], stream=True)
+    assert srv.requests[0].disconnected and srv.requests[0].reply is not None
+    msg = await client.messages.create(model=MODEL, max_tokens=64, messages=[USER])
+    assert msg.content[0].text == "after"  # type: ignore[union-attr]
+
+
 async def test_stream_error_event(srv: MessagesAPIServer) -> None:
     srv.enqueue(stream_error())
     seen: list[str] = []
@@ -561,6 +574,7 @@ def test_script_json_roundtrip(tmp_path: Path) -> None:
         error(429, "rate_limit_error", "slow down", headers={"retry-after": "2"}),
         stream_error(5, "api_error", "boom"),
         reply(text("h"), hold=threading.Event(), ping=False),
+        connection_reset(),
     ]
     path = write_script(tmp_path / "s.json", replies, default="dflt")
     loaded, default = load_script(path)
@@ -626,3 +640,69 @@ def test_subprocess_mode(tmp_path: Path) -> None:
         proc.terminate()
         proc.communicate(timeout=5)  # also closes the pipes
     assert proc.returncode == 0
+
+
+# --------------------------------------------------------------------------- prompt caching
+
+EPH = {"type": "ephemeral"}
+TOOL = {"name": "read", "description": "d", "input_schema": {"type": "object"}}
+
+
+def cached_body(messages: list[Any]) -> dict[str, Any]:
+    return body(
+        messages,
+        tools=[{**TOOL, "cache_control": EPH}],
+        system=[{"type": "text", "text": "system prompt " * 20, "cache_control": EPH}],
+    )
+
+
+def turn(n: int, *, mark: bool) -> list[Any]:
+    """A conversation of n user turns; the last user message marked when `mark`."""
+    out: list[Any] = []
+    for k in range(n):
+        block: dict[str, Any] = {"type": "text", "text": f"question {k} " * 10}
+        if mark and k == n - 1:
+            block = {**block, "cache_control": EPH}
+        out.append({"role": "user", "content": [block]})
+        if k < n - 1:
+            out.append({"role": "assistant", "content": [{"type": "text", "text": f"answer {k}"}]})
+    return out
+
+
+def test_cache_prefixes_ignore_the_markers_and_follow_cache_order() -> None:
+    first = cached_body(turn(1, mark=True))
+    prefixes = cache_prefixes(first)
+    assert len(prefixes) == 3
+    assert prefixes[0].startswith('{"model":"claude-test"}') and "cache_control" not in prefixes[2]
+    # tools, then system, then messages: each prefix extends the one before.
+    assert prefixes[1].startswith(prefixes[0]) and prefixes[2].startswith(prefixes[1])
+    assert '"name":"read"' in prefixes[0] and "system prompt" not in prefixes[0]
+    # The next request marks the previous newest message again: a cache read.
+    second = cached_body(turn(2, mark=True))
+    second["messages"][0]["content"][0]["cache_control"] = EPH
+    assert cache_prefix_problem(first, second) is None
+    # Without a breakpoint there, or with changed bytes before it, no read.
+    unmarked = cached_body(turn(2, mark=True))
+    assert "no breakpoint there" in (cache_prefix_problem(first, unmarked) or "")
+    changed = cached_body(turn(2, mark=True))
+    changed["system"][0]["text"] = "another prompt"
+    assert "differs" in (cache_prefix_problem(first, changed) or "")
+
+
+def test_simulated_cache_reports_reads_and_writes() -> None:
+    with MessagesAPIServer(simulate_cache=True) as srv:
+        client = sclient(srv)
+        first = cached_body(turn(1, mark=True))
+        m1 = client.messages.create(**first)
+        second = cached_body(turn(2, mark=True))
+        second["messages"][0]["content"][0]["cache_control"] = EPH
+        m2 = client.messages.create(**second)
+        prefixes1, prefixes2 = cache_prefixes(first), cache_prefixes(second)
+    assert m1.usage.cache_read_input_tokens == 0
+    assert m1.usage.cache_creation_input_tokens == len(prefixes1[-1]) // 4
+    assert m2.usage.cache_read_input_tokens == len(prefixes1[-1]) // 4
+    assert m2.usage.cache_creation_input_tokens == (len(prefixes2[-1]) - len(prefixes1[-1])) // 4
+    # Off by default: no cache fields.
+    with MessagesAPIServer() as plain:
+        m3 = sclient(plain).messages.create(**first)
+    assert m3.usage.cache_read_input_tokens == 0 and m3.usage.cache_creation_input_tokens == 0

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from agentls.disk_workspace import DiskWorkspace
+from agentls.permission.rules import PermissionRules
 from agentls.tools.base import (
     PermissionDenied,
     PermissionQuery,
@@ -21,7 +22,7 @@ from agentls.tools.base import (
 )
 
 
-class FakeContext:
+class ToolTestContext:
     """Implements the ToolContext protocol for tests."""
 
     def __init__(self, root: Path, workspace: Workspace | None = None) -> None:
@@ -34,6 +35,8 @@ class FakeContext:
         self.deny_feedback: str | None = None  # set to deny every query with this feedback
         self.open_outside: list[Path] = []  # outside directories a "rule" opens
         self.progress_messages: list[str] = []
+        # The real default rules decide what searches may show (secrets are left out).
+        self.rules = PermissionRules.from_config(None)
 
     def is_outside(self, path: Path) -> bool:
         return path != self.root and self.root not in path.parents
@@ -65,6 +68,14 @@ class FakeContext:
                 f"Their feedback: {self.deny_feedback}"
             )
 
+    def may_show(self, path: Path) -> bool:
+        return (
+            self.rules.evaluate(
+                "read", self.relative(path), outside_workspace=self.is_outside(path)
+            )
+            == "allow"
+        )
+
     def progress(self, message: str) -> None:
         self.progress_messages.append(message)
 
@@ -80,12 +91,12 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def ctx(root: Path) -> FakeContext:
-    return FakeContext(root)
+def ctx(root: Path) -> ToolTestContext:
+    return ToolTestContext(root)
 
 
 @pytest.fixture
-def run(ctx: FakeContext) -> RunTool:
+def run(ctx: ToolTestContext) -> RunTool:
     """await run(tool, **input): parse the raw input like the loop does, then run the tool."""
 
     async def _run(tool: Tool, **raw: Any) -> ToolResult:

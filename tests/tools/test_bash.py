@@ -12,7 +12,7 @@ import pytest
 from agentls.tools import bash as bash_module
 from agentls.tools.base import PermissionDenied, ToolError
 from agentls.tools.bash import BashTool, OutputCapture
-from tests.tools.conftest import FakeContext, RunTool
+from tests.tools.conftest import RunTool, ToolTestContext
 
 bash = BashTool()
 
@@ -38,7 +38,7 @@ def reap_later(pids: list[int]) -> None:
             pass
 
 
-async def test_output_and_exit_code(root: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_output_and_exit_code(root: Path, run: RunTool, ctx: ToolTestContext) -> None:
     result = await run(bash, command="echo hello; echo oops >&2; pwd")
     assert not result.is_error
     assert result.output == f"hello\noops\n{root}\n\nExit code: 0"
@@ -121,7 +121,7 @@ async def test_timeout_escalates_to_sigkill(run: RunTool, monkeypatch: pytest.Mo
         reap_later(pids)
 
 
-async def test_cancel_kills_process_group_promptly(root: Path, ctx: FakeContext) -> None:
+async def test_cancel_kills_process_group_promptly(root: Path, ctx: ToolTestContext) -> None:
     pidfile = root / "pids"
     command = f"echo $$ > {pidfile}; sleep 100 & echo $! >> {pidfile}; sleep 100"
     task = asyncio.ensure_future(bash.run(bash.parse({"command": command}), ctx))
@@ -206,13 +206,15 @@ async def test_empty_command(run: RunTool) -> None:
         await run(bash, command="   ")
 
 
-async def test_permission_denied_does_not_run(root: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_permission_denied_does_not_run(
+    root: Path, run: RunTool, ctx: ToolTestContext
+) -> None:
     ctx.deny_feedback = "use make instead"
     with pytest.raises(PermissionDenied, match="use make instead"):
         await run(bash, command="touch ran.txt")
     assert not (root / "ran.txt").exists()
 
 
-async def test_progress_reported(run: RunTool, ctx: FakeContext) -> None:
+async def test_progress_reported(run: RunTool, ctx: ToolTestContext) -> None:
     await run(bash, command="for i in 1 2 3 4; do echo step $i; sleep 0.25; done")
     assert any(m.startswith("step") for m in ctx.progress_messages)

@@ -8,7 +8,7 @@ import pytest
 from agentls.tools.base import PermissionDenied, ToolError
 from agentls.tools.edit import EditTool
 from agentls.tools.read import ReadTool
-from tests.tools.conftest import FakeContext, RunTool
+from tests.tools.conftest import RunTool, ToolTestContext
 
 edit = EditTool()
 read = ReadTool()
@@ -33,7 +33,9 @@ async def app(root: Path, run: RunTool) -> Path:
     return path
 
 
-async def test_replaces_once_and_shows_snippet(app: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_replaces_once_and_shows_snippet(
+    app: Path, run: RunTool, ctx: ToolTestContext
+) -> None:
     result = await run(
         edit,
         path="app.py",
@@ -58,7 +60,7 @@ async def test_replaces_once_and_shows_snippet(app: Path, run: RunTool, ctx: Fak
 
 
 async def test_unread_file_refused_without_asking(
-    root: Path, run: RunTool, ctx: FakeContext
+    root: Path, run: RunTool, ctx: ToolTestContext
 ) -> None:
     (root / "a.py").write_text("x = 1\n")
     with pytest.raises(ToolError, match="not read"):
@@ -168,7 +170,7 @@ async def test_unicode(root: Path, run: RunTool) -> None:
     assert path.read_text(encoding="utf-8") == "größe = 1\nname = '日本'\n"
 
 
-async def test_permission_denied(app: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_permission_denied(app: Path, run: RunTool, ctx: ToolTestContext) -> None:
     ctx.deny_feedback = "no"
     with pytest.raises(PermissionDenied):
         await run(edit, path="app.py", old_string="main", new_string="entry")
@@ -176,7 +178,7 @@ async def test_permission_denied(app: Path, run: RunTool, ctx: FakeContext) -> N
     assert ctx.queries[-1].diff is not None and "+def entry():" in ctx.queries[-1].diff
 
 
-async def test_checks_come_before_permission(app: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_checks_come_before_permission(app: Path, run: RunTool, ctx: ToolTestContext) -> None:
     ctx.deny_feedback = "should never be asked"
     asked = len(ctx.queries)
     with pytest.raises(ToolError) as info:

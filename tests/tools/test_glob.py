@@ -7,7 +7,7 @@ import pytest
 
 from agentls.tools.base import PermissionDenied, ToolError
 from agentls.tools.glob import GlobTool
-from tests.tools.conftest import FakeContext, RunTool
+from tests.tools.conftest import RunTool, ToolTestContext
 
 glob = GlobTool()
 
@@ -21,7 +21,9 @@ def touch(root: Path, rel: str, mtime: float | None = None) -> Path:
     return path
 
 
-async def test_newest_first_relative_to_root(root: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_newest_first_relative_to_root(
+    root: Path, run: RunTool, ctx: ToolTestContext
+) -> None:
     touch(root, "old.py", 1_000_000)
     touch(root, "src/mid.py", 2_000_000)
     touch(root, "src/deep/new.py", 3_000_000)
@@ -44,15 +46,15 @@ async def test_gitignore_respected_without_git_repo(root: Path, run: RunTool) ->
 
 async def test_hidden_excluded_unless_named(root: Path, run: RunTool) -> None:
     touch(root, ".github/workflows/ci.yml")
-    touch(root, ".env")
+    touch(root, ".envrc")
     touch(root, "conf.yml")
     touch(root, ".git/config")
     plain = await run(glob, pattern="**/*.yml")
     assert plain.output.splitlines() == ["conf.yml"]
     named = await run(glob, pattern=".github/**/*.yml")
     assert named.output.splitlines() == [".github/workflows/ci.yml"]
-    env = await run(glob, pattern=".env")
-    assert env.output.splitlines() == [".env"]
+    env = await run(glob, pattern=".envrc")
+    assert env.output.splitlines() == [".envrc"]
     git = await run(glob, pattern=".*/**")
     assert ".git/config" not in git.output
 
@@ -83,7 +85,7 @@ async def test_bad_path(root: Path, run: RunTool) -> None:
         await run(glob, pattern="*", path="..")
 
 
-async def test_denied(root: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_denied(root: Path, run: RunTool, ctx: ToolTestContext) -> None:
     ctx.deny_feedback = "no"
     with pytest.raises(PermissionDenied):
         await run(glob, pattern="*")
@@ -129,3 +131,18 @@ async def test_absolute_pattern_under_path(root: Path, run: RunTool) -> None:
     assert result.output.splitlines() == ["src/a.py"]
     with pytest.raises(ToolError, match="relative"):
         await run(glob, pattern="/elsewhere/*.py")
+
+
+async def test_secrets_are_left_out_of_glob(tmp_path: Path) -> None:
+    (tmp_path / "server.key").write_text("X=1\n")
+    (tmp_path / "id_ed25519").write_text("key\n")
+    (tmp_path / ".env").write_text("X=1\n")
+    (tmp_path / "settings.py").write_text("x = 1\n")
+    ctx = ToolTestContext(tmp_path)
+    result = await GlobTool().run(GlobTool().parse({"pattern": "**/*"}), ctx)
+    assert "settings.py" in result.output
+    assert (
+        ".env.local" not in result.output.splitlines()
+        and "id_ed25519" not in result.output.splitlines()
+    )
+    assert "2 files that may hold secrets" in result.output

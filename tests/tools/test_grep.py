@@ -7,7 +7,7 @@ import pytest
 
 from agentls.tools.base import ToolError
 from agentls.tools.grep import GrepTool
-from tests.tools.conftest import FakeContext, RunTool
+from tests.tools.conftest import RunTool, ToolTestContext
 
 grep = GrepTool()
 
@@ -19,7 +19,7 @@ def put(root: Path, rel: str, text: str) -> None:
 
 
 async def test_grouped_by_file_with_line_numbers(
-    root: Path, run: RunTool, ctx: FakeContext
+    root: Path, run: RunTool, ctx: ToolTestContext
 ) -> None:
     put(root, "src/a.py", "import os\ndef foo():\n    return foo_bar()\n")
     put(root, "src/b.py", "x = 1\n# calls foo\n")
@@ -100,7 +100,7 @@ async def test_missing_path(root: Path, run: RunTool) -> None:
         await run(grep, pattern="x", path="nope")
 
 
-async def test_cancel_kills_rg(root: Path, ctx: FakeContext) -> None:
+async def test_cancel_kills_rg(root: Path, ctx: ToolTestContext) -> None:
     put(root, "a.txt", "a\n")
     task = asyncio.ensure_future(grep.run(grep.parse({"pattern": "a"}), ctx))
     await asyncio.sleep(0)
@@ -124,3 +124,21 @@ async def test_include_does_not_override_gitignore(root: Path, run: RunTool) -> 
     anchored = await run(grep, pattern="needle", include="src/*.py")
     assert "src/z.py" in anchored.output and "deep" not in anchored.output
     assert anchored.output.startswith("1 matching line in 1 file")
+
+
+async def test_secrets_are_left_out_of_grep_unless_allowed(tmp_path: Path) -> None:
+    from agentls.permission.rules import PermissionRules
+
+    (tmp_path / "deploy.key").write_text("TOKEN=hunter2\n")
+    (tmp_path / "server.pem").write_text("TOKEN=key material\n")
+    (tmp_path / "app.py").write_text("TOKEN = 'placeholder'\n")
+    ctx = ToolTestContext(tmp_path)
+    result = await GrepTool().run(GrepTool().parse({"pattern": "TOKEN"}), ctx)
+    assert "app.py" in result.output
+    assert "hunter2" not in result.output and "key material" not in result.output
+    assert "2 files that may hold secrets" in result.output
+    ctx.rules = PermissionRules.from_config(
+        [{"tool": "read", "pattern": "**/*.key", "action": "allow"}]
+    )
+    result = await GrepTool().run(GrepTool().parse({"pattern": "TOKEN"}), ctx)
+    assert "hunter2" in result.output and "key material" not in result.output

@@ -6,7 +6,7 @@ import pytest
 
 from agentls.tools.base import ToolError
 from agentls.tools.listing import ListTool
-from tests.tools.conftest import FakeContext, RunTool
+from tests.tools.conftest import RunTool, ToolTestContext
 
 lst = ListTool()
 
@@ -17,7 +17,7 @@ def touch(root: Path, rel: str) -> None:
     path.write_text("x\n")
 
 
-async def test_tree_directories_first(root: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_tree_directories_first(root: Path, run: RunTool, ctx: ToolTestContext) -> None:
     for rel in (
         "README.md",
         "src/pkg/mod.py",

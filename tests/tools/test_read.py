@@ -11,7 +11,7 @@ from agentls.disk_workspace import DiskWorkspace
 from agentls.tools._common import LARGE_FILE_BYTES
 from agentls.tools.base import PermissionDenied, ToolError
 from agentls.tools.read import ReadTool
-from tests.tools.conftest import FakeContext, RunTool
+from tests.tools.conftest import RunTool, ToolTestContext
 
 read = ReadTool()
 
@@ -20,7 +20,7 @@ def write_lines(path: Path, n: int, fmt: str = "line {}") -> None:
     path.write_text("".join(fmt.format(i) + "\n" for i in range(1, n + 1)))
 
 
-async def test_numbered_like_cat_n(root: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_numbered_like_cat_n(root: Path, run: RunTool, ctx: ToolTestContext) -> None:
     (root / "a.txt").write_text("alpha\n\tbeta\ngamma")
     result = await run(read, path="a.txt")
     assert not result.is_error
@@ -95,7 +95,7 @@ async def test_empty_file(root: Path, run: RunTool) -> None:
     [b"PNG\x00\x01\x02binary", b"caf\xe9 latin-1 text\n"],
     ids=["nul", "not-utf8"],
 )
-async def test_binary_refused(root: Path, run: RunTool, ctx: FakeContext, data: bytes) -> None:
+async def test_binary_refused(root: Path, run: RunTool, ctx: ToolTestContext, data: bytes) -> None:
     (root / "b.bin").write_bytes(data)
     with pytest.raises(ToolError, match="binary"):
         await run(read, path="b.bin")
@@ -132,7 +132,7 @@ async def test_outside_paths_refused(root: Path, tmp_path: Path, run: RunTool) -
 
 
 async def test_outside_path_opened_by_rule_is_flagged(
-    tmp_path: Path, ctx: FakeContext, run: RunTool
+    tmp_path: Path, ctx: ToolTestContext, run: RunTool
 ) -> None:
     other = tmp_path / "other"
     other.mkdir()
@@ -144,7 +144,7 @@ async def test_outside_path_opened_by_rule_is_flagged(
     assert q.outside_workspace and q.subject == str((other / "notes.md").resolve())
 
 
-async def test_permission_denied_propagates(root: Path, ctx: FakeContext, run: RunTool) -> None:
+async def test_permission_denied_propagates(root: Path, ctx: ToolTestContext, run: RunTool) -> None:
     (root / "a.txt").write_text("a\n")
     ctx.deny_feedback = "not that one"
     with pytest.raises(PermissionDenied, match="not that one"):
@@ -167,7 +167,7 @@ class BufferWorkspace(DiskWorkspace):
 
 async def test_workspace_buffer_is_source_of_truth(root: Path) -> None:
     (root / "m.py").write_text("on disk\n")
-    ctx = FakeContext(root, BufferWorkspace(root, {root / "m.py": "unsaved buffer\n"}))
+    ctx = ToolTestContext(root, BufferWorkspace(root, {root / "m.py": "unsaved buffer\n"}))
     result = await read.run(read.parse({"path": "m.py"}), ctx)
     assert "unsaved buffer" in result.output
     assert not ctx.ledger.changed_since_read(root / "m.py", "unsaved buffer\n")
@@ -190,7 +190,7 @@ def make_huge(path: Path, size: int) -> int:
 
 
 async def test_huge_file_is_paged_without_loading_it(
-    root: Path, run: RunTool, ctx: FakeContext
+    root: Path, run: RunTool, ctx: ToolTestContext
 ) -> None:
     total = make_huge(root / "huge.log", 50 * 1024 * 1024)
     assert (root / "huge.log").stat().st_size > LARGE_FILE_BYTES

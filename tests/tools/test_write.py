@@ -8,13 +8,13 @@ from agentls.disk_workspace import DiskWorkspace
 from agentls.tools.base import EditOutcome, PermissionDenied, ToolError
 from agentls.tools.read import ReadTool
 from agentls.tools.write import WriteTool
-from tests.tools.conftest import FakeContext, RunTool
+from tests.tools.conftest import RunTool, ToolTestContext
 
 write = WriteTool()
 read = ReadTool()
 
 
-async def test_creates_file_and_parents(root: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_creates_file_and_parents(root: Path, run: RunTool, ctx: ToolTestContext) -> None:
     result = await run(write, path="src/pkg/new.py", content="a = 1\nb = 2\n")
     assert not result.is_error
     assert result.output.startswith("Created src/pkg/new.py (2 lines)")
@@ -31,7 +31,7 @@ async def test_creates_file_and_parents(root: Path, run: RunTool, ctx: FakeConte
 
 
 async def test_overwrite_without_read_refused_before_asking(
-    root: Path, run: RunTool, ctx: FakeContext
+    root: Path, run: RunTool, ctx: ToolTestContext
 ) -> None:
     (root / "a.txt").write_text("original\n")
     with pytest.raises(ToolError, match="Read it first"):
@@ -40,7 +40,7 @@ async def test_overwrite_without_read_refused_before_asking(
     assert (root / "a.txt").read_text() == "original\n"
 
 
-async def test_overwrite_after_read(root: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_overwrite_after_read(root: Path, run: RunTool, ctx: ToolTestContext) -> None:
     (root / "a.txt").write_text("one\ntwo\n")
     await run(read, path="a.txt")
     result = await run(write, path="a.txt", content="one\nTWO\nthree\n")
@@ -50,7 +50,7 @@ async def test_overwrite_after_read(root: Path, run: RunTool, ctx: FakeContext) 
     assert diff is not None and "-two\n" in diff and "+TWO\n" in diff and "@@ -1,2 +1,3 @@" in diff
 
 
-async def test_changed_since_read_refused(root: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_changed_since_read_refused(root: Path, run: RunTool, ctx: ToolTestContext) -> None:
     (root / "a.txt").write_text("v1\n")
     await run(read, path="a.txt")
     (root / "a.txt").write_text("v2 by the user\n")
@@ -74,7 +74,7 @@ async def test_unicode_content(root: Path, run: RunTool) -> None:
     assert (root / "u.md").read_text(encoding="utf-8") == "naïve ☃ 日本語\n"
 
 
-async def test_identical_content_is_a_no_op(root: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_identical_content_is_a_no_op(root: Path, run: RunTool, ctx: ToolTestContext) -> None:
     (root / "a.txt").write_text("same\n")
     await run(read, path="a.txt")
     result = await run(write, path="a.txt", content="same\n")
@@ -98,7 +98,9 @@ async def test_outside_refused(run: RunTool) -> None:
         await run(write, path="../escape.txt", content="x")
 
 
-async def test_permission_denied_leaves_file(root: Path, run: RunTool, ctx: FakeContext) -> None:
+async def test_permission_denied_leaves_file(
+    root: Path, run: RunTool, ctx: ToolTestContext
+) -> None:
     (root / "a.txt").write_text("keep\n")
     await run(read, path="a.txt")
     ctx.deny_feedback = "don't touch it"
@@ -123,7 +125,7 @@ class ScriptedWorkspace(DiskWorkspace):
 
 async def test_not_applied_is_an_error(root: Path) -> None:
     ws = ScriptedWorkspace(root, EditOutcome(applied=False, reason="the buffer is read-only"))
-    ctx = FakeContext(root, ws)
+    ctx = ToolTestContext(root, ws)
     with pytest.raises(ToolError, match="buffer is read-only"):
         await write.run(write.parse({"path": "n.txt", "content": "x\n"}), ctx)
     assert not ctx.ledger.has_read(root / "n.txt")
@@ -135,7 +137,7 @@ async def test_notes_and_diagnostics_reported(root: Path) -> None:
         applied=True, notes=["the buffer has unsaved changes"], diagnostics="1 error: E1 bad"
     )
     (root / "n.txt").write_text("old\n")
-    ctx = FakeContext(root, ScriptedWorkspace(root, outcome))
+    ctx = ToolTestContext(root, ScriptedWorkspace(root, outcome))
     await ReadTool().run(read.parse({"path": "n.txt"}), ctx)
     result = await write.run(write.parse({"path": "n.txt", "content": "new\n"}), ctx)
     assert "Note: the buffer has unsaved changes" in result.output

@@ -22,7 +22,6 @@ export type HostMessage =
   | { type: 'prompt-sent'; sessionId: string; text: string }
   | { type: 'prompt-failed'; sessionId: string; text: string; message: string }
   | { type: 'sessions'; sessions: SessionInfo[]; activeSessionId?: string }
-  | { type: 'connection'; status: ConnectionStatus; message?: string }
   | { type: 'focus-prompt'; text?: string };
 
 export type ApproveDecision = 'once' | 'always' | 'reject';

@@ -23,6 +23,19 @@ class Rule(BaseModel):
     action: Action
 
 
+# Files that usually hold secrets: reading them asks, and grep/glob leave them out of their results,
+# unless a rule with a pattern naming them allows it.
+SECRET_PATTERNS: tuple[str, ...] = (
+    "**/.env",
+    "**/.env.*",
+    "**/*.pem",
+    "**/*.key",
+    "**/id_rsa*",
+    "**/id_dsa*",
+    "**/id_ecdsa*",
+    "**/id_ed25519*",
+)
+
 DEFAULT_RULES: tuple[Rule, ...] = (
     Rule(tool="*", action="ask"),
     *(Rule(tool=t, action="allow") for t in READ_TOOLS),
@@ -159,9 +172,20 @@ class PermissionRules:
         self.rules: list[Rule] = list(rules)
 
     @classmethod
-    def from_config(cls, value: Any, *, with_defaults: bool = True) -> PermissionRules:
+    def from_config(
+        cls,
+        value: Any,
+        *,
+        with_defaults: bool = True,
+        secret_patterns: Iterable[str] = SECRET_PATTERNS,
+    ) -> PermissionRules:
+        configured = parse_rules(value)
         rules: list[Rule] = list(DEFAULT_RULES) if with_defaults else []
-        rules.extend(parse_rules(value))
+        rules.extend(configured)
+        # Secrets ask even after a blanket {"read": "allow"} or {"*": "allow"}; only a configured
+        # rule whose pattern names them (kept in its order, after these) opens them.
+        rules.extend(Rule(tool="read", pattern=p, action="ask") for p in secret_patterns)
+        rules.extend(r for r in configured if r.pattern is not None)
         return cls(rules)
 
     def extended(self, more: Iterable[Rule]) -> PermissionRules:

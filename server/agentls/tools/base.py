@@ -109,6 +109,11 @@ class ToolContext(Protocol):
         """Returns when allowed (by rule or by the user); raises PermissionDenied otherwise."""
         ...
 
+    def may_show(self, path: Path) -> bool:
+        """Whether a search may list this file without asking: False for secrets (.env, keys)
+        that the rules do not allow reading."""
+        ...
+
     def progress(self, message: str) -> None:
         """Report what the tool is doing now (shown as progress by front ends)."""
         ...

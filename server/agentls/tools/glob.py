@@ -99,11 +99,15 @@ class GlobTool(Tool):
         matcher = glob_matcher(pattern)
         found: list[str] = []
         total = 0
+        hidden = 0
 
         def on_line(line: bytes) -> bool:
-            nonlocal total
+            nonlocal total, hidden
             name = line.rstrip(b"\n").decode("utf-8", "surrogateescape")
             if not matcher.match(name):
+                return True
+            if not ctx.may_show(base / Path(name)):
+                hidden += 1
                 return True
             total += 1
             if len(found) < MAX_FILES:
@@ -114,14 +118,19 @@ class GlobTool(Tool):
         result = await run_rg(args, base, on_line)
         if result.returncode == 2 and total == 0:
             raise ToolError(f"glob failed: {result.stderr or 'ripgrep reported an error'}")
+        secret_note = (
+            f"\n({plural(hidden, 'file')} that may hold secrets (.env, keys) left out; reading them needs the user's permission.)"
+            if hidden
+            else ""
+        )
         if total == 0:
             return ToolResult(
-                f"No files found matching {pattern} in {rel_base}.",
+                f"No files found matching {pattern} in {rel_base}." + secret_note,
                 title=f"glob {pattern}",
                 metadata={"count": 0},
             )
         paths = [ctx.relative(base / Path(p)) for p in found]
-        output = "\n".join(paths)
+        output = "\n".join(paths) + secret_note
         if total > len(found):
             output += (
                 f"\n\n(Showing the {len(found)} most recently modified of {plural(total, 'file')}; "

@@ -83,6 +83,8 @@ class GrepTool(Tool):
         other: list[str] = []
         total = 0
         long_lines = 0
+        hidden: set[str] = set()
+        shown_ok: dict[str, bool] = {}
 
         def on_line(raw: bytes) -> bool:
             nonlocal total, long_lines
@@ -93,6 +95,11 @@ class GrepTool(Tool):
                     other.append(line)
                 return True
             if path_filter is not None and not path_filter.match(name.removeprefix("./")):
+                return True
+            if name not in shown_ok:
+                shown_ok[name] = ctx.may_show(cwd / Path(name))
+            if not shown_ok[name]:
+                hidden.add(name)
                 return True
             total += 1
             if total > MAX_MATCHES:
@@ -126,10 +133,16 @@ class GrepTool(Tool):
         if result.returncode == 2 and total == 0:
             message = result.stderr or "ripgrep reported an error"
             raise ToolError(f"grep failed:\n{message}")
+        secret_note = (
+            f"({plural(len(hidden), 'file')} that may hold secrets (.env, keys) left out; reading them needs the user's permission.)"
+            if hidden
+            else ""
+        )
         if total == 0:
             where = f" in files matching {params.include}" if params.include else ""
             return ToolResult(
-                f"No matches found for {params.pattern} in {rel_base}{where}.",
+                f"No matches found for {params.pattern} in {rel_base}{where}."
+                + (f"\n{secret_note}" if secret_note else ""),
                 title=title,
                 metadata={"matches": 0},
             )
@@ -151,6 +164,8 @@ class GrepTool(Tool):
             )
         if long_lines:
             notes.append(f"({plural(long_lines, 'long line')} cut at {MAX_COLUMNS} characters.)")
+        if secret_note:
+            notes.append(secret_note)
         if other:
             notes.append("(ripgrep also said: " + "; ".join(other[:5]) + ")")
         if result.returncode == 2 and result.stderr:

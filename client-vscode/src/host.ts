@@ -1,0 +1,379 @@
+// The extension's state and its answers to the panel: the sessions of this workspace, a view of
+// each one seen, the active session, and what each panel message asks of the server. It talks to
+// the server and to VS Code only through the interfaces below, so it is unit-tested without either.
+import type {
+  AgentEvent,
+  AgentRequests,
+  ContextRef,
+  SessionInfo,
+} from './protocol/generated';
+import type { ConnectionStatus, HostMessage, PanelMessage, PanelState } from './model/messages';
+import {
+  applyEvent,
+  connectionLost,
+  emptyView,
+  notice,
+  pendingPermissions,
+  promptFailed,
+  promptSent,
+  viewFromMessages,
+  type SessionView,
+  type ToolItem,
+} from './model/transcript';
+
+export interface AgentConnection {
+  request<M extends keyof AgentRequests>(
+    method: M,
+    params: AgentRequests[M]['params'],
+  ): Promise<AgentRequests[M]['result']>;
+}
+
+/** What the host needs from VS Code. */
+export interface HostUi {
+  /** To the webview, if one is showing (dropped otherwise: it asks for the state when it loads). */
+  post(message: HostMessage): void;
+  showError(message: string): void;
+  openDiff(requestId: string): void;
+  openFile(path: string): void;
+}
+
+export interface KeyValueStore {
+  get<T>(key: string): T | undefined;
+  update(key: string, value: unknown): PromiseLike<void>;
+}
+
+const ACTIVE_KEY = 'agentls.activeSessionId';
+
+export interface HostStatus {
+  connection: ConnectionStatus;
+  busy: boolean;
+  runningTool?: string;
+  waitingForApproval: number;
+  costUsd?: number;
+}
+
+export class AgentHost {
+  readonly views = new Map<string, SessionView>();
+  sessions: SessionInfo[] = [];
+  activeSessionId?: string;
+  connection: ConnectionStatus = 'starting';
+  connectionMessage?: string;
+  private client?: AgentConnection;
+  private readonly loading = new Set<string>();
+  private readonly changeListeners = new Set<() => void>();
+  private readonly eventListeners = new Set<(event: AgentEvent) => void>();
+  private refreshTimer?: ReturnType<typeof setTimeout>;
+
+  constructor(
+    private readonly ui: HostUi,
+    private readonly memory: KeyValueStore,
+  ) {
+    this.activeSessionId = memory.get<string>(ACTIVE_KEY);
+  }
+
+  // ---- wiring -------------------------------------------------------------------------
+
+  /** Called on every state change worth a status-bar update (not on every text delta). */
+  onDidChange(listener: () => void): { dispose(): void } {
+    this.changeListeners.add(listener);
+    return { dispose: () => this.changeListeners.delete(listener) };
+  }
+
+  /** Every agent/event, after the host applied it. */
+  onEvent(listener: (event: AgentEvent) => void): { dispose(): void } {
+    this.eventListeners.add(listener);
+    return { dispose: () => this.eventListeners.delete(listener) };
+  }
+
+  private changed(): void {
+    for (const listener of this.changeListeners) listener();
+  }
+
+  get activeView(): SessionView | undefined {
+    return this.activeSessionId ? this.views.get(this.activeSessionId) : undefined;
+  }
+
+  panelState(): PanelState {
+    return {
+      connection: this.connection,
+      connectionMessage: this.connectionMessage,
+      sessions: this.sessions,
+      activeSessionId: this.activeSessionId,
+      view: this.activeView,
+    };
+  }
+
+  status(): HostStatus {
+    const view = this.activeView;
+    let waiting = 0;
+    for (const v of this.views.values()) waiting += pendingPermissions(v).length;
+    const busyView = view?.busy ? view : [...this.views.values()].find((v) => v.busy);
+    return {
+      connection: this.connection,
+      busy: !!busyView,
+      runningTool: busyView?.runningTool,
+      waitingForApproval: waiting,
+      costUsd: view?.usage.session.costUsd,
+    };
+  }
+
+  /** The request of a pending permission, wherever it is. */
+  findPermission(requestId: string): { view: SessionView; item: ToolItem } | undefined {
+    for (const view of this.views.values()) {
+      for (const item of view.items) {
+        if (item.kind === 'tool' && item.permission?.requestId === requestId) return { view, item };
+      }
+    }
+    return undefined;
+  }
+
+  // ---- the connection -----------------------------------------------------------------
+
+  /** The server is up (first start or a restart): load the sessions and the active one. */
+  async connected(client: AgentConnection): Promise<void> {
+    this.client = client;
+    this.connection = 'running';
+    this.connectionMessage = undefined;
+    try {
+      await this.refreshSessions();
+      const known = new Set(this.sessions.map((s) => s.sessionId));
+      if (!this.activeSessionId || !known.has(this.activeSessionId)) {
+        await this.setActive(this.sessions[0]?.sessionId);
+      }
+      if (this.activeSessionId) await this.load(this.activeSessionId);
+    } catch (err) {
+      this.ui.showError(`agentls: could not load the sessions: ${errorText(err)}`);
+    }
+    this.postState();
+    this.changed();
+  }
+
+  /** The server stopped (it may be restarting). */
+  disconnected(status: 'restarting' | 'stopped', message: string): void {
+    this.client = undefined;
+    this.connection = status;
+    this.connectionMessage = message;
+    for (const view of this.views.values()) connectionLost(view, message);
+    this.loading.clear();
+    this.postState();
+    this.changed();
+  }
+
+  handleEvent(event: AgentEvent): void {
+    const id = event.sessionId;
+    if (this.loading.has(id)) return; // the history being loaded already reflects it
+    let view = this.views.get(id);
+    if (!view) {
+      view = emptyView(id);
+      this.views.set(id, view);
+    }
+    applyEvent(view, event);
+    if (id === this.activeSessionId) this.ui.post({ type: 'event', event });
+    for (const listener of this.eventListeners) listener(event);
+    if (event.type === 'turn-start' || event.type === 'turn-end') this.scheduleRefresh();
+    if (event.type !== 'text-delta' && event.type !== 'thinking-delta') this.changed();
+  }
+
+  // ---- what the panel (and the commands) ask for --------------------------------------
+
+  async handlePanelMessage(message: PanelMessage): Promise<void> {
+    switch (message.type) {
+      case 'ready':
+        this.postState();
+        return;
+      case 'prompt':
+        await this.prompt(message.text);
+        return;
+      case 'cancel':
+        await this.cancel();
+        return;
+      case 'new-session':
+        await this.newSession();
+        return;
+      case 'select-session':
+        await this.select(message.sessionId);
+        return;
+      case 'approve':
+        await this.approve(message.sessionId, message.requestId, message.decision, message.feedback);
+        return;
+      case 'open-diff':
+        this.ui.openDiff(message.requestId);
+        return;
+      case 'open-file':
+        this.ui.openFile(message.path);
+        return;
+    }
+  }
+
+  /** Send a prompt to the active session (a new one if there is none). */
+  async prompt(text: string, context?: ContextRef[]): Promise<void> {
+    const trimmed = text.trim();
+    if (!trimmed) return;
+    const client = this.requireClient();
+    if (!client) return;
+    let sessionId = this.activeSessionId;
+    if (!sessionId) {
+      const created = await this.newSession();
+      if (!created) return;
+      sessionId = created;
+    }
+    const view = this.views.get(sessionId) ?? emptyView(sessionId);
+    this.views.set(sessionId, view);
+    promptSent(view, trimmed);
+    this.ui.post({ type: 'prompt-sent', sessionId, text: trimmed });
+    this.changed();
+    try {
+      await client.request('agent/prompt', context?.length ? { sessionId, text: trimmed, context } : { sessionId, text: trimmed });
+    } catch (err) {
+      if (this.client !== client) return; // the server went away; disconnected() said so
+      const message = `The prompt failed: ${errorText(err)}`;
+      promptFailed(view, trimmed, message);
+      if (sessionId === this.activeSessionId) {
+        this.ui.post({ type: 'prompt-failed', sessionId, text: trimmed, message });
+      }
+      this.changed();
+    }
+  }
+
+  async cancel(sessionId = this.activeSessionId): Promise<void> {
+    const client = this.requireClient();
+    if (!client || !sessionId) return;
+    try {
+      await client.request('agent/cancel', { sessionId });
+    } catch (err) {
+      this.ui.showError(`agentls: could not stop: ${errorText(err)}`);
+    }
+  }
+
+  async newSession(): Promise<string | undefined> {
+    const client = this.requireClient();
+    if (!client) return undefined;
+    try {
+      const { sessionId } = await client.request('agent/newSession', {});
+      this.views.set(sessionId, emptyView(sessionId));
+      await this.setActive(sessionId);
+      await this.refreshSessions();
+      this.postState();
+      this.changed();
+      return sessionId;
+    } catch (err) {
+      this.ui.showError(`agentls: could not create a session: ${errorText(err)}`);
+      return undefined;
+    }
+  }
+
+  async select(sessionId: string): Promise<void> {
+    await this.setActive(sessionId);
+    if (!this.views.has(sessionId) && this.client) await this.load(sessionId);
+    this.postState();
+    this.changed();
+  }
+
+  async approve(
+    sessionId: string,
+    requestId: string,
+    decision: 'once' | 'always' | 'reject',
+    feedback?: string,
+  ): Promise<boolean> {
+    const client = this.requireClient();
+    if (!client) return false;
+    const params = feedback ? { sessionId, requestId, decision, feedback } : { sessionId, requestId, decision };
+    try {
+      await client.request('agent/approve', params);
+      return true;
+    } catch (err) {
+      // Usually: already answered elsewhere, or the turn was cancelled meanwhile.
+      this.ui.showError(`agentls: the answer was not taken: ${errorText(err)}`);
+      return false;
+    }
+  }
+
+  /** Reload the active session from the server's history. */
+  async reload(): Promise<void> {
+    await this.refreshSessions();
+    if (this.activeSessionId) await this.load(this.activeSessionId);
+    this.postState();
+    this.changed();
+  }
+
+  // ---- internals ----------------------------------------------------------------------
+
+  private requireClient(): AgentConnection | undefined {
+    if (!this.client) {
+      this.ui.showError(
+        this.connection === 'stopped'
+          ? 'agentls: the server is not running (run "agentls: Restart server").'
+          : 'agentls: the server is starting; try again in a moment.',
+      );
+    }
+    return this.client;
+  }
+
+  private async setActive(sessionId: string | undefined): Promise<void> {
+    this.activeSessionId = sessionId;
+    await this.memory.update(ACTIVE_KEY, sessionId);
+  }
+
+  private async load(sessionId: string): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    this.loading.add(sessionId);
+    try {
+      const { messages } = await client.request('agent/getMessages', { sessionId });
+      const info = this.sessions.find((s) => s.sessionId === sessionId);
+      const view = viewFromMessages(sessionId, messages, info);
+      const old = this.views.get(sessionId);
+      // Keep what this client knows and the history does not: queued prompts, the turn's usage.
+      if (old) {
+        view.queued = old.queued;
+        view.usage.turn = old.usage.turn;
+      }
+      this.views.set(sessionId, view);
+    } catch (err) {
+      const view = this.views.get(sessionId) ?? emptyView(sessionId);
+      notice(view, 'error', `Could not load this session: ${errorText(err)}`);
+      this.views.set(sessionId, view);
+    } finally {
+      this.loading.delete(sessionId);
+    }
+  }
+
+  async refreshSessions(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    const { sessions } = await client.request('agent/listSessions', {});
+    this.sessions = sessions;
+    for (const info of sessions) {
+      const view = this.views.get(info.sessionId);
+      if (view && !view.title) view.title = info.title;
+    }
+  }
+
+  private scheduleRefresh(): void {
+    if (this.refreshTimer) return;
+    this.refreshTimer = setTimeout(() => {
+      this.refreshTimer = undefined;
+      this.refreshSessions()
+        .then(() =>
+          this.ui.post({ type: 'sessions', sessions: this.sessions, activeSessionId: this.activeSessionId }),
+        )
+        .catch(() => undefined);
+    }, 150);
+  }
+
+  private postState(): void {
+    this.ui.post({ type: 'state', state: this.panelState() });
+  }
+
+  dispose(): void {
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    this.changeListeners.clear();
+    this.eventListeners.clear();
+  }
+}
+
+export function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (typeof err === 'object' && err !== null && 'message' in err) return String((err as { message: unknown }).message);
+  return String(err);
+}

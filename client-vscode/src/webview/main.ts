@@ -1,0 +1,515 @@
+// The panel: renders the active session's view and applies its events as they stream in, with
+// the same reducer as the extension. Talks to the extension only through postMessage.
+import MarkdownIt from 'markdown-it';
+import type { AgentEvent, SessionInfo } from '../protocol/generated';
+import type { ApproveDecision, HostMessage, PanelMessage, PanelState } from '../model/messages';
+import {
+  applyEvent,
+  emptyView,
+  formatCost,
+  formatTokens,
+  pendingPermissions,
+  promptFailed,
+  promptSent,
+  totalTokens,
+  type Item,
+  type SessionView,
+  type ToolItem,
+} from '../model/transcript';
+
+interface VsCodeApi {
+  postMessage(message: PanelMessage): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+interface UiState {
+  expanded: string[];
+  draft: string;
+}
+
+const vscode = acquireVsCodeApi();
+const saved = (vscode.getState() ?? {}) as Partial<UiState>;
+const expanded = new Set<string>(saved.expanded ?? []);
+const md = new MarkdownIt({ html: false, linkify: false, breaks: false });
+
+let state: PanelState = { connection: 'starting', sessions: [] };
+const rendered = new Map<string, { rev: number; el: HTMLElement }>();
+let renderedSession: string | undefined;
+/** Requests whose reject form is open: requestId -> the feedback typed so far. */
+const rejecting = new Map<string, string>();
+
+const $ = <T extends HTMLElement>(id: string): T => {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`#${id} missing`);
+  return el as T;
+};
+const sessionSelect = $<HTMLSelectElement>('session');
+const newSessionButton = $<HTMLButtonElement>('new-session');
+const banner = $<HTMLDivElement>('banner');
+const transcript = $<HTMLElement>('transcript');
+const activity = $<HTMLSpanElement>('activity');
+const usage = $<HTMLSpanElement>('usage');
+const promptBox = $<HTMLTextAreaElement>('prompt');
+const sendButton = $<HTMLButtonElement>('send');
+const stopButton = $<HTMLButtonElement>('stop');
+
+function post(message: PanelMessage): void {
+  vscode.postMessage(message);
+}
+
+function saveUi(): void {
+  const ui: UiState = { expanded: [...expanded], draft: promptBox.value };
+  vscode.setState(ui);
+}
+
+// ---- small DOM helpers ------------------------------------------------------------------
+
+type Child = Node | string | null | undefined | false;
+
+function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Record<string, string | boolean | undefined> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === false) continue;
+    if (key === 'class') el.className = String(value);
+    else el.setAttribute(key, value === true ? '' : value);
+  }
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child);
+  }
+  return el;
+}
+
+function markdown(text: string, className: string): HTMLElement {
+  const el = h('div', { class: className });
+  el.innerHTML = md.render(text); // html: false, so model output cannot inject markup
+  return el;
+}
+
+// ---- rendering --------------------------------------------------------------------------
+
+const STATUS_LABELS: Record<string, string> = {
+  pending: 'pending',
+  running: 'running',
+  completed: 'done',
+  error: 'failed',
+  cancelled: 'cancelled',
+  interrupted: 'interrupted',
+};
+
+function inputSummary(item: ToolItem): HTMLElement | null {
+  const input = item.input;
+  if (item.tool === 'bash' && typeof input.command === 'string') {
+    return h('pre', { class: 'command' }, h('span', { class: 'prompt-sign', 'aria-hidden': 'true' }, '$ '), input.command);
+  }
+  if (!Object.keys(input).length) return null;
+  if (typeof input.path === 'string' && Object.keys(input).length === 1) {
+    return h('div', { class: 'input-path' }, input.path);
+  }
+  return h('pre', { class: 'input-json' }, JSON.stringify(input, null, 2));
+}
+
+function diffView(diff: string): HTMLElement {
+  const pre = h('pre', { class: 'diff' });
+  for (const line of diff.replace(/\n$/, '').split('\n')) {
+    let cls = 'ctx';
+    if (line.startsWith('+++') || line.startsWith('---')) cls = 'file';
+    else if (line.startsWith('@@')) cls = 'hunk';
+    else if (line.startsWith('+')) cls = 'add';
+    else if (line.startsWith('-')) cls = 'del';
+    pre.append(h('span', { class: `line ${cls}` }, line + '\n'));
+  }
+  return pre;
+}
+
+const DECISION_LABELS: Record<string, string> = {
+  once: 'Allowed once',
+  always: 'Always allowed',
+  reject: 'Rejected',
+  timeout: 'Timed out',
+  cancelled: 'Cancelled',
+};
+
+function permissionBlock(view: SessionView, item: ToolItem): HTMLElement | null {
+  const permission = item.permission;
+  if (!permission) return null;
+  if (permission.state !== 'pending') {
+    return h(
+      'div',
+      { class: `permission resolved decision-${permission.state}` },
+      DECISION_LABELS[permission.state] ?? permission.state,
+    );
+  }
+  const requestId = permission.requestId;
+  const what =
+    item.tool === 'bash'
+      ? 'agentls wants to run this command:'
+      : permission.hasEdit || permission.diff
+        ? `agentls wants to make this change (${permission.title}):`
+        : `agentls wants to use ${item.tool}: ${permission.title}`;
+  const block = h('div', { class: 'permission pending', role: 'group', 'aria-label': 'Approval needed' });
+  block.append(h('div', { class: 'permission-title' }, what));
+  if (item.tool === 'bash' && typeof item.input.command === 'string') {
+    block.append(h('pre', { class: 'command exact' }, item.input.command));
+  }
+  if (permission.diff) block.append(diffView(permission.diff));
+  const approve = (decision: ApproveDecision, feedback?: string): void => {
+    rejecting.delete(requestId);
+    const message: PanelMessage = { type: 'approve', sessionId: view.sessionId, requestId, decision };
+    if (feedback) message.feedback = feedback;
+    post(message);
+  };
+  if (rejecting.has(requestId)) {
+    const field = h('input', {
+      type: 'text',
+      class: 'feedback',
+      placeholder: 'Why? What should it do instead? (optional, sent to the agent)',
+      'aria-label': 'Feedback for the agent',
+    });
+    field.value = rejecting.get(requestId) ?? '';
+    field.addEventListener('input', () => rejecting.set(requestId, field.value));
+    const send = h('button', { class: 'danger', 'data-action': 'confirm-reject' }, 'Reject');
+    const back = h('button', { class: 'secondary', 'data-action': 'cancel-reject' }, 'Back');
+    send.addEventListener('click', () => approve('reject', field.value.trim() || undefined));
+    back.addEventListener('click', () => {
+      rejecting.delete(requestId);
+      rerender(item);
+    });
+    field.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') {
+        e.preventDefault();
+        approve('reject', field.value.trim() || undefined);
+      } else if (e.key === 'Escape') {
+        e.preventDefault();
+        rejecting.delete(requestId);
+        rerender(item);
+      }
+    });
+    block.append(h('div', { class: 'reject-form' }, field, h('div', { class: 'buttons' }, send, back)));
+    queueMicrotask(() => field.focus());
+    return block;
+  }
+  const buttons = h('div', { class: 'buttons' });
+  if (permission.hasEdit) {
+    const review = h('button', { class: 'secondary', 'data-action': 'open-diff' }, 'Review diff');
+    review.addEventListener('click', () => post({ type: 'open-diff', requestId }));
+    buttons.append(review);
+  }
+  const once = h('button', { 'data-decision': 'once' }, item.tool === 'bash' ? 'Run once' : 'Accept');
+  const always = h('button', { class: 'secondary', 'data-decision': 'always', title: 'Allow this and similar requests for the rest of the session' }, 'Always');
+  const reject = h('button', { class: 'secondary', 'data-decision': 'reject' }, 'Reject…');
+  once.addEventListener('click', () => approve('once'));
+  always.addEventListener('click', () => approve('always'));
+  reject.addEventListener('click', () => {
+    rejecting.set(requestId, '');
+    rerender(item);
+  });
+  buttons.append(once, always, reject);
+  block.append(buttons);
+  return block;
+}
+
+function renderTool(view: SessionView, item: ToolItem): HTMLElement {
+  const pending = item.permission?.state === 'pending';
+  const details = h('details', {
+    class: `tool status-${item.status}${pending ? ' needs-approval' : ''}`,
+    'data-call-id': item.callId,
+    'data-tool': item.tool,
+  });
+  details.open = pending || expanded.has(item.callId);
+  const statusText = pending ? 'needs approval' : (STATUS_LABELS[item.status] ?? item.status);
+  details.append(
+    h(
+      'summary',
+      {},
+      h('span', { class: 'status-dot', 'aria-hidden': 'true' }),
+      h('span', { class: 'tool-name' }, item.tool),
+      h('span', { class: 'tool-title' }, item.title),
+      h('span', { class: 'tool-status' }, statusText),
+    ),
+  );
+  const body = h('div', { class: 'tool-body' });
+  const summary = inputSummary(item);
+  if (summary && !(pending && item.tool === 'bash')) body.append(summary);
+  const permission = permissionBlock(view, item);
+  if (permission) body.append(permission);
+  if (item.progress) body.append(h('div', { class: 'progress' }, item.progress));
+  if (item.output !== undefined) {
+    body.append(h('pre', { class: `tool-output${item.isError ? ' error' : ''}` }, item.output || '(no output)'));
+  }
+  details.append(body);
+  details.addEventListener('toggle', () => {
+    if (details.open) expanded.add(item.callId);
+    else expanded.delete(item.callId);
+    saveUi();
+  });
+  return details;
+}
+
+function renderItem(view: SessionView, item: Item): HTMLElement {
+  let el: HTMLElement;
+  switch (item.kind) {
+    case 'user':
+      el = h(
+        'div',
+        { class: 'message user' },
+        h('div', { class: 'role' }, 'You'),
+        h('div', { class: 'user-text' }, item.text),
+        item.context.length ? h('div', { class: 'context' }, 'with ' + item.context.join(', ')) : null,
+      );
+      break;
+    case 'text':
+      el = markdown(item.text, 'message assistant markdown');
+      break;
+    case 'thinking':
+      el = h('details', { class: 'thinking' }, h('summary', {}, 'Thinking'), markdown(item.text, 'markdown'));
+      break;
+    case 'tool':
+      el = renderTool(view, item);
+      break;
+    case 'notice':
+      el = h('div', { class: `notice ${item.level}`, role: item.level === 'error' ? 'alert' : 'note' }, item.text);
+      break;
+  }
+  el.dataset.itemId = item.id;
+  if (item.reverted) el.classList.add('reverted');
+  return el;
+}
+
+function rerender(item: Item): void {
+  const view = state.view;
+  const entry = rendered.get(item.id);
+  if (!view || !entry) return;
+  const el = renderItem(view, item);
+  entry.el.replaceWith(el);
+  rendered.set(item.id, { rev: item.rev, el });
+}
+
+function sessionLabel(info: SessionInfo): string {
+  const title = info.title || 'Untitled session';
+  const when = new Date(info.updatedAt).toLocaleString(undefined, {
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+  });
+  return `${info.busy ? '● ' : ''}${title} — ${when}`;
+}
+
+function renderSessions(): void {
+  const { sessions, activeSessionId } = state;
+  sessionSelect.replaceChildren();
+  const known = new Set(sessions.map((s) => s.sessionId));
+  if (activeSessionId && !known.has(activeSessionId)) {
+    sessionSelect.append(h('option', { value: activeSessionId }, state.view?.title || 'New session'));
+  }
+  for (const info of sessions) sessionSelect.append(h('option', { value: info.sessionId }, sessionLabel(info)));
+  if (!sessionSelect.options.length) sessionSelect.append(h('option', { value: '' }, 'No sessions yet'));
+  sessionSelect.value = activeSessionId ?? '';
+  sessionSelect.disabled = state.connection !== 'running';
+}
+
+function renderBanner(): void {
+  const text =
+    state.connection === 'starting'
+      ? 'Starting the agentls server…'
+      : state.connection === 'restarting'
+        ? `The agentls server stopped; restarting it… ${state.connectionMessage ?? ''}`
+        : state.connection === 'stopped'
+          ? `The agentls server is not running. ${state.connectionMessage ?? ''}`
+          : '';
+  banner.hidden = !text;
+  banner.textContent = text.trim();
+  banner.className = state.connection === 'stopped' ? 'banner error' : 'banner';
+}
+
+function nearBottom(): boolean {
+  return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
+}
+
+function renderTranscript(): void {
+  const view = state.view;
+  const stick = nearBottom();
+  if (!view || renderedSession !== view.sessionId) {
+    rendered.clear();
+    transcript.replaceChildren();
+    renderedSession = view?.sessionId;
+  }
+  if (!view || (!view.items.length && !view.queued.length)) {
+    transcript.replaceChildren(
+      h(
+        'div',
+        { class: 'empty' },
+        h('p', {}, 'Ask agentls to do something in this workspace.'),
+        h('p', { class: 'hint' }, 'It reads files, runs commands and proposes edits; edits and commands wait for your approval.'),
+      ),
+    );
+    rendered.clear();
+    return;
+  }
+  transcript.querySelector(':scope > .empty')?.remove();
+  const live = new Set<string>();
+  let previous: Element | null = null;
+  for (const item of view.items) {
+    live.add(item.id);
+    const entry = rendered.get(item.id);
+    let el: HTMLElement;
+    if (!entry || entry.rev !== item.rev) {
+      el = renderItem(view, item);
+      if (entry) entry.el.replaceWith(el);
+      rendered.set(item.id, { rev: item.rev, el });
+    } else {
+      el = entry.el;
+    }
+    const expectedNext: Element | null = previous ? previous.nextElementSibling : transcript.firstElementChild;
+    if (expectedNext !== el) {
+      if (previous) previous.after(el);
+      else transcript.prepend(el);
+    }
+    previous = el;
+  }
+  for (const [id, entry] of rendered) {
+    if (!live.has(id)) {
+      entry.el.remove();
+      rendered.delete(id);
+    }
+  }
+  transcript.querySelectorAll(':scope > .queued').forEach((el) => el.remove());
+  for (const text of view.queued) {
+    transcript.append(
+      h(
+        'div',
+        { class: 'message user queued' },
+        h('div', { class: 'role' }, 'You ', h('span', { class: 'badge' }, view.busy ? 'queued' : 'sending')),
+        h('div', { class: 'user-text' }, text),
+      ),
+    );
+  }
+  if (view.busy) {
+    transcript.querySelector(':scope > .working')?.remove();
+    transcript.append(h('div', { class: 'working', 'aria-hidden': 'true' }, h('span'), h('span'), h('span')));
+  } else {
+    transcript.querySelector(':scope > .working')?.remove();
+  }
+  if (stick) transcript.scrollTop = transcript.scrollHeight;
+}
+
+function renderFooter(): void {
+  const view = state.view;
+  const waiting = view ? pendingPermissions(view).length : 0;
+  let text = '';
+  if (state.connection !== 'running') text = '';
+  else if (waiting) text = waiting === 1 ? 'Waiting for your approval' : `${waiting} requests wait for your approval`;
+  else if (view?.busy) text = view.runningTool ? `Working: ${view.runningTool}` : 'Working…';
+  else text = 'Idle';
+  if (view?.queued.length && view.busy) text += ` · ${view.queued.length} queued`;
+  activity.textContent = text;
+  activity.className = waiting ? 'attention' : '';
+  const sessionUsage = view?.usage.session ?? {};
+  usage.textContent = view ? `${formatCost(sessionUsage.costUsd)} · ${formatTokens(totalTokens(sessionUsage))} tokens` : '';
+  stopButton.disabled = !view?.busy || state.connection !== 'running';
+  sendButton.disabled = state.connection !== 'running';
+  newSessionButton.disabled = state.connection !== 'running';
+}
+
+let scheduled = false;
+function flush(): void {
+  if (!scheduled) return;
+  scheduled = false;
+  renderTranscript();
+  renderFooter();
+}
+function scheduleRender(): void {
+  if (scheduled) return;
+  scheduled = true;
+  requestAnimationFrame(flush);
+  setTimeout(flush, 100); // rAF does not run in a hidden page
+}
+
+function renderAll(): void {
+  renderSessions();
+  renderBanner();
+  scheduled = true;
+  flush();
+}
+
+// ---- input ------------------------------------------------------------------------------
+
+function send(): void {
+  const text = promptBox.value;
+  if (!text.trim() || state.connection !== 'running') return;
+  post({ type: 'prompt', text });
+  promptBox.value = '';
+  saveUi();
+}
+
+promptBox.value = saved.draft ?? '';
+promptBox.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    send();
+  }
+});
+promptBox.addEventListener('input', saveUi);
+sendButton.addEventListener('click', send);
+stopButton.addEventListener('click', () => post({ type: 'cancel' }));
+newSessionButton.addEventListener('click', () => post({ type: 'new-session' }));
+sessionSelect.addEventListener('change', () => {
+  if (sessionSelect.value) post({ type: 'select-session', sessionId: sessionSelect.value });
+});
+
+// ---- messages from the extension --------------------------------------------------------
+
+function onEvent(event: AgentEvent): void {
+  const view = state.view;
+  if (!view || view.sessionId !== event.sessionId) return;
+  applyEvent(view, event);
+  scheduleRender();
+}
+
+window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
+  const message = e.data;
+  if (!message || typeof message !== 'object') return;
+  switch (message.type) {
+    case 'state':
+      state = message.state;
+      renderAll();
+      return;
+    case 'event':
+      onEvent(message.event);
+      return;
+    case 'prompt-sent': {
+      if (!state.view || state.view.sessionId !== message.sessionId) {
+        state.view = emptyView(message.sessionId);
+        state.activeSessionId = message.sessionId;
+      }
+      promptSent(state.view, message.text);
+      scheduleRender();
+      return;
+    }
+    case 'prompt-failed':
+      if (state.view?.sessionId === message.sessionId) {
+        promptFailed(state.view, message.text, message.message);
+        scheduleRender();
+      }
+      return;
+    case 'sessions':
+      state.sessions = message.sessions;
+      if (message.activeSessionId) state.activeSessionId = message.activeSessionId;
+      renderSessions();
+      return;
+    case 'focus-prompt':
+      if (message.text) promptBox.value = message.text;
+      promptBox.focus();
+      return;
+  }
+});
+
+renderAll();
+post({ type: 'ready' });

@@ -1,0 +1,73 @@
+// The panel's HTML: one script (by nonce) and one stylesheet from the extension, nothing remote.
+
+export interface PanelHtmlOptions {
+  /** The webview's cspSource (where its local resources are served from). */
+  cspSource: string;
+  nonce: string;
+  scriptUri: string;
+  styleUri: string;
+}
+
+export function contentSecurityPolicy(cspSource: string, nonce: string): string {
+  return [
+    "default-src 'none'",
+    `img-src ${cspSource} data:`,
+    `style-src ${cspSource}`,
+    `font-src ${cspSource}`,
+    `script-src 'nonce-${nonce}'`,
+    "connect-src 'none'",
+    "frame-src 'none'",
+    "form-action 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+}
+
+function attr(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+}
+
+export function panelHtml(options: PanelHtmlOptions): string {
+  const csp = contentSecurityPolicy(options.cspSource, options.nonce);
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${attr(csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${attr(options.styleUri)}">
+<title>agentls</title>
+</head>
+<body>
+<div id="app">
+  <header class="toolbar">
+    <label class="visually-hidden" for="session">Session</label>
+    <select id="session" title="Sessions of this workspace"></select>
+    <button id="new-session" class="secondary" title="New session" aria-label="New session">+ New</button>
+  </header>
+  <div id="banner" role="status" hidden></div>
+  <main id="transcript" tabindex="0" aria-label="Conversation" aria-live="polite"></main>
+  <footer class="composer">
+    <div class="meta">
+      <span id="activity" role="status"></span>
+      <span id="usage" title="Cost and tokens of this session"></span>
+    </div>
+    <label class="visually-hidden" for="prompt">Prompt</label>
+    <textarea id="prompt" rows="3" placeholder="Ask agentls… (Enter to send, Shift+Enter for a new line)"></textarea>
+    <div class="composer-actions">
+      <button id="stop" class="secondary" title="Stop the running turn (agent/cancel)" disabled>Stop</button>
+      <button id="send" title="Send (Enter)">Send</button>
+    </div>
+  </footer>
+</div>
+<script nonce="${attr(options.nonce)}" src="${attr(options.scriptUri)}"></script>
+</body>
+</html>
+`;
+}
+
+export function makeNonce(random: () => number = Math.random): string {
+  const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  let out = '';
+  for (let i = 0; i < 32; i++) out += chars[Math.floor(random() * chars.length)];
+  return out;
+}
