@@ -57,6 +57,8 @@ class Settings(WireModel):
     # checks to run after an edit when the editor pushes none ({"*.py": "ruff check {path}"}).
     verify_wait_s: float = Field(default=1.5, ge=0, le=30)
     verify_commands: dict[str, str] | None = None
+    # How long to wait for the editor to answer workspace/applyEdit before reporting a failure.
+    apply_edit_timeout_s: float = Field(default=30.0, gt=0)
 
     @field_validator("thinking", mode="before")
     @classmethod

@@ -436,3 +436,35 @@ async def test_progress_reports_a_running_turn(
     assert kinds[0] == "begin" and kinds[-1] == "end"
     assert reports[0].title == "progress please"
     assert any("read" in (getattr(r, "message", "") or "") for r in reports)
+
+
+async def test_an_editor_that_never_answers_apply_edit_gets_a_bounded_wait(
+    vscode_like: Editor, module_api: MessagesAPIServer
+) -> None:
+    from lsprotocol import types
+
+    editor = vscode_like
+    (editor.root / "hang.py").write_text("h = 1\n")
+    module_api.enqueue(
+        reply(tool_use("read", {"path": "hang.py"})),
+        reply(tool_use("edit", {"path": "hang.py", "old_string": "h = 1", "new_string": "h = 2"})),
+        reply(text("gave up")),
+    )
+    editor.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"agent": {"applyEditTimeoutS": 0.5}})
+    )
+    editor.never_answer_edits = True
+    try:
+        session = await editor.new_session()
+        result = await editor.prompt(session, "edit")
+    finally:
+        editor.never_answer_edits = False
+        editor.released.set()
+        editor.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"agent": {"applyEditTimeoutS": 30}})
+        )
+    assert result["text"] == "gave up"
+    tool_result = module_api.requests[-1].body["messages"][-1]["content"][0]
+    assert (
+        tool_result["is_error"] and "did not answer workspace/applyEdit" in tool_result["content"]
+    )

@@ -175,3 +175,18 @@ async def test_dropped_stream_after_a_tool_call_started_keeps_no_half_call(
     loaded = await h.store.load_messages(session.id)
     assert loaded[1].text() == "Reading." and len(loaded[1].tool_parts()) == 1
     h.accepted_requests()
+
+
+def test_retry_after_forms() -> None:
+    import email.utils
+    import time
+
+    from agentls.model.anthropic_provider import retry_after_s
+
+    assert retry_after_s({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert retry_after_s({"retry-after": "2"}) == 2.0
+    assert retry_after_s({"retry-after": "0.5"}) == 0.5
+    date = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 <= (retry_after_s({"retry-after": date}) or 0) <= 31
+    assert retry_after_s({"retry-after": "soon"}) is None
+    assert retry_after_s({}) is None

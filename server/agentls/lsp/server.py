@@ -734,13 +734,44 @@ def build_server() -> AgentServer:
 
 
 def serve() -> int:
+    """Run on stdin/stdout until `exit` or end of input. Either way, running turns are cancelled
+    and persisted before the process ends (a client that disconnects mid-turn loses nothing)."""
+    from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+
     logging.basicConfig(level=os.environ.get("AGENTLS_LOG", "WARNING"), stream=sys.stderr)
     server = build_server()
     started = time.monotonic()
     log.info("agentls serve starting (pid %d)", os.getpid())
-    server.start_io()
+    stop_event = threading.Event()
+    server._stop_event = stop_event
+    reader = StdinAsyncReader(sys.stdin.buffer, server.thread_pool)
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+
+    async def main() -> None:
+        try:
+            await run_async(
+                stop_event=stop_event,
+                reader=reader,
+                protocol=server.protocol,
+                logger=log,
+                error_handler=server.report_server_error,
+            )
+        finally:
+            await server.close()
+
+    code = 0
+    try:
+        asyncio.run(main())
+    except BrokenPipeError:
+        log.error("connection to the client lost; stopped")
+    except SystemExit as exc:  # the `exit` notification
+        code = exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.shutdown()  # type: ignore[no-untyped-call]
     log.info("agentls serve stopped after %.1f s", time.monotonic() - started)
-    return 0
+    return code
 
 
 __all__ = ["AgentServer", "build_server", "serve", "Position", "Range"]

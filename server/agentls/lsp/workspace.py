@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-APPLY_EDIT_TIMEOUT_S = 30.0
 SAVE_WAIT_S = 2.0
 BUFFER_SYNC_WAIT_S = 1.0
 
@@ -159,13 +158,13 @@ class LspWorkspace:
                 self.server.workspace_apply_edit_async(
                     types.ApplyWorkspaceEditParams(edit=edit, label=f"agentls: {path.name}")
                 ),
-                APPLY_EDIT_TIMEOUT_S,
+                self.server.settings.apply_edit_timeout_s,
             )
         except TimeoutError:
             self._doc_changed.pop(uri, None)
             return EditOutcome(
                 applied=False,
-                reason=f"The editor did not answer workspace/applyEdit within {APPLY_EDIT_TIMEOUT_S:.0f} s; the change may not have been made. Read the file again.",
+                reason=f"The editor did not answer workspace/applyEdit within {self.server.settings.apply_edit_timeout_s:.0f} s; the change may not have been made. Read the file again.",
             )
         if not result.applied:
             self._doc_changed.pop(uri, None)
@@ -210,7 +209,7 @@ class LspWorkspace:
                 self.server.workspace_apply_edit_async(
                     types.ApplyWorkspaceEditParams(edit=edit, label="agentls: revert")
                 ),
-                APPLY_EDIT_TIMEOUT_S,
+                self.server.settings.apply_edit_timeout_s,
             )
             if not result.applied:
                 return EditOutcome(

@@ -821,7 +821,12 @@ class CallContext:
         return resolved
 
     def may_show(self, path: Path) -> bool:
-        return self.rules.evaluate("read", self.relative(path), outside_workspace=self.is_outside(path)) == "allow"
+        return (
+            self.rules.evaluate(
+                "read", self.relative(path), outside_workspace=self.is_outside(path)
+            )
+            == "allow"
+        )
 
     async def authorize(self, query: PermissionQuery) -> None:
         action = self.rules.evaluate(

@@ -1,0 +1,62 @@
+// Which `agentls` to start, and with what environment. No vscode import (unit-tested).
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface ServerLaunch {
+  command: string;
+  args: string[];
+  /** Where the command came from, for messages. */
+  origin: 'setting' | 'venv' | 'path';
+}
+
+export function venvCandidates(folder: string, platform: NodeJS.Platform = process.platform): string[] {
+  return platform === 'win32'
+    ? [join(folder, '.venv', 'Scripts', 'agentls.exe'), join(folder, 'venv', 'Scripts', 'agentls.exe')]
+    : [join(folder, '.venv', 'bin', 'agentls'), join(folder, 'venv', 'bin', 'agentls')];
+}
+
+/**
+ * The setting `agentls.server.command` if set; else the first workspace folder's .venv (or venv);
+ * else `agentls` on PATH. The arguments are `agentls.server.args` (default: serve).
+ */
+export function resolveServerLaunch(
+  setting: string | undefined,
+  args: string[] | undefined,
+  workspaceFolders: readonly string[],
+  exists: (path: string) => boolean = existsSync,
+  platform: NodeJS.Platform = process.platform,
+): ServerLaunch {
+  const serverArgs = args && args.length ? [...args] : ['serve'];
+  const configured = setting?.trim();
+  if (configured) {
+    const expanded = configured.replace(/\$\{workspaceFolder\}/g, workspaceFolders[0] ?? '.');
+    return { command: expanded, args: serverArgs, origin: 'setting' };
+  }
+  for (const folder of workspaceFolders) {
+    for (const candidate of venvCandidates(folder, platform)) {
+      if (exists(candidate)) return { command: candidate, args: serverArgs, origin: 'venv' };
+    }
+  }
+  return { command: 'agentls', args: serverArgs, origin: 'path' };
+}
+
+/** The server's environment: ours, plus the API key from SecretStorage when one is stored. */
+export function serverEnv(base: NodeJS.ProcessEnv, apiKey: string | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base };
+  if (apiKey) env.ANTHROPIC_API_KEY = apiKey;
+  return env;
+}
+
+/** initializationOptions.agent (and the `agent` of didChangeConfiguration) from the settings. */
+export function agentOptions(model: string | undefined, permissions: unknown): Record<string, unknown> {
+  const options: Record<string, unknown> = {};
+  if (model && model.trim()) options.model = model.trim();
+  if (
+    permissions &&
+    typeof permissions === 'object' &&
+    (Array.isArray(permissions) ? permissions.length > 0 : Object.keys(permissions).length > 0)
+  ) {
+    options.permissions = permissions;
+  }
+  return options;
+}
