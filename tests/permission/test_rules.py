@@ -114,9 +114,17 @@ def test_bad_configuration_is_a_clear_error() -> None:
 def test_secrets_ask_even_under_blanket_allow_until_a_pattern_opens_them() -> None:
     for config in (None, {"read": "allow"}, {"*": "allow"}):
         rules = PermissionRules.from_config(config)
-        for secret in (".env", "config/.env.production", "certs/server.pem", "deploy.key", "home/id_ed25519"):
+        for secret in (
+            ".env",
+            "config/.env.production",
+            "certs/server.pem",
+            "deploy.key",
+            "home/id_ed25519",
+        ):
             assert rules.evaluate("read", secret) == "ask", (config, secret)
         assert rules.evaluate("read", "src/environment.py") == "allow"
-    opened = PermissionRules.from_config([{"tool": "read", "pattern": "**/.env", "action": "allow"}])
+    opened = PermissionRules.from_config(
+        [{"tool": "read", "pattern": "**/.env", "action": "allow"}]
+    )
     assert opened.evaluate("read", "app/.env") == "allow"
     assert opened.evaluate("read", "deploy.key") == "ask"

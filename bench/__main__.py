@@ -1,0 +1,100 @@
+"""Run the benchmarks: `python -m bench [NAME...]` (all when none is named; `make bench`).
+
+Each benchmark prints its figures and writes bench/results/NAME.json (figures, samples, the
+machine). `python -m bench --table` prints the README table from the JSON files present.
+BENCH_RUNS sets the number of measured runs per figure (default 5: medians of 5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+import traceback
+
+from bench.common import RESULTS, BenchResult, fmt, machine, temp_dir, warm_bytecode
+
+BENCHMARKS = ("steps50", "stream", "loop", "start", "search")
+
+
+def table() -> str:
+    rows = []
+    taken = None
+    for name in BENCHMARKS:
+        path = RESULTS / f"{name}.json"
+        if not path.exists():
+            continue
+        data = json.loads(path.read_text())
+        taken = taken or data["machine"]
+        for f in data["figures"]:
+            floor = fmt(f["floor"], f["unit"]) if f["floor"] is not None else ""
+            rat = f"{f['ratio']:.2f}x" if f["ratio"] is not None else ""
+            met = {True: "yes", False: "**no**", None: ""}[f["met"]]
+            rows.append(
+                f"| {f['name']} | {fmt(f['value'], f['unit'])} | {floor} | {rat} "
+                f"| {f['target']} | {met} |"
+            )
+    head = [
+        "| figure | agentls | floor / baseline | ratio | target | met |",
+        "|---|---:|---:|---:|---|---|",
+    ]
+    out = "\n".join(head + rows)
+    if taken:
+        m = taken
+        out = (
+            f"Taken {m['taken_at']} on {m['cpu']}, {m['cores']} cores, {m['mem_gib']} GiB, "
+            f"Linux {m['kernel']}, Python {m['python']}, anthropic {m['versions'].get('anthropic')}"
+            f" (commit {m['commit']}).\n\n" + out
+        )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help=f"any of {', '.join(BENCHMARKS)}")
+    parser.add_argument("--table", action="store_true", help="print the README table and exit")
+    args = parser.parse_args(argv)
+    if args.table:
+        print(table())
+        return 0
+    names = []
+    for raw in args.names:
+        names += [n for n in raw.replace(",", " ").split() if n]
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark {unknown[0]!r}; choose from {', '.join(BENCHMARKS)}")
+    names = names or list(BENCHMARKS)
+    m = machine()
+    print(
+        f"agentls benchmarks on {m['cpu']} ({m['cores']} cores, {m['mem_gib']} GiB), "
+        f"Python {m['python']}, anthropic {m['versions'].get('anthropic')}, "
+        f"load average {m['load_avg_at_start']}"
+    )
+    with temp_dir("pyc") as tmp:
+        warm_bytecode(tmp)
+    failed = []
+    for name in names:
+        started = time.monotonic()
+        print(f"\n-- {name}", flush=True)
+        result = BenchResult(name)
+        try:
+            importlib.import_module(f"bench.{name}").run(result)
+        except Exception:
+            traceback.print_exc()
+            failed.append(name)
+            continue
+        result.details["bench_seconds"] = round(time.monotonic() - started, 1)
+        result.print()
+        print(f"  -> {result.write().relative_to(RESULTS.parent.parent)}"
+              f" ({result.details['bench_seconds']} s)")  # fmt: skip
+    print("\n" + table())
+    if failed:
+        print(f"\nfailed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+// agentls for VS Code: wires the server (server.ts), the state (host.ts), the panel (panel.ts),
+// the review of proposed edits (approvals.ts) and the status bar together, and registers commands.
+import * as vscode from 'vscode';
+import { ApprovalController } from './approvals';
+import { AgentHost } from './host';
+import { ChatPanel, PANEL_VIEW_ID } from './panel';
+import { API_KEY_SECRET, ServerManager } from './server';
+import { StatusBar } from './statusBar';
+
+let manager: ServerManager | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const panel = new ChatPanel(context.extensionUri);
+  let approvals: ApprovalController | undefined;
+  const host = new AgentHost(
+    {
+      post: (message) => panel.post(message),
+      showError: (message) => void vscode.window.showErrorMessage(message),
+      openDiff: (requestId) => void approvals?.openDiff(requestId),
+      openFile: (path) => {
+        const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+        const uri = path.startsWith('/') || !folder ? vscode.Uri.file(path) : vscode.Uri.joinPath(folder, path);
+        void vscode.window.showTextDocument(uri, { preview: true });
+      },
+    },
+    context.workspaceState,
+  );
+  panel.attach(host);
+  const server = new ServerManager(context, host);
+  manager = server;
+  approvals = new ApprovalController(
+    host,
+    (uri) => vscode.Uri.parse(uri),
+    (message) => console.warn(message),
+  );
+  const reviews = approvals;
+
+  // Bash (and other non-edit) requests are answered in the panel: show it, keep the focus.
+  host.onEvent((event) => {
+    if (event.type === 'permission-request' && !event.edit && !panel.visible) void panel.reveal(false);
+  });
+
+  const command = (id: string, run: (...args: unknown[]) => unknown): void => {
+    context.subscriptions.push(vscode.commands.registerCommand(id, run));
+  };
+
+  command('agentls.revealPanel', () => panel.reveal(false));
+  command('agentls.newSession', async () => {
+    await host.newSession();
+    await panel.reveal(true);
+    panel.post({ type: 'focus-prompt' });
+  });
+  command('agentls.stop', () => host.cancel());
+  command('agentls.askAboutSelection', async () => {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor) {
+      void vscode.window.showInformationMessage('agentls: open a file and select the code to ask about.');
+      return;
+    }
+    const selection = editor.selection;
+    const range = selection.isEmpty ? editor.document.lineAt(selection.active.line).range : selection;
+    const question = await vscode.window.showInputBox({
+      title: 'Ask agentls about the selection',
+      prompt: 'Your question or instruction (Enter on an empty box: explain the code)',
+      placeHolder: 'e.g. Why does this return None for an empty list?',
+      ignoreFocusOut: true,
+    });
+    if (question === undefined) return;
+    const text = question.trim() || 'Explain the selected code and point out anything wrong with it.';
+    await panel.reveal(false);
+    await host.prompt(text, [
+      {
+        uri: editor.document.uri.toString(),
+        range: {
+          start: { line: range.start.line, character: range.start.character },
+          end: { line: range.end.line, character: range.end.character },
+        },
+      },
+    ]);
+  });
+  command('agentls.setApiKey', async () => {
+    const key = await vscode.window.showInputBox({
+      title: 'agentls: Anthropic API key',
+      prompt: 'Stored in VS Code\'s secret storage and passed to the server as ANTHROPIC_API_KEY. Leave empty to remove it.',
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (key === undefined) return;
+    if (key.trim()) await context.secrets.store(API_KEY_SECRET, key.trim());
+    else await context.secrets.delete(API_KEY_SECRET);
+    const choice = await vscode.window.showInformationMessage(
+      key.trim() ? 'agentls: API key saved. The server uses it after a restart.' : 'agentls: API key removed.',
+      'Restart Server',
+    );
+    if (choice === 'Restart Server') await server.restart();
+  });
+  command('agentls.restartServer', () => server.restart());
+  command('agentls.showLog', () => server.showLog());
+  command('agentls.acceptEdit', (arg) => reviews.decide(arg, 'once'));
+  command('agentls.acceptEditAlways', (arg) => reviews.decide(arg, 'always'));
+  command('agentls.rejectEdit', (arg) => reviews.decide(arg, 'reject'));
+  command('agentls.showEditDiff', (arg) => reviews.openDiff(arg));
+
+  context.subscriptions.push(
+    vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel),
+    panel,
+    reviews,
+    new StatusBar(host),
+    server,
+    { dispose: () => host.dispose() },
+  );
+  void server.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await manager?.stop();
+  manager = undefined;
+}

@@ -1,0 +1,253 @@
+// The one place that starts `agentls serve` (through vscode-languageclient) and keeps it running:
+// what the client declares, the settings it passes, restarts with a visible message when the server
+// dies, and the wiring of its notifications and requests to the rest of the extension.
+import * as vscode from 'vscode';
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  State,
+  type ClientCapabilities,
+  type LanguageClientOptions,
+  type ServerOptions,
+  type StaticFeature,
+  type WorkspaceEdit as LspWorkspaceEdit,
+} from 'vscode-languageclient/node';
+import { WorkspaceEditApplier } from './applyEdit';
+import { DiagnosticsForwarder } from './diagnostics';
+import { errorText, type AgentConnection, type AgentHost } from './host';
+import { fillAgentCapabilities } from './capabilities';
+import type {
+  AgentEvent,
+  AgentRequests,
+  DiagnosticsParams,
+} from './protocol/generated';
+import { agentOptions, resolveServerLaunch, serverEnv, type ServerLaunch } from './serverCommand';
+
+export const API_KEY_SECRET = 'agentls.anthropicApiKey';
+const MAX_RESTARTS = 5;
+const RESTART_WINDOW_MS = 3 * 60 * 1000;
+
+class AgentCapabilitiesFeature implements StaticFeature {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    fillAgentCapabilities(capabilities);
+  }
+  initialize(): void {}
+  getState(): { kind: 'static' } {
+    return { kind: 'static' };
+  }
+  clear(): void {}
+}
+
+export function readAgentSettings(): Record<string, unknown> {
+  const config = vscode.workspace.getConfiguration('agentls');
+  return agentOptions(config.get<string>('model'), config.get<unknown>('permissions'));
+}
+
+export class ServerManager implements vscode.Disposable {
+  private client?: LanguageClient;
+  private launch?: ServerLaunch;
+  private readonly restarts: number[] = [];
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly output: vscode.OutputChannel;
+  private readonly diagnostics: DiagnosticsForwarder<vscode.Uri>;
+  private stopping = false;
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly host: AgentHost,
+  ) {
+    this.output = vscode.window.createOutputChannel('agentls');
+    this.diagnostics = new DiagnosticsForwarder<vscode.Uri>(
+      {
+        get: (uri) => vscode.languages.getDiagnostics(uri),
+        all: () => vscode.languages.getDiagnostics(),
+        version: (uri) => vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString())?.version,
+        asProtocolUri: (uri) => this.client?.code2ProtocolConverter.asUri(uri) ?? uri.toString(),
+      },
+      (params) => this.notifyDiagnostics(params),
+    );
+    this.disposables.push(
+      this.output,
+      vscode.languages.onDidChangeDiagnostics((e) => {
+        if (this.client?.state === State.Running) this.diagnostics.changed(e.uris);
+      }),
+      vscode.workspace.onDidChangeConfiguration((e) => this.configurationChanged(e)),
+    );
+  }
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** The connection the host uses; requests fail while the server is down. */
+  readonly connection: AgentConnection = {
+    request: <M extends keyof AgentRequests>(method: M, params: AgentRequests[M]['params']) => {
+      const client = this.client;
+      if (!client || client.state !== State.Running) {
+        return Promise.reject(new Error('the agentls server is not running'));
+      }
+      return client.sendRequest(method, params) as Promise<AgentRequests[M]['result']>;
+    },
+  };
+
+  async start(): Promise<void> {
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    const config = vscode.workspace.getConfiguration('agentls');
+    this.launch = resolveServerLaunch(
+      config.get<string>('server.command'),
+      config.get<string[]>('server.args'),
+      folders,
+    );
+    const apiKey = await this.context.secrets.get(API_KEY_SECRET);
+    const serverOptions: ServerOptions = {
+      command: this.launch.command,
+      args: this.launch.args,
+      options: { cwd: folders[0], env: serverEnv(process.env, apiKey) },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }],
+      outputChannel: this.output,
+      initializationOptions: { agent: readAgentSettings() },
+      // Diagnostics forwarding covers every language; our own server publishes none to us.
+      diagnosticCollectionName: 'agentls',
+      errorHandler: {
+        error: (_error, _message, count) => ({
+          action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+          handled: true,
+        }),
+        closed: () => this.closed(),
+      },
+      middleware: {
+        executeCommand: async (command, args, next) => {
+          const result: unknown = await next(command, args);
+          if (command === 'agent.runOnSelection' && result && typeof result === 'object' && 'sessionId' in result) {
+            const sessionId = String((result as { sessionId: unknown }).sessionId);
+            await this.host.select(sessionId);
+            await vscode.commands.executeCommand('agentls.revealPanel');
+          }
+          return result;
+        },
+      },
+    };
+    const client = new LanguageClient('agentls', 'agentls', serverOptions, clientOptions);
+    client.registerFeature(new AgentCapabilitiesFeature());
+    const applier = new WorkspaceEditApplier<vscode.WorkspaceEdit>({
+      textDocuments: () => vscode.workspace.textDocuments,
+      asUri: (uri) => client.protocol2CodeConverter.asUri(uri).toString(),
+      convert: async (edit) => {
+        const converted = await client.protocol2CodeConverter.asWorkspaceEdit(edit as LspWorkspaceEdit);
+        if (!converted) throw new Error('the edit is empty');
+        return converted;
+      },
+      applyEdit: (edit) => vscode.workspace.applyEdit(edit),
+      log: (message) => this.output.appendLine(message),
+    });
+    client.onRequest('workspace/applyEdit', (params: { edit: unknown; label?: string }) => applier.apply(params));
+    client.onNotification('agent/event', (event: AgentEvent) => this.host.handleEvent(event));
+    this.disposables.push(
+      client.onDidChangeState((e) => {
+        if (e.newState === State.Running) {
+          void this.host.connected(this.connection);
+          this.diagnostics.pushAll();
+        }
+      }),
+    );
+    this.client = client;
+    this.output.appendLine(`agentls: starting ${this.launch.command} ${this.launch.args.join(' ')} (${this.launch.origin})`);
+    try {
+      await client.start();
+    } catch (err) {
+      this.failedToStart(err);
+    }
+  }
+
+  private failedToStart(err: unknown): void {
+    const launch = this.launch;
+    const hint =
+      launch?.origin === 'path'
+        ? 'Install agentls (pip install agentls) or set "agentls.server.command".'
+        : 'Check "agentls.server.command".';
+    const message = `Could not start ${launch?.command ?? 'agentls'}: ${errorText(err)}. ${hint}`;
+    this.host.disconnected('stopped', message);
+    void vscode.window.showErrorMessage(`agentls: ${message}`, 'Open Settings', 'Show Log').then((choice) => {
+      if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'agentls.server');
+      if (choice === 'Show Log') this.output.show();
+    });
+  }
+
+  private closed(): { action: CloseAction; handled: boolean } {
+    if (this.stopping) return { action: CloseAction.DoNotRestart, handled: true };
+    const now = Date.now();
+    this.restarts.push(now);
+    while (this.restarts.length && now - this.restarts[0] > RESTART_WINDOW_MS) this.restarts.shift();
+    if (this.restarts.length <= MAX_RESTARTS) {
+      const message = 'The agentls server stopped unexpectedly; restarting it. The running turn was lost.';
+      this.host.disconnected('restarting', message);
+      void vscode.window.showWarningMessage(`agentls: ${message}`, 'Show Log').then((choice) => {
+        if (choice === 'Show Log') this.output.show();
+      });
+      return { action: CloseAction.Restart, handled: true };
+    }
+    const message = `The agentls server stopped ${this.restarts.length} times in 3 minutes; it was not restarted.`;
+    this.host.disconnected('stopped', message);
+    void vscode.window.showErrorMessage(`agentls: ${message}`, 'Restart', 'Show Log').then((choice) => {
+      if (choice === 'Restart') void this.restart();
+      if (choice === 'Show Log') this.output.show();
+    });
+    return { action: CloseAction.DoNotRestart, handled: true };
+  }
+
+  async restart(): Promise<void> {
+    this.restarts.length = 0;
+    await this.stop();
+    this.host.disconnected('restarting', 'Restarting the agentls server.');
+    await this.start();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (!client) return;
+    this.stopping = true;
+    try {
+      if (client.state !== State.Stopped) await client.stop(3000);
+    } catch (err) {
+      this.output.appendLine(`agentls: stopping the server: ${errorText(err)}`);
+    } finally {
+      this.stopping = false;
+      await client.dispose().then(undefined, () => undefined);
+    }
+  }
+
+  private notifyDiagnostics(params: DiagnosticsParams): void {
+    const client = this.client;
+    if (client?.state === State.Running) void client.sendNotification('agent/diagnostics', params);
+  }
+
+  private configurationChanged(e: vscode.ConfigurationChangeEvent): void {
+    if (e.affectsConfiguration('agentls.server')) {
+      void vscode.window
+        .showInformationMessage('agentls: the server setting changed. Restart the server to use it?', 'Restart')
+        .then((choice) => {
+          if (choice === 'Restart') void this.restart();
+        });
+      return;
+    }
+    if ((e.affectsConfiguration('agentls.model') || e.affectsConfiguration('agentls.permissions')) && this.running) {
+      void this.client?.sendNotification('workspace/didChangeConfiguration', {
+        settings: { agent: readAgentSettings() },
+      });
+    }
+  }
+
+  showLog(): void {
+    this.output.show();
+  }
+
+  dispose(): void {
+    this.diagnostics.dispose();
+    for (const d of this.disposables) d.dispose();
+    void this.stop();
+  }
+}

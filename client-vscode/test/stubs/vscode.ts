@@ -1,0 +1,190 @@
+// The few pieces of the vscode API the unit-tested modules touch, as small fakes that record what
+// they are asked. vitest resolves `vscode` to this file (vitest.config.ts); `calls` and `stub` let a
+// test see and steer them.
+
+export const calls: { command: string; args: unknown[] }[] = [];
+
+export const stub = {
+  inputBoxAnswers: [] as (string | undefined)[],
+  infoMessages: [] as string[],
+  files: new Map<string, string>(),
+  textDocuments: [] as { uri: Uri; getText(): string; version: number; isDirty: boolean; lineCount: number }[],
+  closedTabs: [] as unknown[],
+  tabs: [] as { input: unknown }[],
+  activeTab: undefined as { input: unknown } | undefined,
+  config: new Map<string, unknown>(),
+  reset(): void {
+    calls.length = 0;
+    this.inputBoxAnswers = [];
+    this.infoMessages = [];
+    this.files.clear();
+    this.textDocuments = [];
+    this.closedTabs = [];
+    this.tabs = [];
+    this.activeTab = undefined;
+    this.config.clear();
+  },
+};
+
+export class Uri {
+  private constructor(
+    readonly scheme: string,
+    readonly authority: string,
+    readonly path: string,
+    readonly query: string,
+    readonly fragment: string,
+  ) {}
+
+  static parse(value: string): Uri {
+    const match = /^([a-zA-Z][\w+.-]*):(?:\/\/([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?$/.exec(value);
+    if (!match) throw new Error(`bad uri ${value}`);
+    return new Uri(match[1], match[2] ?? '', decodeURIComponent(match[3]), match[4] ?? '', match[5] ?? '');
+  }
+
+  static file(path: string): Uri {
+    return new Uri('file', '', path, '', '');
+  }
+
+  static from(parts: { scheme: string; authority?: string; path?: string; query?: string; fragment?: string }): Uri {
+    return new Uri(parts.scheme, parts.authority ?? '', parts.path ?? '', parts.query ?? '', parts.fragment ?? '');
+  }
+
+  static joinPath(base: Uri, ...segments: string[]): Uri {
+    return base.with({ path: [base.path.replace(/\/$/, ''), ...segments].join('/') });
+  }
+
+  get fsPath(): string {
+    return this.path;
+  }
+
+  with(change: { scheme?: string; authority?: string; path?: string; query?: string; fragment?: string }): Uri {
+    return new Uri(
+      change.scheme ?? this.scheme,
+      change.authority ?? this.authority,
+      change.path ?? this.path,
+      change.query ?? this.query,
+      change.fragment ?? this.fragment,
+    );
+  }
+
+  toString(): string {
+    const slashes = this.authority || this.scheme === 'file' ? `//${this.authority}` : '';
+    const path = encodeURI(this.path);
+    return `${this.scheme}:${slashes}${path}${this.query ? `?${this.query}` : ''}${this.fragment ? `#${this.fragment}` : ''}`;
+  }
+}
+
+export class EventEmitter<T> {
+  private listeners: ((value: T) => void)[] = [];
+  readonly event = (listener: (value: T) => void): { dispose(): void } => {
+    this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
+  };
+  fire(value: T): void {
+    for (const listener of this.listeners) listener(value);
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+export class Position {
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
+}
+
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+  constructor(startLine: number, startCharacter: number, endLine: number, endCharacter: number) {
+    this.start = new Position(startLine, startCharacter);
+    this.end = new Position(endLine, endCharacter);
+  }
+}
+
+export class CodeLens {
+  constructor(
+    readonly range: Range,
+    readonly command?: { title: string; command: string; arguments?: unknown[] },
+  ) {}
+}
+
+export class TabInputTextDiff {
+  constructor(
+    readonly original: Uri,
+    readonly modified: Uri,
+  ) {}
+}
+
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
+
+const disposable = { dispose: (): void => undefined };
+
+export const commands = {
+  executeCommand: async (command: string, ...args: unknown[]): Promise<unknown> => {
+    calls.push({ command, args });
+    return undefined;
+  },
+  registerCommand: () => disposable,
+};
+
+export const window = {
+  showInputBox: async (): Promise<string | undefined> => stub.inputBoxAnswers.shift(),
+  showInformationMessage: async (message: string): Promise<undefined> => {
+    stub.infoMessages.push(message);
+    return undefined;
+  },
+  showErrorMessage: async (message: string): Promise<undefined> => {
+    stub.infoMessages.push(message);
+    return undefined;
+  },
+  get activeTextEditor(): undefined {
+    return undefined;
+  },
+  tabGroups: {
+    get all() {
+      return [{ tabs: stub.tabs }];
+    },
+    get activeTabGroup() {
+      return { activeTab: stub.activeTab };
+    },
+    onDidChangeTabs: () => disposable,
+    close: async (tabs: unknown[]): Promise<boolean> => {
+      stub.closedTabs.push(...tabs);
+      return true;
+    },
+  },
+};
+
+export const workspace = {
+  get textDocuments() {
+    return stub.textDocuments;
+  },
+  get workspaceFolders() {
+    return [{ uri: Uri.file('/work/demo') }];
+  },
+  fs: {
+    readFile: async (uri: Uri): Promise<Uint8Array> => {
+      const text = stub.files.get(uri.toString());
+      if (text === undefined) throw new Error(`ENOENT ${uri.toString()}`);
+      return new TextEncoder().encode(text);
+    },
+  },
+  registerTextDocumentContentProvider: () => disposable,
+  getConfiguration: () => ({
+    get: <T>(key: string, fallback?: T): T | undefined => (stub.config.has(key) ? (stub.config.get(key) as T) : fallback),
+  }),
+};
+
+export const languages = {
+  registerCodeLensProvider: () => disposable,
+};
