@@ -4,7 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: venv demo test lint typecheck pytest clean schemas schemas-check
+.PHONY: venv demo test lint typecheck pytest clean schemas schemas-check \
+	extension extension-deps extension-types extension-test extension-package record-fixture
+
+# The VS Code extension (client-vscode/): npm ci once per package-lock.json, then build and test.
+EXT := client-vscode
+NPM := npm --prefix $(EXT) --loglevel=error --no-audit --no-fund --no-update-notifier
+EXT_STAMP := $(EXT)/node_modules/.installed-$(shell cat $(EXT)/package-lock.json | cksum | cut -d' ' -f1)
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,7 +32,7 @@ typecheck: venv
 	$(BIN)/mypy
 
 pytest: venv
-	@bash scripts/ensure-system-deps.sh
+	@bash scripts/ensure-system-deps.sh nvim
 	$(BIN)/python -m pytest -q -ra
 
 schemas: venv
@@ -35,7 +41,48 @@ schemas: venv
 schemas-check: venv
 	$(BIN)/python -m agentls.protocol.schema --check
 
-test: lint typecheck schemas-check pytest
+$(EXT_STAMP): $(EXT)/package-lock.json $(EXT)/package.json
+	cd $(EXT) && npm ci --loglevel=error --no-audit --no-fund
+	@rm -f $(EXT)/node_modules/.installed-*
+	@touch $@
+
+extension-deps: $(EXT_STAMP)
+
+# Regenerate src/protocol/generated.ts after schemas/ changed (the build fails while it is stale).
+extension-types: extension-deps
+	$(NPM) run --silent gen-types
+
+extension: extension-deps
+	$(NPM) run --silent build
+
+extension-test: extension
+	@bash scripts/ensure-system-deps.sh chromium
+	$(NPM) run --silent test
+
+# client-vscode/agentls.vsix
+extension-package: extension-deps
+	$(NPM) run --silent package
+
+# Re-record client-vscode/test/fixtures/demo-session.json from a real `agentls serve` run.
+record-fixture: venv extension-deps
+	$(NPM) run --silent record-fixture
+
+test: lint typecheck schemas-check pytest extension-test
+
+# Benchmarks (bench/): all of them, or some: `make bench BENCH=stream` (BENCH_RUNS=N for medians
+# of N, default 5). Never part of `make test`. Figures print and land in bench/results/*.json.
+BENCH ?=
+BENCH_STAMP := $(VENV)/.bench-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	@rm -f $(VENV)/.bench-*
+	@touch $@
+
+.PHONY: bench
+bench: $(BENCH_STAMP)
+	$(BIN)/python -m bench $(BENCH)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(EXT)/node_modules $(EXT)/dist $(EXT)/test-artifacts $(EXT)/agentls.vsix

@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"agentls benchmarks on {m['cpu']} ({m['cores']} cores, {m['mem_gib']} GiB), "
         f"Python {m['python']}, anthropic {m['versions'].get('anthropic')}, "
-        f"load average {m['load_avg_at_start']}"
+        f"load average {m['load_avg']}"
     )
     with temp_dir("pyc") as tmp:
         warm_bytecode(tmp)
@@ -87,8 +87,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         result.details["bench_seconds"] = round(time.monotonic() - started, 1)
         result.print()
-        print(f"  -> {result.write().relative_to(RESULTS.parent.parent)}"
-              f" ({result.details['bench_seconds']} s)")  # fmt: skip
+        print(
+            f"  -> {result.write().relative_to(RESULTS.parent.parent)}"
+            f" ({result.details['bench_seconds']} s)"
+        )
     print("\n" + table())
     if failed:
         print(f"\nfailed: {', '.join(failed)}", file=sys.stderr)

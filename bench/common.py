@@ -153,9 +153,7 @@ def run_measured(
         stderr=stderr,
     )
     if check and result.returncode != 0:
-        raise RuntimeError(
-            f"{' '.join(cmd[:4])}... exited {result.returncode}:\n{stderr[-3000:]}"
-        )
+        raise RuntimeError(f"{' '.join(cmd[:4])}... exited {result.returncode}:\n{stderr[-3000:]}")
     return result
 
 
@@ -274,7 +272,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "versions": versions,
         "commit": commit,
-        "load_avg_at_start": [round(x, 2) for x in os.getloadavg()],
+        "load_avg": [round(x, 2) for x in os.getloadavg()],
         "taken_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 
@@ -298,6 +296,8 @@ class BenchResult:
     name: str
     figures: list[Figure] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    # The machine is shared: the load averages around the run say how quiet it was.
+    load_before: list[float] = field(default_factory=lambda: [round(x, 2) for x in os.getloadavg()])
 
     def add(self, figure: Figure) -> Figure:
         self.figures.append(figure)
@@ -309,6 +309,7 @@ class BenchResult:
         data = {
             "benchmark": self.name,
             "machine": machine(),
+            "load_avg_before": self.load_before,
             "runs": runs(),
             "figures": [asdict(f) for f in self.figures],
             "details": self.details,
@@ -339,6 +340,8 @@ def fmt(value: float | None, unit: str) -> str:
         return f"{value:.1f} MiB"
     if unit == "/s":
         return f"{value:.1f}/s"
+    if unit == "us":
+        return f"{value:.1f} µs"
     return f"{value:g} {unit}".strip()
 
 

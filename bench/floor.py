@@ -19,7 +19,7 @@ async def main(path: str) -> int:
 
     client = AsyncAnthropic(max_retries=0, timeout=600.0)
     requests = events = 0
-    with open(path, encoding="utf-8") as bodies:
+    with open(path, encoding="utf-8") as bodies:  # noqa: ASYNC230 - a line at a time
         for line in bodies:
             body = json.loads(line)
             body.pop("stream", None)

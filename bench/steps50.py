@@ -10,7 +10,10 @@ and a fresh copy of the workspace; the order of the contenders alternates betwee
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +103,72 @@ def agentls_cmd(ws: Path) -> list[str]:
     return [AGENTLS, "run", "--yes", "--cwd", str(ws), "--model", MODEL, PROMPT]
 
 
+def import_times(tmp: Path, script: list[Any]) -> dict[str, float]:
+    """One agentls run under -X importtime: milliseconds spent importing, by top-level package
+    (each package's own modules and everything they import first)."""
+    with api_server(tmp) as srv:
+        srv.enqueue(script)
+        ws = new_workspace(tmp, "importtime")
+        env = child_env(tmp, srv.url, PYTHONPROFILEIMPORTTIME="1")
+        res = run_measured(agentls_cmd(ws), env=env, cwd=ws)
+    totals: dict[str, float] = {}
+    for line in res.stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        _, cumulative, name = line.split("|")
+        if name.startswith("  ") or not cumulative.strip().isdigit():
+            continue  # only the imports nothing else pulled in (depth 0)
+        root = name.strip().split(".")[0]
+        totals[root] = totals.get(root, 0.0) + int(cumulative) / 1000
+    return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
+
+
+async def _inprocess(
+    url: str, tmp: Path, script: list[Any], bodies: Path, i: int
+) -> tuple[float, float]:
+    """The same turn in this process (SDK imported, client warm): agentls, then the SDK alone
+    replaying the recorded requests. Returns both durations."""
+    import anthropic
+
+    from agentls.config import Settings
+    from agentls.disk_workspace import DiskWorkspace
+    from agentls.permission.broker import Answer
+    from agentls.session.agent import Agent
+    from agentls.store import Store
+
+    async def yes(ctx: Any) -> Answer:
+        return Answer("once")
+
+    ws = new_workspace(tmp, f"inproc{i}")
+    store = await Store.open(tmp / f"inproc{i}" / "data" / "agentls.db")
+    agent = Agent(
+        store=store, workspace=DiskWorkspace(ws), settings=Settings(model=MODEL), asker=yes
+    )
+    session = await agent.new_session(model=MODEL)
+    started = time.perf_counter()
+    result = await agent.prompt(session.id, PROMPT)
+    agentls_s = time.perf_counter() - started
+    await agent.aclose()
+    await store.close()
+    if result.finish_reason != "end_turn":
+        raise RuntimeError(f"steps50 in process: {result}")
+    check_workspace(ws)
+    client = anthropic.AsyncAnthropic(
+        api_key="bench-key", base_url=url, max_retries=0, timeout=600.0
+    )
+    started = time.perf_counter()
+    with bodies.open(encoding="utf-8") as f:
+        for line in f:
+            body = json.loads(line)
+            body.pop("stream", None)
+            stream = await client.messages.create(**body, stream=True)
+            async for _ in stream:
+                pass
+    sdk_s = time.perf_counter() - started
+    await client.close()
+    return agentls_s, sdk_s
+
+
 def run(result: BenchResult) -> None:
     n = runs()
     script = replies()
@@ -155,6 +224,29 @@ def run(result: BenchResult) -> None:
                 f"no-op {samples['noop'][-1]['wall_s']:.2f} s"
             )
 
+        imports = import_times(tmp, script)
+        log("imports (ms, by package): " + ", ".join(f"{k} {v:.0f}" for k, v in imports.items()))
+        inproc: list[tuple[float, float]] = []
+        with api_server(tmp) as srv:
+            saved = {k: os.environ.get(k) for k in ("XDG_CONFIG_HOME", "ANTHROPIC_API_KEY")}
+            os.environ.update(XDG_CONFIG_HOME=str(tmp / "config"), ANTHROPIC_API_KEY="bench-key")
+            os.environ["ANTHROPIC_BASE_URL"] = srv.url
+            try:
+                for i in range(n + 1):  # the first round warms up
+                    srv.enqueue(script)  # for agentls
+                    srv.enqueue(script)  # for the SDK replay after it
+                    pair = asyncio.run(_inprocess(srv.url, tmp, script, bodies_path, i))
+                    srv.control("/_test/clear", {})
+                    if i:
+                        inproc.append(pair)
+            finally:
+                os.environ.pop("ANTHROPIC_BASE_URL", None)
+                for key, value in saved.items():
+                    if value is None:
+                        os.environ.pop(key, None)
+                    else:
+                        os.environ[key] = value
+
     def col(kind: str, key: str) -> list[float]:
         return [s[key] for s in samples[kind]]
 
@@ -162,8 +254,15 @@ def run(result: BenchResult) -> None:
     a_rss, f_rss = median(col("agentls", "rss_mib")), median(col("floor", "rss_mib"))
     wall_ratio, rss_ratio = ratio(a_wall, f_wall), ratio(a_rss, f_rss)
     result.add(
-        Figure("steps50 wall (agentls run --yes)", a_wall, "s", f_wall, wall_ratio, "<= 1.3x",
-               wall_ratio <= 1.3)  # fmt: skip
+        Figure(
+            "steps50 wall (agentls run --yes)",
+            a_wall,
+            "s",
+            f_wall,
+            wall_ratio,
+            "<= 1.3x",
+            wall_ratio <= 1.3,
+        )
     )
     result.add(
         Figure("steps50 peak RSS", a_rss, "MiB", f_rss, rss_ratio, "<= 1.5x", rss_ratio <= 1.5)
@@ -179,10 +278,44 @@ def run(result: BenchResult) -> None:
             f"({100 * server_cpu / a_wall:.0f}% of its wall time)",
         )
     )
-    result.add(Figure("steps50 agentls CPU (user+sys)", median(col("agentls", "cpu_s")), "s",
-                      median(col("floor", "cpu_s")), ratio(median(col("agentls", "cpu_s")),
-                                                           median(col("floor", "cpu_s")))))  # fmt: skip
+    result.add(
+        Figure(
+            "steps50 agentls CPU (user+sys)",
+            median(col("agentls", "cpu_s")),
+            "s",
+            median(col("floor", "cpu_s")),
+            ratio(median(col("agentls", "cpu_s")), median(col("floor", "cpu_s"))),
+        )
+    )
+    turn_s = median([a for a, _ in inproc])
+    replay_s = median([f for _, f in inproc])
+    per_step = median([(a - f) / (2 * ROUNDS + 1) * 1000 for a, f in inproc])
+    result.add(
+        Figure(
+            "steps50 in process: agentls per step beyond the SDK",
+            per_step,
+            "ms",
+            note=f"the turn in a warm process {turn_s:.3f} s vs the SDK replaying its 51 requests "
+            f"{replay_s:.3f} s (median of per-round differences / 51)",
+        )
+    )
+    sdk_import = imports.get("anthropic", 0.0)
+    other_import = sum(v for k, v in imports.items() if k != "anthropic")
+    result.add(
+        Figure(
+            "steps50 imports in an agentls run",
+            sdk_import + other_import,
+            "ms",
+            note=f"anthropic {sdk_import:.0f} ms (the floor pays it too), everything else "
+            f"{other_import:.0f} ms (-X importtime, one run)",
+        )
+    )
     result.details = {
+        "imports_ms": {k: round(v, 1) for k, v in imports.items()},
+        "in_process": {
+            "agentls_turn_s": summary([a for a, _ in inproc]),
+            "sdk_replay_s": summary([f for _, f in inproc]),
+        },
         "requests": 2 * ROUNDS + 1,
         "request_bytes_total": sent_bytes,
         "module_bytes": len(module_text()),

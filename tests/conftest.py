@@ -81,6 +81,7 @@ class HarnessFactory:
                 max_attempts=s.api_max_attempts,
                 base_delay_s=s.api_retry_base_delay_s,
                 max_delay_s=s.api_max_retry_delay_s,
+                timeout_s=s.api_timeout_s,
                 prompt_caching=s.prompt_caching,
             )
 

@@ -11,6 +11,7 @@ import type { ConnectionStatus, HostMessage, PanelMessage, PanelState } from './
 import {
   applyEvent,
   connectionLost,
+  contextLabel,
   emptyView,
   notice,
   pendingPermissions,
@@ -60,6 +61,8 @@ export class AgentHost {
   connectionMessage?: string;
   private client?: AgentConnection;
   private readonly loading = new Set<string>();
+  /** Sessions whose view has their whole history (loaded, or created here), not just recent events. */
+  private readonly complete = new Set<string>();
   private readonly changeListeners = new Set<() => void>();
   private readonly eventListeners = new Set<(event: AgentEvent) => void>();
   private refreshTimer?: ReturnType<typeof setTimeout>;
@@ -219,11 +222,17 @@ export class AgentHost {
     }
     const view = this.views.get(sessionId) ?? emptyView(sessionId);
     this.views.set(sessionId, view);
-    promptSent(view, trimmed);
-    this.ui.post({ type: 'prompt-sent', sessionId, text: trimmed });
+    const labels = (context ?? []).map((c) => contextLabel(c.uri, c.range));
+    promptSent(view, trimmed, labels);
+    this.ui.post(
+      labels.length
+        ? { type: 'prompt-sent', sessionId, text: trimmed, context: labels }
+        : { type: 'prompt-sent', sessionId, text: trimmed },
+    );
     this.changed();
     try {
       await client.request('agent/prompt', context?.length ? { sessionId, text: trimmed, context } : { sessionId, text: trimmed });
+      this.scheduleRefresh(); // the session is no longer busy, and may have a title now
     } catch (err) {
       if (this.client !== client) return; // the server went away; disconnected() said so
       const message = `The prompt failed: ${errorText(err)}`;
@@ -251,6 +260,7 @@ export class AgentHost {
     try {
       const { sessionId } = await client.request('agent/newSession', {});
       this.views.set(sessionId, emptyView(sessionId));
+      this.complete.add(sessionId);
       await this.setActive(sessionId);
       await this.refreshSessions();
       this.postState();
@@ -264,7 +274,7 @@ export class AgentHost {
 
   async select(sessionId: string): Promise<void> {
     await this.setActive(sessionId);
-    if (!this.views.has(sessionId) && this.client) await this.load(sessionId);
+    if (!this.complete.has(sessionId) && this.client) await this.load(sessionId);
     this.postState();
     this.changed();
   }
@@ -326,9 +336,11 @@ export class AgentHost {
       // Keep what this client knows and the history does not: queued prompts, the turn's usage.
       if (old) {
         view.queued = old.queued;
+        view.queuedContext = old.queuedContext;
         view.usage.turn = old.usage.turn;
       }
       this.views.set(sessionId, view);
+      this.complete.add(sessionId);
     } catch (err) {
       const view = this.views.get(sessionId) ?? emptyView(sessionId);
       notice(view, 'error', `Could not load this session: ${errorText(err)}`);

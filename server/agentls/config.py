@@ -43,6 +43,9 @@ class Settings(WireModel):
     api_retry_base_delay_s: float = Field(default=1.0, ge=0)
     # The longest wait between two attempts, retry-after included.
     api_max_retry_delay_s: float = Field(default=60.0, ge=0)
+    # How long one model request may wait for the connection, or between two bytes of the
+    # answer, before the attempt counts as failed (and is retried).
+    api_timeout_s: float = Field(default=600.0, gt=0)
     # cache_control breakpoints on tools, system prompt and the newest messages.
     prompt_caching: bool = True
     # Overrides the model table's context window (a proxy with a smaller limit, or tests).
@@ -53,6 +56,9 @@ class Settings(WireModel):
     compact_threshold: float = Field(default=0.8, gt=0, le=1)
     compact_keep_recent_tokens: int = Field(default=20_000, ge=0)
     thinking: ThinkingSettings | None = None
+    # More globs of files that hold secrets, on top of .env, *.pem, *.key and SSH keys: reading
+    # them asks, and grep/glob leave them out ("*.secret" matches at any depth).
+    secret_patterns: list[str] | None = None
     # Language server: how long to wait for the editor's diagnostics after an edit, and extra
     # checks to run after an edit when the editor pushes none ({"*.py": "ruff check {path}"}).
     verify_wait_s: float = Field(default=1.5, ge=0, le=30)

@@ -34,7 +34,23 @@ class DiskWorkspace:
         return await asyncio.to_thread(self._read, path)
 
     async def write_text(self, path: Path, new_text: str, old_text: str | None) -> EditOutcome:
-        # old_text is the caller's view of the file; the tools have already checked staleness.
+        # old_text is what the change was made from. The tools checked it against what the model
+        # read, but an approval may have kept the change waiting since: if the file is no longer
+        # old_text, writing would erase what changed meanwhile (the user's typing, a formatter).
+        try:
+            current = await asyncio.to_thread(self._current, path)
+        except IsADirectoryError:
+            return EditOutcome(applied=False, reason=f"could not write {path}: it is a directory")
+        if current != old_text:
+            what = (
+                "was created"
+                if old_text is None
+                else ("was deleted" if current is None else "changed")
+            )
+            return EditOutcome(
+                applied=False,
+                reason=f"the file {what} while the change waited for approval; read it again and redo the change",
+            )
         try:
             await asyncio.to_thread(self._write, path, new_text)
         except UnicodeEncodeError as exc:
@@ -55,6 +71,19 @@ class DiskWorkspace:
         with open(path, "rb") as f:
             data = f.read()
         return decode_text(data)
+
+    @classmethod
+    def _current(cls, path: Path) -> str | None:
+        """The file's text now; None when it does not exist (or is not a readable text file,
+        which then never equals an old_text)."""
+        try:
+            return cls._read(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except IsADirectoryError:
+            raise
+        except (OSError, UnicodeDecodeError):
+            return "\0(not a text file)"
 
     @staticmethod
     def _write(path: Path, text: str) -> None:

@@ -46,6 +46,8 @@ class ToolResultEvent(EventBase):
     output: str
     is_error: bool
     status: str | None = None
+    # The call's title after it ran, when the tool refined it (e.g. "read calc.py" -> "Read calc.py").
+    title: str | None = None
 
 
 class PermissionRequestEvent(EventBase):

@@ -156,6 +156,42 @@ class Message(WireModel):
         return None
 
 
+def clean_text(text: str) -> str:
+    """The text with every lone surrogate made visible, so it can be stored and sent as UTF-8.
+
+    Lone surrogates reach Python strings from undecodable file names (surrogateescape) and from
+    `\\udXXX` escapes in JSON that an editor or a model sent; SQLite, pydantic and the API all
+    refuse them. An undecodable byte shows as \\xNN, any other lone surrogate as \\uXXXX.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    else:
+        return text
+    out: list[str] = []
+    for ch in text:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def clean_json(value: Any) -> Any:
+    """clean_text applied to every string (keys included) of a JSON value."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(str(k)): clean_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clean_json(v) for v in value]
+    return value
+
+
 def repair_interrupted(messages: list[Message]) -> list[ToolPart]:
     """Give every unfinished tool call a result so the history stays valid; returns what changed."""
     changed: list[ToolPart] = []

@@ -17,7 +17,7 @@ validation or auth do not consume a reply).  When the queue is empty the server 
 text ``"(no scripted reply)"``.  A queued item may be
 
 * a :class:`Reply` (``reply(...)``, ``cut_after(...)``, ``stream_error(...)``,
-  ``connection_reset()``),
+  ``malformed_sse(...)``, ``connection_reset()``),
 * an :class:`ErrorReply` (``error(...)``): an HTTP error in the real API's JSON shape,
 * a ``str`` (shorthand for ``reply(text(s))``),
 * a callable ``(request_body: dict) -> Reply | ErrorReply | str`` evaluated per request.
@@ -26,7 +26,7 @@ Streams (``"stream": true``) are sent as SSE with chunked transfer encoding on a
 HTTP/1.1 connection; the event order is ``message_start``, ``ping`` (unless ``ping=False``),
 then per block ``content_block_start`` / ``content_block_delta``... / ``content_block_stop``,
 then ``message_delta`` and ``message_stop``.  Event positions used by ``cut_after``,
-``hold_after`` and ``error_after`` count these events from 0.
+``hold_after``, ``error_after`` and ``garbage_after`` count these events from 0.
 
 Subprocess mode (for pointing a separately launched CLI at it)::
 
@@ -38,7 +38,11 @@ see :func:`reply_from_json` for the format and :func:`write_script` to produce o
 from the repository root; the file is stdlib-only, so ``python tests/support/messages_api.py``
 works too.)  Control endpoints for the test process (not recorded, any mode):
 ``POST /_test/enqueue`` (a reply JSON or a list of them), ``GET|POST /_test/release``
-(release stalled ``hold`` streams) and ``GET /_test/requests`` (recorded requests as JSON).
+(release stalled ``hold`` streams), ``GET /_test/requests`` (recorded requests as JSON; a
+stream's ``resumed_at`` and ``finished_at`` say, as ``time.time()``, when it went on after a hold
+and when its last byte was written, for latency measurements such as bench/stream.py's) and
+``POST /_test/clear`` (forget recorded requests and queued replies, e.g. between the rounds of
+a benchmark, whose recorded bodies would otherwise pile up in the server).
 
 Validation also requires the ``anthropic-version`` header (the SDK always sends it).
 
@@ -99,6 +103,7 @@ __all__ = [
     "estimate_input_tokens",
     "load_script",
     "main",
+    "malformed_sse",
     "new_tool_use_id",
     "redacted_thinking",
     "reply",
@@ -204,6 +209,8 @@ class Reply:
     * ``error_event`` / ``error_after``: send ``event: error`` after that many events
       (default: after message_start+ping) and end the stream.
     * ``reset``: close the connection (RST) before sending any byte of the response.
+    * ``garbage`` / ``garbage_after``: write these raw bytes (a malformed SSE frame) after that
+      many events (default: after message_start+ping), then go on with the rest of the stream.
     """
 
     blocks: list[Block] = field(default_factory=list)
@@ -221,6 +228,8 @@ class Reply:
     error_after: int | None = None
     ping: bool = True
     reset: bool = False
+    garbage: bytes | None = None
+    garbage_after: int | None = None
 
     @property
     def effective_stop_reason(self) -> str:
@@ -326,6 +335,22 @@ def connection_reset() -> Reply:
     return replace(reply(text("never sent")), reset=True)
 
 
+# A content_block_delta whose data is cut off in the middle of its JSON.
+BROKEN_SSE_FRAME = (
+    b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"ty\n\n'
+)
+
+
+def malformed_sse(
+    n_events: int | None = None, frame: bytes = BROKEN_SSE_FRAME, base: Reply | None = None
+) -> Reply:
+    """``base`` but a malformed SSE frame (default: a delta with truncated JSON data) is written
+    after ``n_events`` (default: after message_start+ping); the rest of the stream follows."""
+    return replace(
+        base or reply(text("this stream has a broken frame")), garbage=frame, garbage_after=n_events
+    )
+
+
 def stream_error(
     n_events: int | None = None,
     type: str = "overloaded_error",
@@ -391,7 +416,7 @@ def reply_from_json(obj: Any) -> ReplySpec:
       "model": ..., "id": ..., "chunk_size": N, "delay_s": S, "hold": true,
       "hold_after": N, "cut_after": N, "error_after": N,
       "stream_error": {"type": "overloaded_error", "message": "Overloaded"}, "ping": true,
-      "reset": true}``
+      "reset": true, "garbage": "raw SSE text", "garbage_after": N}``
       where blocks are ``"text"`` / ``{"type":"text","text":...}`` /
       ``{"type":"tool_use","name":...,"input":{...},"id"?:...,"input_json"?:...}`` /
       ``{"type":"thinking","thinking":...,"signature"?:...}`` /
@@ -429,6 +454,8 @@ def reply_from_json(obj: Any) -> ReplySpec:
         error_after=obj.get("error_after"),
         ping=bool(obj.get("ping", True)),
         reset=bool(obj.get("reset", False)),
+        garbage=obj["garbage"].encode() if obj.get("garbage") is not None else None,
+        garbage_after=obj.get("garbage_after"),
     )
 
 
@@ -451,6 +478,7 @@ def reply_to_json(spec: ReplySpec | str) -> Any:
         "hold_after",
         "cut_after",
         "error_after",
+        "garbage_after",
     ):
         value = getattr(spec, name)
         if value is not None:
@@ -468,6 +496,8 @@ def reply_to_json(spec: ReplySpec | str) -> Any:
         out["ping"] = False
     if spec.reset:
         out["reset"] = True
+    if spec.garbage is not None:
+        out["garbage"] = spec.garbage.decode("utf-8", "replace")
     return out
 
 
@@ -1129,6 +1159,10 @@ class RecordedRequest:
     reply: ReplySpec | None = None  # the scripted reply used, if any
     request_id: str = ""
     disconnected: bool = False  # client went away before the response was complete
+    # Streams, as time.time() (comparable across processes, for latency measurements): when a
+    # held stream went on (just before its next event was written), and when its last byte was.
+    resumed_at: float | None = None
+    finished_at: float | None = None
     done: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -1142,6 +1176,8 @@ class RecordedRequest:
             "error": self.error,
             "stream": self.stream,
             "request_id": self.request_id,
+            "resumed_at": self.resumed_at,
+            "finished_at": self.finished_at,
         }
 
 
@@ -1321,6 +1357,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(200, {"released": api.release_holds()}, rid)
             elif path == "/_test/requests":
                 self._send_json(200, [r.to_json() for r in api.all_requests], rid)
+            elif path == "/_test/clear":
+                api.clear()
+                self._send_json(200, {"cleared": True}, rid)
             else:
                 self._send_json(404, error(404, "not_found_error", path).body(rid), rid)
         except (ValueError, KeyError, TypeError) as exc:
@@ -1450,18 +1489,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
         slow = (spec.delay_s > 0 or spec.hold is not None or spec.cut_after is not None
-                or spec.error_event is not None)  # fmt: skip
+                or spec.error_event is not None or spec.garbage is not None)  # fmt: skip
         if not slow:
             blob = b"".join(frames)
             for k in range(0, len(blob), _WRITE_CHUNK):
                 self._write_chunk(blob[k : k + _WRITE_CHUNK])
             self.wfile.write(b"0\r\n\r\n")
+            rec.finished_at = time.time()
             return
 
         preamble = 2 if spec.ping else 1
         hold_at = spec.hold_after if spec.hold_after is not None else preamble
         error_at = spec.error_after if spec.error_after is not None else preamble
+        garbage_at = spec.garbage_after if spec.garbage_after is not None else preamble
         for n in range(len(frames) + 1):
+            if spec.garbage is not None and n == garbage_at:
+                self._write_chunk(spec.garbage)
             if spec.cut_after is not None and n == spec.cut_after:
                 self._drop()
                 return
@@ -1471,9 +1514,11 @@ class _Handler(BaseHTTPRequestHandler):
                     _frame({"type": "error", "error": {"type": ev.type, "message": ev.message}})
                 )
                 break
-            if spec.hold is not None and n == hold_at and not self._pause(rec, None, spec.hold):
-                self._drop()
-                return
+            if spec.hold is not None and n == hold_at:
+                if not self._pause(rec, None, spec.hold):
+                    self._drop()
+                    return
+                rec.resumed_at = time.time()
             if n == len(frames):
                 break
             if spec.delay_s > 0 and n > 0 and not self._pause(rec, spec.delay_s, None):
@@ -1484,6 +1529,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._drop()  # everything sent but the terminating chunk
             return
         self.wfile.write(b"0\r\n\r\n")
+        rec.finished_at = time.time()
 
 
 _DEFAULT_REPLY = Reply(blocks=[Text("(no scripted reply)")])

@@ -32,6 +32,7 @@ from tests.support.messages_api import (
     error,
     estimate_input_tokens,
     load_script,
+    malformed_sse,
     reply,
     reply_from_json,
     reply_to_json,
@@ -483,6 +484,18 @@ async def test_stream_error_event(srv: MessagesAPIServer) -> None:
     assert info.value.type == "overloaded_error"
 
 
+async def test_malformed_sse_frame_breaks_the_sdk_stream(srv: MessagesAPIServer) -> None:
+    srv.enqueue(malformed_sse())
+    seen: list[str] = []
+    with pytest.raises(json.JSONDecodeError):
+        stream = await aclient(srv).messages.create(
+            model=MODEL, max_tokens=64, messages=[USER], stream=True
+        )
+        async for e in stream:
+            seen.append(e.type)
+    assert seen == ["message_start"]
+
+
 async def test_delay_between_events(srv: MessagesAPIServer) -> None:
     srv.enqueue(reply(text("abcd"), chunk_size=1, delay_s=0.03))
     t0 = time.monotonic()
@@ -575,6 +588,7 @@ def test_script_json_roundtrip(tmp_path: Path) -> None:
         stream_error(5, "api_error", "boom"),
         reply(text("h"), hold=threading.Event(), ping=False),
         connection_reset(),
+        malformed_sse(3),
     ]
     path = write_script(tmp_path / "s.json", replies, default="dflt")
     loaded, default = load_script(path)
@@ -636,6 +650,28 @@ def test_subprocess_mode(tmp_path: Path) -> None:
         assert control("/_test/release") == {"released": 1}
         t.join(5)
         assert out == ["held"]
+        # a stream's timestamps: when it went on after a hold, when its last byte went out
+        control("/_test/enqueue", [{"blocks": ["held stream"], "hold": True}])
+
+        def streamed() -> None:
+            with client.messages.stream(model=MODEL, max_tokens=5, messages=[USER]) as s:
+                out.append(s.get_final_message().content[0].text)  # type: ignore[union-attr]
+
+        t = threading.Thread(target=streamed)
+        t.start()
+        deadline = time.monotonic() + 5
+        while control("/_test/release")["released"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        t.join(5)
+        assert out == ["held", "held stream"]
+        first, held = control("/_test/requests")[0], control("/_test/requests")[-1]
+        while held["finished_at"] is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # the client may have read the last byte just before it was stamped
+            held = control("/_test/requests")[-1]
+        assert first["finished_at"] is not None and first["resumed_at"] is None
+        assert held["resumed_at"] is not None and held["finished_at"] >= held["resumed_at"]
+        assert control("/_test/clear", {}) == {"cleared": True}
+        assert control("/_test/requests") == []
     finally:
         proc.terminate()
         proc.communicate(timeout=5)  # also closes the pipes

@@ -71,10 +71,21 @@ async def test_write_through_symlink_keeps_link(ws: DiskWorkspace, root: Path) -
     assert (root / "real.txt").read_text() == "new"
 
 
-async def test_write_ignores_stale_old_text(ws: DiskWorkspace, root: Path) -> None:
+async def test_write_refuses_when_the_file_changed_since_old_text(
+    ws: DiskWorkspace, root: Path
+) -> None:
+    # The change may have waited for an approval while the user edited the file: never erase that.
     (root / "f.txt").write_text("changed on disk")
     outcome = await ws.write_text(root / "f.txt", "mine", "what the caller saw")
-    assert outcome.applied and (root / "f.txt").read_text() == "mine"
+    assert not outcome.applied and "changed while the change waited" in (outcome.reason or "")
+    assert (root / "f.txt").read_text() == "changed on disk"
+    outcome = await ws.write_text(root / "new.txt", "mine", None)
+    assert outcome.applied
+    outcome = await ws.write_text(root / "new.txt", "again", None)
+    assert not outcome.applied and "was created" in (outcome.reason or "")
+    (root / "new.txt").unlink()
+    outcome = await ws.write_text(root / "new.txt", "again", "mine")
+    assert not outcome.applied and "was deleted" in (outcome.reason or "")
 
 
 async def test_write_failure_is_an_outcome(ws: DiskWorkspace, root: Path) -> None:

@@ -19,7 +19,7 @@ export type HostMessage =
   | { type: 'state'; state: PanelState }
   /** One event of the active session, applied with the same reducer as the extension's. */
   | { type: 'event'; event: AgentEvent }
-  | { type: 'prompt-sent'; sessionId: string; text: string }
+  | { type: 'prompt-sent'; sessionId: string; text: string; context?: string[] }
   | { type: 'prompt-failed'; sessionId: string; text: string; message: string }
   | { type: 'sessions'; sessions: SessionInfo[]; activeSessionId?: string }
   | { type: 'focus-prompt'; text?: string };

@@ -80,6 +80,8 @@ export interface SessionView {
   busy: boolean;
   /** Prompts sent and not started yet (the session was busy). */
   queued: string[];
+  /** What was sent along with a queued prompt (file:lines labels), by prompt text. */
+  queuedContext?: Record<string, string[]>;
   usage: SessionUsage;
   /** Title of the tool call running now. */
   runningTool?: string;
@@ -150,7 +152,9 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
       view.busy = true;
       const at = view.queued.indexOf(event.prompt);
       if (at >= 0) view.queued.splice(at, 1);
-      push<UserItem>(view, { kind: 'user', text: event.prompt, context: [] });
+      const context = view.queuedContext?.[event.prompt] ?? [];
+      if (view.queuedContext && !view.queued.includes(event.prompt)) delete view.queuedContext[event.prompt];
+      push<UserItem>(view, { kind: 'user', text: event.prompt, context });
       view.usage.turn = {};
       if (!view.title) view.title = event.prompt.split('\n')[0].slice(0, 80);
       return;
@@ -187,8 +191,9 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
       item.status = toolStatus(event.status, event.isError);
       item.progress = undefined;
       if (item.permission?.state === 'pending') item.permission.state = 'cancelled';
-      touch(item);
       if (view.runningTool === item.title) view.runningTool = undefined;
+      if (event.title) item.title = event.title;
+      touch(item);
       return;
     }
     case 'progress': {
@@ -297,8 +302,15 @@ export function notice(view: SessionView, level: NoticeItem['level'], text: stri
 }
 
 /** A prompt was sent by this client: shown as queued until its turn starts. */
-export function promptSent(view: SessionView, text: string): void {
+export function promptSent(view: SessionView, text: string, context: string[] = []): void {
   view.queued.push(text);
+  if (context.length) view.queuedContext = { ...view.queuedContext, [text]: context };
+}
+
+/** How a piece of context sent with a prompt is shown: `calc.py:12-15`. */
+export function contextLabel(uri: string, range?: { start: { line: number }; end: { line: number } } | null): string {
+  const where = range ? `:${range.start.line + 1}${range.end.line !== range.start.line ? `-${range.end.line + 1}` : ''}` : '';
+  return basename(uri) + where;
 }
 
 /** A prompt was refused (or the request failed) before its turn started. */
@@ -352,10 +364,7 @@ export function viewFromMessages(
       const context: string[] = [];
       for (const part of message.parts) {
         if (part.type === 'text') texts.push(part.text);
-        else if (part.type === 'context') {
-          const where = part.range ? `:${part.range.start.line + 1}-${part.range.end.line + 1}` : '';
-          context.push(basename(part.uri) + where);
-        } else if (part.type === 'summary') {
+        else if (part.type === 'context') context.push(contextLabel(part.uri, part.range)); else if (part.type === 'summary') {
           push<NoticeItem>(view, {
             kind: 'notice',
             level: 'info',

@@ -53,6 +53,7 @@ export interface ToolResultEvent {
   output: string;
   sessionId: string;
   status?: string | null;
+  title?: string | null;
   tool: string;
   type: 'tool-result';
 }

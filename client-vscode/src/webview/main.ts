@@ -39,6 +39,9 @@ const rendered = new Map<string, { rev: number; el: HTMLElement }>();
 let renderedSession: string | undefined;
 /** Requests whose reject form is open: requestId -> the feedback typed so far. */
 const rejecting = new Map<string, string>();
+/** Requests answered here and not resolved yet (their buttons are gone, so no double answer). */
+const answered = new Set<string>();
+const ANSWER_TIMEOUT_MS = 5000;
 
 const $ = <T extends HTMLElement>(id: string): T => {
   const el = document.getElementById(id);
@@ -103,10 +106,29 @@ const STATUS_LABELS: Record<string, string> = {
   interrupted: 'interrupted',
 };
 
+/** The call's title without a repeat of the tool's name ("edit calc.py" -> "calc.py"). */
+function shortTitle(item: ToolItem): string {
+  const title = item.title.trim();
+  const prefix = item.tool.toLowerCase() + ' ';
+  return title.toLowerCase().startsWith(prefix) ? title.slice(prefix.length) : title;
+}
+
+function lines(prefix: string, text: string): string {
+  return text
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((line) => prefix + line)
+    .join('\n');
+}
+
 function inputSummary(item: ToolItem): HTMLElement | null {
   const input = item.input;
   if (item.tool === 'bash' && typeof input.command === 'string') {
     return h('pre', { class: 'command' }, h('span', { class: 'prompt-sign', 'aria-hidden': 'true' }, '$ '), input.command);
+  }
+  if (item.permission?.diff) return diffView(item.permission.diff);
+  if (item.tool === 'edit' && typeof input.old_string === 'string' && typeof input.new_string === 'string') {
+    return diffView(`--- ${String(input.path ?? '')}\n${lines('-', input.old_string)}\n${lines('+', input.new_string)}\n`);
   }
   if (!Object.keys(input).length) return null;
   if (typeof input.path === 'string' && Object.keys(input).length === 1) {
@@ -136,7 +158,8 @@ const DECISION_LABELS: Record<string, string> = {
   cancelled: 'Cancelled',
 };
 
-function permissionBlock(view: SessionView, item: ToolItem): HTMLElement | null {
+/** The approval part of a card; `detail` (what is asked: the command, the diff) goes above the buttons. */
+function permissionBlock(view: SessionView, item: ToolItem, detail: HTMLElement | null): HTMLElement | null {
   const permission = item.permission;
   if (!permission) return null;
   if (permission.state !== 'pending') {
@@ -157,14 +180,25 @@ function permissionBlock(view: SessionView, item: ToolItem): HTMLElement | null 
   block.append(h('div', { class: 'permission-title' }, what));
   if (item.tool === 'bash' && typeof item.input.command === 'string') {
     block.append(h('pre', { class: 'command exact' }, item.input.command));
+  } else if (detail) {
+    block.append(detail);
   }
-  if (permission.diff) block.append(diffView(permission.diff));
   const approve = (decision: ApproveDecision, feedback?: string): void => {
     rejecting.delete(requestId);
     const message: PanelMessage = { type: 'approve', sessionId: view.sessionId, requestId, decision };
     if (feedback) message.feedback = feedback;
     post(message);
+    answered.add(requestId);
+    rerender(item);
+    // If the answer got lost (the extension shows why), offer the buttons again.
+    setTimeout(() => {
+      if (answered.delete(requestId) && item.permission?.state === 'pending') rerender(item);
+    }, ANSWER_TIMEOUT_MS);
   };
+  if (answered.has(requestId)) {
+    block.append(h('div', { class: 'progress' }, 'Sending your answer…'));
+    return block;
+  }
   if (rejecting.has(requestId)) {
     const field = h('input', {
       type: 'text',
@@ -230,23 +264,24 @@ function renderTool(view: SessionView, item: ToolItem): HTMLElement {
       {},
       h('span', { class: 'status-dot', 'aria-hidden': 'true' }),
       h('span', { class: 'tool-name' }, item.tool),
-      h('span', { class: 'tool-title' }, item.title),
+      h('span', { class: 'tool-title', title: item.title }, shortTitle(item)),
       h('span', { class: 'tool-status' }, statusText),
     ),
   );
   const body = h('div', { class: 'tool-body' });
   const summary = inputSummary(item);
-  if (summary && !(pending && item.tool === 'bash')) body.append(summary);
-  const permission = permissionBlock(view, item);
+  if (summary && !pending) body.append(summary);
+  const permission = permissionBlock(view, item, pending ? summary : null);
   if (permission) body.append(permission);
   if (item.progress) body.append(h('div', { class: 'progress' }, item.progress));
   if (item.output !== undefined) {
     body.append(h('pre', { class: `tool-output${item.isError ? ' error' : ''}` }, item.output || '(no output)'));
   }
   details.append(body);
-  details.addEventListener('toggle', () => {
-    if (details.open) expanded.add(item.callId);
-    else expanded.delete(item.callId);
+  // Remember what the user opened (a card waiting for approval is open by itself, not remembered).
+  details.querySelector('summary')?.addEventListener('click', () => {
+    if (details.open) expanded.delete(item.callId);
+    else expanded.add(item.callId);
     saveUi();
   });
   return details;
@@ -299,7 +334,8 @@ function sessionLabel(info: SessionInfo): string {
     hour: '2-digit',
     minute: '2-digit',
   });
-  return `${info.busy ? '● ' : ''}${title} — ${when}`;
+  const busy = info.sessionId === state.view?.sessionId ? state.view.busy : info.busy;
+  return `${busy ? '● ' : ''}${title} — ${when}`;
 }
 
 function renderSessions(): void {
@@ -419,11 +455,16 @@ function renderFooter(): void {
 }
 
 let scheduled = false;
+let renderedBusy: boolean | undefined;
 function flush(): void {
   if (!scheduled) return;
   scheduled = false;
   renderTranscript();
   renderFooter();
+  if (renderedBusy !== state.view?.busy) {
+    renderedBusy = state.view?.busy;
+    renderSessions();
+  }
 }
 function scheduleRender(): void {
   if (scheduled) return;
@@ -489,7 +530,7 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
         state.view = emptyView(message.sessionId);
         state.activeSessionId = message.sessionId;
       }
-      promptSent(state.view, message.text);
+      promptSent(state.view, message.text, message.context);
       scheduleRender();
       return;
     }

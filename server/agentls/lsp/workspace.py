@@ -266,6 +266,8 @@ class LspWorkspace:
 
     async def _sync_disk(self, path: Path, uri: str, new_text: str) -> None:
         """Make disk equal the (clean) buffer: the client saves it, or we write it through."""
+        if await asyncio.to_thread(_read_disk, path) == new_text:
+            return  # saved already: a client may save before it answers workspace/applyEdit
         if self.server.agent_caps.saves_edits and self.open_document(path) is not None:
             saved = asyncio.Event()
             self._saved[uri] = saved

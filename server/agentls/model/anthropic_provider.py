@@ -121,7 +121,11 @@ class AnthropicProvider:
                     raise ProviderError(_final_message(reason, attempt)) from exc
                 delay = self._retry_delay(attempt, exc)
             except (anthropic.APIConnectionError, anthropic.APITimeoutError) as exc:
-                reason = _connection_reason(exc)
+                if isinstance(exc, anthropic.APITimeoutError):
+                    # The root of the chain is only a cancelled scope: say what happened.
+                    reason = f"timed out: no answer from the API within {self.timeout_s:g} s"
+                else:
+                    reason = _connection_reason(exc)
                 if attempt >= self.max_attempts:
                     raise ProviderError(_final_message(reason, attempt)) from exc
                 delay = self._retry_delay(attempt, exc)
@@ -192,7 +196,13 @@ class AnthropicProvider:
         except anthropic.APIError:
             raise
         except Exception as exc:  # httpx/h11 errors mid-stream: the connection broke
-            raise _StreamBroken(f"stream broken: {exc.__class__.__name__}: {exc}") from exc
+            if "Timeout" in exc.__class__.__name__:  # httpx.ReadTimeout and its kin
+                raise _StreamBroken(
+                    f"timed out: no data from the API for {self.timeout_s:g} s in the middle "
+                    "of the answer"
+                ) from exc
+            detail = f": {exc}" if str(exc) else ""
+            raise _StreamBroken(f"stream broken: {exc.__class__.__name__}{detail}") from exc
         finally:
             await stream.close()
         if not ended:

@@ -36,6 +36,22 @@ SECRET_PATTERNS: tuple[str, ...] = (
     "**/id_ed25519*",
 )
 
+
+
+def secret_globs(extra: Iterable[str] | None = None) -> tuple[str, ...]:
+    """SECRET_PATTERNS plus configured globs; one without a "/" matches at any depth, like
+    SECRET_PATTERNS' own ("*.secret" -> "**/*.secret")."""
+    more = []
+    for raw in extra or ():
+        pattern = raw.strip()
+        if not pattern:
+            continue
+        if "/" not in pattern:
+            pattern = "**/" + pattern
+        more.append(pattern)
+    return (*SECRET_PATTERNS, *more)
+
+
 DEFAULT_RULES: tuple[Rule, ...] = (
     Rule(tool="*", action="ask"),
     *(Rule(tool=t, action="allow") for t in READ_TOOLS),

@@ -40,6 +40,8 @@ from agentls.history import (
     ThinkingPart,
     ToolPart,
     Usage,
+    clean_json,
+    clean_text,
     new_id,
     now_ms,
     to_api_messages,
@@ -61,7 +63,14 @@ from agentls.model.base import (
 from agentls.model.catalog import model_info, price
 from agentls.model.thinking import thinking_request
 from agentls.permission.broker import Answer, ApprovalBroker
-from agentls.permission.rules import FILE_TOOLS, PermissionRules, Rule, bash_prefix, split_commands
+from agentls.permission.rules import (
+    FILE_TOOLS,
+    PermissionRules,
+    Rule,
+    bash_prefix,
+    secret_globs,
+    split_commands,
+)
 from agentls.session.compaction import Compactor
 from agentls.session.rules_files import RulesFiles
 from agentls.session.system_prompt import build_system
@@ -135,6 +144,13 @@ class SessionState:
         return self.task is not None and not self.task.done()
 
 
+def rules_of(settings: Settings) -> PermissionRules:
+    """The configured rules, with the secret globs (built-in and `secretPatterns`) asking."""
+    return PermissionRules.from_config(
+        settings.permissions, secret_patterns=secret_globs(settings.secret_patterns)
+    )
+
+
 def make_provider(model: str, settings: Settings) -> Provider:
     if model.startswith("scripted:"):
         from agentls.model.scripted import ScriptedProvider
@@ -146,6 +162,7 @@ def make_provider(model: str, settings: Settings) -> Provider:
         max_attempts=settings.api_max_attempts,
         base_delay_s=settings.api_retry_base_delay_s,
         max_delay_s=settings.api_max_retry_delay_s,
+        timeout_s=settings.api_timeout_s,
         prompt_caching=settings.prompt_caching,
     )
 
@@ -174,7 +191,7 @@ class Agent:
         self._providers: dict[str, Provider] = {}
         self._sessions: dict[str, SessionState] = {}
         self._sinks: list[EventSink] = []
-        self.rules = PermissionRules.from_config(settings.permissions)
+        self.rules = rules_of(settings)
         # AGENTS.md / CLAUDE.md, watched from the first turn on (see rules_files.py).
         self.rules_files = RulesFiles(self.root, config_home())
 
@@ -182,7 +199,7 @@ class Agent:
 
     def update_settings(self, settings: Settings) -> None:
         self.settings = settings
-        self.rules = PermissionRules.from_config(settings.permissions)
+        self.rules = rules_of(settings)
         self.broker.timeout_s = settings.approval_timeout_s
 
     def subscribe(self, sink: EventSink) -> Callable[[], None]:
@@ -221,7 +238,7 @@ class Agent:
         self, title: str | None = None, model: str | None = None
     ) -> SessionRecord:
         record = await self.store.create_session(
-            title=title or "New session", cwd=str(self.root), model=model or self.settings.model
+            title=clean_text(title) if title else "New session", cwd=str(self.root), model=model or self.settings.model
         )
         self._sessions[record.id] = SessionState(record=record, messages=[])
         return record
@@ -376,12 +393,23 @@ class _Turn:
 
     async def run(self, text: str, context: list[ContextPart]) -> TurnResult:
         state = self.state
+        text = clean_text(text)  # JSON from an editor may carry lone surrogates
         user = Message(
             id=new_id("msg"),
             session_id=self.session_id,
             role="user",
             created_at=now_ms(),
-            parts=[*context, TextPart(text=text)],
+            parts=[
+                *(
+                    ContextPart(
+                        uri=clean_text(c.uri),
+                        range=c.range,
+                        text=None if c.text is None else clean_text(c.text),
+                    )
+                    for c in context
+                ),
+                TextPart(text=text),
+            ],
         )
         state.messages.append(user)
         await self.store.add_message(user)
@@ -466,10 +494,11 @@ class _Turn:
             if isinstance(event, TextDelta):
                 part = self.streaming.get(event.index)
                 if isinstance(part, TextPart):
-                    part.text += event.text
+                    delta = clean_text(event.text)
+                    part.text += delta
                     self.emit(
                         TextDeltaEvent(
-                            session_id=self.session_id, delta=event.text, message_id=assistant.id
+                            session_id=self.session_id, delta=delta, message_id=assistant.id
                         )
                     )
             elif isinstance(event, ToolInputDelta):
@@ -477,10 +506,11 @@ class _Turn:
             elif isinstance(event, ThinkingDelta):
                 part = self.streaming.get(event.index)
                 if isinstance(part, ThinkingPart):
-                    part.text += event.text
+                    delta = clean_text(event.text)
+                    part.text += delta
                     self.emit(
                         ThinkingDeltaEvent(
-                            session_id=self.session_id, delta=event.text, message_id=assistant.id
+                            session_id=self.session_id, delta=delta, message_id=assistant.id
                         )
                     )
             elif isinstance(event, SignatureDelta):
@@ -496,7 +526,7 @@ class _Turn:
                 else:
                     new_part = ToolPart(
                         call_id=event.tool_id or new_id("toolu"),
-                        tool=event.tool_name or "",
+                        tool=clean_text(event.tool_name or ""),
                         input={},
                     )
                     self.tool_json[event.index] = []
@@ -546,7 +576,7 @@ class _Turn:
                 parsed = json.loads(raw) if raw.strip() else {}
                 if not isinstance(parsed, dict):
                     raise ValueError("the input must be a JSON object")
-                part.input = parsed
+                part.input = clean_json(parsed)
             except ValueError as exc:
                 part.status = "error"
                 part.output = (
@@ -613,7 +643,8 @@ class _Turn:
         )
 
     async def close_step_after_error(self, error: str | None = None) -> None:
-        """The provider failed for good: keep what was finished, drop what was not."""
+        """The provider failed for good: keep what was finished and the text streamed so far
+        (what the user saw, as after a cancel); drop a half-streamed tool call."""
         if self.assistant is None:
             return
         self.assistant.error = error
@@ -624,7 +655,9 @@ class _Turn:
             if isinstance(part, ToolPart) and not part.finished:
                 part.status = "error"
                 part.output = "Not run: the model request failed."
-                await self.save_part(part)
+        # One transaction, so memory and disk agree: a reload sends the model what this
+        # process would have sent (the unfinished text was never saved before).
+        await self.store.replace_parts(self.assistant.id, list(self.assistant.parts))
         self.assistant.finish_reason = "error"
         await self.store.update_message(self.assistant)
 
@@ -706,9 +739,10 @@ class _Turn:
                 is_error=True,
             )
         part.status = "error" if result.is_error else "completed"
-        part.output = result.output
+        # Tool output is data from anywhere (file names, command output): storable UTF-8.
+        part.output = clean_text(result.output)
         if result.title:
-            part.title = result.title
+            part.title = clean_text(result.title)
         await self.save_part(part)
         await self.publish_result(part)
 
@@ -721,6 +755,7 @@ class _Turn:
                 output=part.output or "",
                 is_error=part.is_error,
                 status=part.status,
+                title=part.title,
             )
         )
 

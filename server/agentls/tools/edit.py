@@ -179,12 +179,16 @@ class EditTool(Tool):
                 "more surrounding lines in old_string so that it matches exactly one place, or set "
                 "replace_all=true to replace every occurrence."
             )
+        saw_all = True
         if is_large(current):
             notes.append(
                 f"{rel} is too large to check against your earlier read; old_string matched its "
                 "current content."
             )
         elif ctx.ledger.changed_since_read(path, current):
+            # The model has not seen the other changes: the file stays "changed since read", so
+            # a later write of the whole file cannot erase them unseen.
+            saw_all = False
             notes.append(
                 f"{rel} had changed since you last read it; the edit was applied because old_string "
                 "still matched exactly. Re-read the file if other parts of it matter to you."
@@ -194,7 +198,9 @@ class EditTool(Tool):
             updated = current.replace(old, new)
         else:
             updated = current[:first] + new + current[first + len(old) :]
-        return await self._apply(ctx, params, path, rel, current, updated, count, first, notes, new)
+        return await self._apply(
+            ctx, params, path, rel, current, updated, count, first, notes, new, saw_all
+        )
 
     async def _apply(
         self,
@@ -208,6 +214,7 @@ class EditTool(Tool):
         first: int,
         notes: list[str],
         new: str | None = None,
+        saw_all: bool = True,
     ) -> ToolResult:
         verb = "Create" if current is None else "Edit"
         await ctx.authorize(
@@ -228,7 +235,8 @@ class EditTool(Tool):
             raise ToolError(
                 f"{rel} was not changed: {outcome.reason or 'the workspace refused the edit'}."
             )
-        ctx.ledger.record(path, updated)
+        if saw_all:
+            ctx.ledger.record(path, updated)
         meta = {"path": rel, "replacements": count, "created": current is None}
         if current is None:
             summary = f"Created {rel} ({plural(len(display_lines(updated)), 'line')})."

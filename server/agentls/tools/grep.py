@@ -68,6 +68,11 @@ class GrepTool(Tool):
         )
         if not base.exists():
             raise ToolError(f"Path not found: {rel_base}.")
+        if not base.is_dir() and not base.is_file():
+            # rg would wait forever on a FIFO, or read a device without end.
+            raise ToolError(
+                f"{rel_base} is not a regular file (a device, socket or pipe); it cannot be searched."
+            )
         cwd, target = (base, ".") if base.is_dir() else (base.parent, base.name)
 
         include = (params.include or "").strip()

@@ -1,0 +1,479 @@
+"""loop: what agentls adds to one step of a session already holding 5,000 messages, beyond what
+the SDK itself spends on that request; loading such a session; listing 1,000 sessions.
+
+In process, against the local server in its own process (so its work does not share our GIL).
+A session of 5,000 messages (250 prompts, each followed by 18 tool steps and an answer; tool
+outputs of a few hundred characters) and 999 small sessions are written through the Store API.
+
+One step. An Agent (the real one, with the real AnthropicProvider, subclassed only to stamp
+times) answers a prompt that the server answers with one short text: a turn of exactly one step.
+Right after it, the SDK alone sends the very same request (the kwargs the provider built, cache
+breakpoints included) on its own AsyncAnthropic client and consumes the stream. Both are timed
+with perf_counter; an httpx request hook marks when the request leaves. Then:
+
+    overhead of the step = (TurnStart event -> TurnEnd event) - (SDK alone: create() -> last event)
+    overhead of the turn = (prompt() called -> returned)      - (SDK alone)
+
+(the turn adds storing the user message). Medians over the rounds; the server's work is in both
+terms and cancels. The phases of the agentls step are reported too: before the provider is called
+(history conversion, tools, system prompt, storing the assistant message), provider call ->
+request sent (the SDK building it, as in the SDK-alone case), and after the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from bench.common import (
+    MODEL,
+    BenchResult,
+    Figure,
+    api_server,
+    log,
+    median,
+    runs,
+    summary,
+    temp_dir,
+)
+
+TURNS = 250
+STEPS_PER_TURN = 18  # tool steps per prompt; with the prompt and the answer, 20 messages
+OTHER_SESSIONS = 999
+SHORT_REPLY = {"blocks": ["ok"], "usage": {"input_tokens": 1200, "output_tokens": 2}}
+
+
+def _tool_output(t: int, s: int) -> str:
+    lines = [f"{n:>6}\tdef handler_{t}_{s}_{n}(request):  # returns a response" for n in range(4)]
+    return "\n".join(lines)
+
+
+async def build(store: Any, root: Path) -> str:
+    """The 5,000-message session (and the others); returns its id."""
+    from agentls.history import Message, TextPart, ToolPart, Usage, new_id
+
+    record = await store.create_session(title="long session", cwd=str(root), model=MODEL)
+    sid = record.id
+    count = 0
+    call = 0
+    clock = 1_700_000_000_000
+    tools = ("read", "grep", "glob")
+    for t in range(TURNS):
+        msgs = [
+            Message(
+                id=new_id("msg"),
+                session_id=sid,
+                role="user",
+                created_at=clock,
+                parts=[TextPart(text=f"Task {t}: look at the handlers and fix the bug.")],
+            )
+        ]
+        for s in range(STEPS_PER_TURN):
+            call += 1
+            tool = tools[s % 3]
+            part = ToolPart(
+                call_id=f"toolu_bench{call:08d}",
+                tool=tool,
+                input={"path": f"src/handlers_{t % 40}.py"}
+                if tool == "read"
+                else {"pattern": f"handler_{t}_{s}"},
+                status="completed",
+                output=_tool_output(t, s),
+                title=f"{tool} src/handlers_{t % 40}.py",
+            )
+            msgs.append(
+                Message(
+                    id=new_id("msg"),
+                    session_id=sid,
+                    role="assistant",
+                    created_at=clock,
+                    parts=[TextPart(text=f"Step {s}: checking the handlers."), part],
+                    finish_reason="tool_use",
+                    usage=Usage(input_tokens=1000, output_tokens=40),
+                )
+            )
+        msgs.append(
+            Message(
+                id=new_id("msg"),
+                session_id=sid,
+                role="assistant",
+                created_at=clock,
+                parts=[TextPart(text=f"Fixed task {t}: the handler now returns early.")],
+                finish_reason="end_turn",
+                usage=Usage(input_tokens=1000, output_tokens=30),
+            )
+        )
+        for m in msgs:
+            await store.add_message(m)
+        count += len(msgs)
+    assert count == _message_count()
+    for k in range(OTHER_SESSIONS):
+        await store.create_session(title=f"session {k}", cwd=str(root), model=MODEL)
+    return sid
+
+
+def _message_count() -> int:
+    return TURNS * (STEPS_PER_TURN + 2)
+
+
+class Marks:
+    def __init__(self) -> None:
+        self.t: dict[str, float] = {}
+
+    def mark(self, name: str) -> None:
+        self.t[name] = time.perf_counter()
+
+
+class GcClock:
+    """Time spent in the garbage collector (gc.callbacks), by generation."""
+
+    def __init__(self) -> None:
+        self.spent = [0.0, 0.0, 0.0]
+        self.full_pauses: list[float] = []
+        self._start = 0.0
+        gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            took = time.perf_counter() - self._start
+            self.spent[info["generation"]] += took
+            if info["generation"] == 2:
+                self.full_pauses.append(took)
+
+    def take(self) -> list[float]:
+        spent, self.spent = self.spent, [0.0, 0.0, 0.0]
+        return spent
+
+    def close(self) -> None:
+        gc.callbacks.remove(self._on_gc)
+
+
+def make_provider_class() -> Any:
+    from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
+
+    from agentls.model.anthropic_provider import AnthropicProvider
+
+    class StampedProvider(AnthropicProvider):
+        """The real provider; stamps when it is called, when the request leaves, when the stream
+        ends, and keeps the request. The client is built as agentls builds it, plus an httpx
+        request hook (the SDK's public http_client parameter)."""
+
+        marks: Marks
+        last_request: Any = None
+
+        def client(self) -> AsyncAnthropic:
+            if self._client is None:
+                marks = self.marks
+
+                async def on_request(_: Any) -> None:
+                    marks.mark("request_sent")
+
+                self._client = AsyncAnthropic(
+                    api_key=os.environ["ANTHROPIC_API_KEY"],
+                    base_url=os.environ["ANTHROPIC_BASE_URL"],
+                    max_retries=0,
+                    timeout=self.timeout_s,
+                    http_client=DefaultAsyncHttpxClient(event_hooks={"request": [on_request]}),
+                )
+            return self._client
+
+        async def stream(self, request: Any) -> AsyncIterator[Any]:
+            self.marks.mark("provider_called")
+            self.last_request = request
+            async for event in super().stream(request):
+                yield event
+            self.marks.mark("stream_done")
+
+    return StampedProvider
+
+
+def sdk_kwargs(request: Any) -> dict[str, Any]:
+    """What AnthropicProvider._stream_once passes to messages.create (built outside timing)."""
+    from agentls.model.caching import with_cache_breakpoints
+
+    system, tools, messages = with_cache_breakpoints(
+        request.system, request.tools, request.messages
+    )
+    kwargs: dict[str, Any] = {
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "system": system,
+        "messages": messages,
+        "stream": True,
+    }
+    if tools:
+        kwargs["tools"] = tools
+    if request.thinking:
+        kwargs["thinking"] = request.thinking
+    return kwargs
+
+
+async def measure(tmp: Path, srv: Any, n: int, profiler: Any = None) -> dict[str, Any]:
+    """The figures; with a profiler, it runs (only) around agentls' turns (bench/profile.py)."""
+    from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
+
+    from agentls.config import Settings
+    from agentls.disk_workspace import DiskWorkspace
+    from agentls.history import to_api_messages
+    from agentls.session.agent import Agent
+    from agentls.store import Store
+    from agentls.tools.registry import ToolRegistry, default_tools
+
+    root = tmp / "ws"
+    root.mkdir()
+    db = tmp / "data" / "agentls.db"
+    out: dict[str, Any] = {}
+
+    t0 = time.perf_counter()
+    store = await Store.open(db)
+    sid = await build(store, root)
+    await store.close()
+    log(
+        f"built {_message_count()} messages + {OTHER_SESSIONS} sessions in "
+        f"{time.perf_counter() - t0:.1f} s"
+    )
+
+    # -- loading and listing, each on a fresh connection as a new process would
+    load_s, session_s, list_s = [], [], []
+    for _ in range(max(n, 7)):
+        store = await Store.open(db)
+        messages = []
+        gc.collect()
+        t = time.perf_counter()
+        messages = await store.load_messages(sid)
+        load_s.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        records = await store.list_sessions(limit=1000)
+        list_s.append(time.perf_counter() - t)
+        agent = Agent(store=store, workspace=DiskWorkspace(root), settings=Settings(model=MODEL))
+        messages = []
+        gc.collect()
+        t = time.perf_counter()
+        state = await agent.session(sid)
+        session_s.append(time.perf_counter() - t)
+        messages = state.messages
+        await agent.aclose()
+        await store.close()
+        del agent, state
+    assert len(messages) == _message_count() and len(records) == 1000
+    out["load_messages_s"] = load_s
+    out["agent_session_s"] = session_s
+    out["list_sessions_s"] = list_s
+
+    # -- pieces of a step, alone (collector off: its pauses are measured in the step below)
+    conv, schemas = [], []
+    registry = ToolRegistry(default_tools())
+    gc.disable()
+    try:
+        for _ in range(20):
+            t = time.perf_counter()
+            api_messages = to_api_messages(messages)
+            conv.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            registry.schemas()
+            schemas.append(time.perf_counter() - t)
+    finally:
+        gc.enable()
+    out["to_api_messages_s"] = conv
+    out["tool_schemas_s"] = schemas
+    out["api_messages"] = len(api_messages)
+    del api_messages, messages
+    gc.collect()
+
+    # -- one step, agentls then the SDK alone on the same request
+    marks = Marks()
+    provider_cls = make_provider_class()
+    settings = Settings(model=MODEL)
+
+    def factory(model: str, s: Settings) -> Any:
+        provider = provider_cls(
+            max_attempts=s.api_max_attempts,
+            base_delay_s=s.api_retry_base_delay_s,
+            max_delay_s=s.api_max_retry_delay_s,
+            prompt_caching=s.prompt_caching,
+        )
+        provider.marks = marks
+        return provider
+
+    store = await Store.open(db)
+    agent = Agent(
+        store=store, workspace=DiskWorkspace(root), settings=settings, provider_factory=factory
+    )
+
+    def sink(event: Any) -> None:
+        if event.type == "turn-start":
+            marks.mark("turn_start")
+        elif event.type == "turn-end":
+            marks.mark("turn_end")
+
+    agent.subscribe(sink)
+    gc.collect()
+    objects_before = len(gc.get_objects())
+    await agent.session(sid)
+    gc.collect()
+    out["gc_objects_history"] = len(gc.get_objects()) - objects_before
+    provider = agent.provider(MODEL)
+
+    sdk_marks = Marks()
+
+    async def on_sdk_request(_: Any) -> None:
+        sdk_marks.mark("request_sent")
+
+    sdk = AsyncAnthropic(
+        api_key=os.environ["ANTHROPIC_API_KEY"],
+        base_url=os.environ["ANTHROPIC_BASE_URL"],
+        max_retries=0,
+        timeout=600.0,
+        http_client=DefaultAsyncHttpxClient(event_hooks={"request": [on_sdk_request]}),
+    )
+
+    rows: list[dict[str, float]] = []
+    body_bytes = 0
+    gc_clock = GcClock()
+    for i in range(n + 2):  # two warm-up rounds
+        srv.enqueue([SHORT_REPLY, SHORT_REPLY])
+        marks.t.clear()
+        gc_clock.take()
+        if profiler is not None and i >= 2:
+            profiler.start()
+        marks.mark("prompt")
+        result = await agent.prompt(sid, f"Round {i}: one more question.")
+        marks.mark("returned")
+        if profiler is not None and i >= 2:
+            profiler.stop()
+        assert result.finish_reason == "end_turn", result
+        agentls_gc = gc_clock.take()
+        kwargs = sdk_kwargs(provider.last_request)
+        sdk_marks.t.clear()
+        gc_clock.take()
+        sdk_marks.mark("create")
+        stream = await sdk.messages.create(**kwargs)
+        async for _ in stream:
+            pass
+        sdk_marks.mark("done")
+        sdk_gc = gc_clock.take()
+        srv.control("/_test/clear", {})  # the server would keep every 2.5 MB body otherwise
+        if i < 2:
+            if i == 0:
+                import json
+
+                body_bytes = len(json.dumps(kwargs["messages"]))
+            continue
+        m, s = marks.t, sdk_marks.t
+        sdk_total = s["done"] - s["create"]
+        rows.append(
+            {
+                "turn_s": m["returned"] - m["prompt"],
+                "step_s": m["turn_end"] - m["turn_start"],
+                "sdk_alone_s": sdk_total,
+                "sdk_alone_build_s": s["request_sent"] - s["create"],
+                "before_provider_s": m["provider_called"] - m["turn_start"],
+                "provider_to_request_s": m["request_sent"] - m["provider_called"],
+                "request_to_stream_end_s": m["stream_done"] - m["request_sent"],
+                "after_stream_s": m["turn_end"] - m["stream_done"],
+                "step_overhead_s": (m["turn_end"] - m["turn_start"]) - sdk_total,
+                "turn_overhead_s": (m["returned"] - m["prompt"]) - sdk_total,
+                "turn_gc_s": sum(agentls_gc),
+                "sdk_alone_gc_s": sum(sdk_gc),
+                "step_work_overhead_s": (m["turn_end"] - m["turn_start"] - sum(agentls_gc))
+                - (sdk_total - sum(sdk_gc)),
+            }
+        )
+    gc_clock.close()
+    out["gc_objects_total"] = len(gc.get_objects())
+    out["gc_full_pauses_s"] = gc_clock.full_pauses
+    await sdk.close()
+    await agent.aclose()
+    await store.close()
+    out["rounds"] = rows
+    out["request_messages_bytes"] = body_bytes
+    return out
+
+
+def run(result: BenchResult) -> None:
+    n = max(runs() * 3, 15)
+    with temp_dir("loop") as tmp, api_server(tmp) as srv:
+        os.environ["ANTHROPIC_BASE_URL"] = srv.url
+        os.environ["ANTHROPIC_API_KEY"] = "bench-key"
+        os.environ["XDG_CONFIG_HOME"] = str(tmp / "config")
+        try:
+            data = asyncio.run(measure(tmp, srv, n))
+        finally:
+            for key in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"):
+                os.environ.pop(key, None)
+    rows = data.pop("rounds")
+
+    def col(key: str) -> list[float]:
+        return [r[key] * 1000 for r in rows]
+
+    sdk = median(col("sdk_alone_s"))
+    work = median(col("step_work_overhead_s"))
+    gc_agentls = sum(col("turn_gc_s")) / len(rows)
+    gc_sdk = sum(col("sdk_alone_gc_s")) / len(rows)
+    step = work + (gc_agentls - gc_sdk)
+    pauses = [p * 1000 for p in data["gc_full_pauses_s"]]
+    result.add(
+        Figure(
+            "loop: agentls overhead of one step (5,000 messages)",
+            step,
+            "ms",
+            target="< 5 ms",
+            met=step < 5,
+            note=f"work {work:.1f} ms (median, collector pauses excluded on both sides) + "
+            f"collector {gc_agentls:.1f} ms/step for agentls vs {gc_sdk:.1f} for the SDK alone "
+            f"(mean; {len(pauses)} full collections of ~{median(pauses):.0f} ms); raw medians: "
+            f"step {median(col('step_s')):.0f} ms, SDK alone {sdk:.0f} ms",
+        )
+    )
+    result.add(Figure("loop: SDK alone, same request", sdk, "ms"))
+    load = median(data["agent_session_s"]) * 1000
+    result.add(
+        Figure(
+            "loop: load a 5,000-message session",
+            load,
+            "ms",
+            target="< 100 ms",
+            met=load < 100,
+            note=f"Agent.session() on a fresh store; Store.load_messages alone "
+            f"{median(data['load_messages_s']) * 1000:.0f} ms",
+        )
+    )
+    listing = median(data["list_sessions_s"]) * 1000
+    result.add(
+        Figure("loop: list 1,000 sessions", listing, "ms", target="< 100 ms", met=listing < 100)
+    )
+    conv = median(data["to_api_messages_s"]) * 1000
+    result.add(
+        Figure(
+            "loop: to_api_messages of the history, per step",
+            conv,
+            "ms",
+            note="re-converted at every step (the history itself stays in memory)",
+        )
+    )
+    result.details = {
+        "messages": _message_count(),
+        "api_messages": data["api_messages"],
+        "request_messages_bytes": data["request_messages_bytes"],
+        "gc_objects_history": data["gc_objects_history"],
+        "gc_objects_total": data["gc_objects_total"],
+        "gc_full_pauses_ms": summary([p * 1000 for p in data["gc_full_pauses_s"]], 2),
+        "step_ms": {key: summary([r[key] * 1000 for r in rows], 2) for key in rows[0]},
+        **{
+            key.removesuffix("_s") + "_ms": summary([v * 1000 for v in data[key]], 2)
+            for key in (
+                "load_messages_s",
+                "agent_session_s",
+                "list_sessions_s",
+                "to_api_messages_s",
+                "tool_schemas_s",
+            )
+        },
+    }

@@ -1,0 +1,169 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import * as vscode from 'vscode';
+import { ApprovalController, PROPOSED_SCHEME } from '../../src/approvals';
+import { AgentHost, type AgentConnection } from '../../src/host';
+import type { AgentEvent, PermissionRequestEvent } from '../../src/protocol/generated';
+import { calls, stub } from '../stubs/vscode';
+import { loadFixture } from '../support/fixture';
+
+const fixture = loadFixture();
+const editRequest = fixture.events.find(
+  (e): e is PermissionRequestEvent => e.type === 'permission-request' && e.tool === 'edit',
+)!;
+const calcUri = (fileChangesUri(editRequest));
+const CALC = readSample();
+
+function fileChangesUri(event: PermissionRequestEvent): string {
+  const change = (event.edit as { documentChanges: { textDocument: { uri: string } }[] }).documentChanges[0];
+  return change.textDocument.uri;
+}
+
+function readSample(): string {
+  // The demo project's calc.py as it was before the fix (what the recorded edit applies to).
+  const read = fixture.events.find((e) => e.type === 'tool-result' && e.tool === 'read');
+  if (read?.type !== 'tool-result') throw new Error('no read in the fixture');
+  const lines = read.output.split('\n').filter((l) => /^\s+\d+\t/.test(l));
+  return lines.map((l) => l.replace(/^\s+\d+\t/, '')).join('\n') + '\n';
+}
+
+const flush = async (): Promise<void> => {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
+};
+
+let approvals: { method: string; params: unknown }[];
+let host: AgentHost;
+let controller: ApprovalController;
+
+beforeEach(async () => {
+  stub.reset();
+  approvals = [];
+  const server: AgentConnection = {
+    request: (method, params) => {
+      approvals.push({ method, params });
+      if (method === 'agent/listSessions') return Promise.resolve({ sessions: [] } as never);
+      return Promise.resolve({} as never);
+    },
+  };
+  host = new AgentHost(
+    { post: () => undefined, showError: () => undefined, openDiff: () => undefined, openFile: () => undefined },
+    { get: () => undefined, update: () => Promise.resolve() },
+  );
+  await host.connected(server);
+  approvals = [];
+  controller = new ApprovalController(host, (u) => vscode.Uri.parse(u), () => undefined);
+  stub.files.set(calcUri, CALC);
+});
+
+async function request(): Promise<void> {
+  const upTo = fixture.events.indexOf(editRequest);
+  for (const event of fixture.events.slice(0, upTo + 1)) host.handleEvent(event as AgentEvent);
+  await flush();
+}
+
+describe('a proposed edit', () => {
+  it('opens the diff editor: the file as it is vs. the proposed result', async () => {
+    await request();
+    const diff = calls.find((c) => c.command === 'vscode.diff');
+    expect(diff).toBeDefined();
+    const [left, right, title] = diff!.args as [vscode.Uri, vscode.Uri, string];
+    expect(left.toString()).toBe(calcUri);
+    expect(right.scheme).toBe(PROPOSED_SCHEME);
+    expect(right.query).toBe(`request=${editRequest.requestId}`);
+    expect(title).toBe('calc.py ↔ proposed by agentls');
+    const proposed = controller.provideTextDocumentContent(right);
+    expect(proposed).toBe(CALC.replace('ordered[middle] + ordered[middle + 1]', 'ordered[middle - 1] + ordered[middle]'));
+  });
+
+  it('puts Accept / Always / Reject lenses at the change, in the file and the proposal', async () => {
+    await request();
+    const doc = { uri: vscode.Uri.parse(calcUri), lineCount: 16 } as unknown as vscode.TextDocument;
+    const lenses = controller.provideCodeLenses(doc);
+    expect(lenses.map((l) => l.command?.command)).toEqual([
+      'agentls.showEditDiff', 'agentls.acceptEdit', 'agentls.acceptEditAlways', 'agentls.rejectEdit',
+    ]);
+    expect(lenses.every((l) => l.range.start.line === 14)).toBe(true);
+    expect(lenses[1].command?.arguments).toEqual([editRequest.requestId]);
+    const other = { uri: vscode.Uri.parse('file:///elsewhere.py'), lineCount: 3 } as unknown as vscode.TextDocument;
+    expect(controller.provideCodeLenses(other)).toEqual([]);
+  });
+
+  it('accepts from the diff editor title (the proposed uri names the request)', async () => {
+    await request();
+    const right = calls.find((c) => c.command === 'vscode.diff')!.args[1] as vscode.Uri;
+    expect(controller.requestFor(right)).toBe(editRequest.requestId);
+    await controller.decide(right, 'once');
+    expect(approvals).toEqual([
+      {
+        method: 'agent/approve',
+        params: { sessionId: editRequest.sessionId, requestId: editRequest.requestId, decision: 'once' },
+      },
+    ]);
+  });
+
+  it('asks for feedback on reject; Escape keeps it waiting', async () => {
+    await request();
+    stub.inputBoxAnswers = [undefined, '  keep the old formula, fix the test  '];
+    await controller.decide(editRequest.requestId, 'reject');
+    expect(approvals).toEqual([]);
+    await controller.decide(editRequest.requestId, 'reject');
+    expect(approvals).toEqual([
+      {
+        method: 'agent/approve',
+        params: {
+          sessionId: editRequest.sessionId,
+          requestId: editRequest.requestId,
+          decision: 'reject',
+          feedback: 'keep the old formula, fix the test',
+        },
+      },
+    ]);
+  });
+
+  it('closes the diff and drops the lenses once the request is resolved', async () => {
+    await request();
+    const [left, right] = calls.find((c) => c.command === 'vscode.diff')!.args as vscode.Uri[];
+    const tab = { input: new vscode.TabInputTextDiff(left, right) };
+    stub.tabs = [tab, { input: new vscode.TabInputTextDiff(left, vscode.Uri.parse('file:///x')) }];
+    host.handleEvent({ type: 'permission-resolved', sessionId: editRequest.sessionId, requestId: editRequest.requestId, decision: 'once' });
+    expect(stub.closedTabs).toEqual([tab]);
+    expect(controller.pendingCount).toBe(0);
+    expect(controller.provideTextDocumentContent(right)).toBe('');
+    await controller.decide(editRequest.requestId, 'once');
+    expect(stub.infoMessages.at(-1)).toContain('no proposed edit');
+  });
+
+  it('shows a new file against an empty document', async () => {
+    const create: PermissionRequestEvent = {
+      type: 'permission-request',
+      sessionId: 's',
+      requestId: 'perm_new',
+      callId: 'c',
+      tool: 'write',
+      title: 'Write pkg/new.py',
+      input: { path: 'pkg/new.py', content: 'X = 1\n' },
+      edit: {
+        documentChanges: [
+          { kind: 'create', uri: 'file:///work/demo/pkg/new.py', options: { overwrite: false, ignoreIfExists: true } },
+          {
+            textDocument: { uri: 'file:///work/demo/pkg/new.py', version: null },
+            edits: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: 'X = 1\n' }],
+          },
+        ],
+      },
+    };
+    host.handleEvent({ type: 'tool-call', sessionId: 's', callId: 'c', tool: 'write', input: create.input, title: 'write pkg/new.py' });
+    host.handleEvent(create);
+    await flush();
+    const [left, right] = calls.find((c) => c.command === 'vscode.diff')!.args as vscode.Uri[];
+    expect(left.scheme).toBe(PROPOSED_SCHEME);
+    expect(controller.provideTextDocumentContent(left)).toBe('');
+    expect(controller.provideTextDocumentContent(right)).toBe('X = 1\n');
+  });
+
+  it('does not open the diff when the setting says not to', async () => {
+    stub.config.set('approvals.openDiff', false);
+    await request();
+    expect(calls.some((c) => c.command === 'vscode.diff')).toBe(false);
+    expect(controller.pendingCount).toBe(1);
+  });
+});
