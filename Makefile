@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 .PHONY: venv demo test lint typecheck pytest clean schemas schemas-check \
-	extension extension-deps extension-types extension-test extension-package record-fixture
+	extension extension-deps extension-types extension-test extension-package record-fixture \
+	extension-e2e reliability-full
 
 # The VS Code extension (client-vscode/): npm ci once per package-lock.json, then build and test.
 EXT := client-vscode
@@ -35,6 +36,13 @@ pytest: venv
 	@bash scripts/ensure-system-deps.sh nvim
 	$(BIN)/python -m pytest -q -ra
 
+# The fault and abuse suite (tests/reliability/) in its heavy mode: 50 kill -9 runs, 3,300 fuzzed
+# protocol cases, 150 random fault schedules. Its quick mode runs in `make test`. The figures table
+# prints at the end and is also written to reliability-report.json.
+reliability-full: venv
+	AGENTLS_RELIABILITY=full AGENTLS_RELIABILITY_REPORT=reliability-report.json \
+		$(BIN)/python -m pytest -q -ra -p no:cacheprovider tests/reliability
+
 schemas: venv
 	$(BIN)/python -m agentls.protocol.schema
 
@@ -63,11 +71,17 @@ extension-test: extension
 extension-package: extension-deps
 	$(NPM) run --silent package
 
+# The extension end to end in a real VS Code (code-server + headless Chromium, client-vscode/e2e/):
+# installs the fresh .vsix into a fresh profile. scripts/ensure-code-server.sh installs code-server
+# on first use and caches it in ~/.cache/agentls-e2e; screenshots land in client-vscode/test-artifacts/e2e/.
+extension-e2e: venv extension-package
+	$(NPM) run --silent e2e
+
 # Re-record client-vscode/test/fixtures/demo-session.json from a real `agentls serve` run.
 record-fixture: venv extension-deps
 	$(NPM) run --silent record-fixture
 
-test: lint typecheck schemas-check pytest extension-test
+test: lint typecheck schemas-check pytest extension-test extension-e2e
 
 # Benchmarks (bench/): all of them, or some: `make bench BENCH=stream` (BENCH_RUNS=N for medians
 # of N, default 5). Never part of `make test`. Figures print and land in bench/results/*.json.

@@ -14,7 +14,8 @@ import sys
 import time
 import traceback
 
-from bench.common import RESULTS, BenchResult, fmt, machine, temp_dir, warm_bytecode
+from bench import common
+from bench.common import RESULTS, BenchResult, fmt, machine, summary, temp_dir, warm_bytecode
 
 BENCHMARKS = ("steps50", "stream", "loop", "start", "search")
 
@@ -79,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         print(f"\n-- {name}", flush=True)
         result = BenchResult(name)
+        common.reset_quiet()
         try:
             importlib.import_module(f"bench.{name}").run(result)
         except Exception:
@@ -86,6 +88,14 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(name)
             continue
         result.details["bench_seconds"] = round(time.monotonic() - started, 1)
+        # Before each measurement the harness waited for the other processes to go quiet.
+        result.details["quiet_wait_s"] = summary(common.waited, 2)
+        result.details["measured_while_busy"] = list(common.noisy)
+        if common.noisy:
+            print(
+                f"  (the machine stayed busy: {len(common.noisy)} of {len(common.waited)} "
+                "measurements shared its cores with other processes)"
+            )
         result.print()
         print(
             f"  -> {result.write().relative_to(RESULTS.parent.parent)}"

@@ -8,6 +8,10 @@ Every child process (agentls, the floors, the servers) gets the same environment
   off would recompile agentls at every start) without writing into the source tree;
 * ``XDG_CONFIG_HOME`` and ``AGENTLS_DATA_DIR`` in a temporary directory, so no user configuration,
   rules file or database takes part.
+
+The machine may be shared: before each measurement, quiet() waits (10 s at most, 40 s per benchmark) until other
+processes leave the cores at least 80% idle, and ratios are medians of per-round ratios (agentls
+and its floor run back to back in each round), so a load that comes and goes cancels out.
 """
 
 from __future__ import annotations
@@ -17,12 +21,10 @@ import json
 import os
 import platform
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator, Sequence
@@ -66,6 +68,56 @@ def summary(values: Sequence[float], digits: int = 4) -> dict[str, Any]:
 
 def ratio(a: float, b: float) -> float:
     return round(a / b, 3) if b else float("nan")
+
+
+def paired_ratio(a: Sequence[float], b: Sequence[float]) -> float:
+    """Median of a[i] / b[i]: each pair was measured back to back, so a load that drifts across
+    the rounds (the machine is shared) cancels within a pair."""
+    return round(median([x / y for x, y in zip(a, b, strict=True) if y]), 3)
+
+
+# ---- a quiet machine ---------------------------------------------------------------------------
+
+QUIET_BUSY = 0.2  # at most this share of all cores busy with other work
+QUIET_MAX_WAIT_S = 10.0  # per measurement
+QUIET_BUDGET_S = 40.0  # per benchmark; after that, measurements go ahead without waiting
+waited: list[float] = []  # how long each quiet() waited, for the results
+noisy: list[float] = []  # the busy share when a wait gave up (the measurement shared the cores)
+
+
+def reset_quiet() -> None:
+    waited.clear()
+    noisy.clear()
+
+
+def _cpu_times() -> tuple[int, int]:
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return sum(fields[:8]), idle
+
+
+def quiet(window_s: float = 0.3) -> float:
+    """Wait until the other processes on the machine leave its cores mostly idle for one window,
+    so that a measurement does not share them (QUIET_MAX_WAIT_S at most, QUIET_BUDGET_S in all
+    per benchmark); returns the wait."""
+    started = time.monotonic()
+    limit = min(QUIET_MAX_WAIT_S, max(0.0, QUIET_BUDGET_S - sum(waited)))
+    busy = 0.0
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        while True:
+            total0, idle0 = _cpu_times()
+            time.sleep(window_s)
+            total1, idle1 = _cpu_times()
+            busy = 1 - (idle1 - idle0) / max(1, total1 - total0)
+            if busy <= QUIET_BUSY:
+                break
+            if time.monotonic() - started >= limit:
+                noisy.append(round(busy, 2))
+                break
+    took = time.monotonic() - started
+    waited.append(took)
+    return took
 
 
 # ---- environment ----------------------------------------------------------------------------
@@ -120,46 +172,53 @@ def run_measured(
     timeout: float = 300.0,
     check: bool = True,
 ) -> ProcResult:
-    """Run a whole process; wall time from just before fork to its exit (perf_counter), peak RSS
-    and CPU time from wait4()'s rusage (what /usr/bin/time -v reports, without its 10 ms
-    resolution)."""
+    """Run a whole process through bench/launch.py: wall time from its fork to its exit
+    (perf_counter), peak RSS and CPU time from wait4()'s rusage, as /usr/bin/time -v reports
+    them (without its 10 ms resolution, and without the peak RSS this big process would pass on
+    to a child it forked itself)."""
     out = open(stdout_path, "wb") if stdout_path is not None else subprocess.DEVNULL  # noqa: SIM115
     err = tempfile.TemporaryFile()  # noqa: SIM115
+    read_fd, write_fd = os.pipe()
     try:
-        t0 = time.perf_counter()
+        launcher = [PYTHON, "-S", "-E", str(REPO / "bench" / "launch.py"), str(write_fd)]
         proc = subprocess.Popen(
-            list(cmd), env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=err
+            [*launcher, str(timeout), *cmd],
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            pass_fds=(write_fd,),
         )
-        timer = threading.Timer(timeout, lambda: _kill(proc.pid))
-        timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            timer.cancel()
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        os.close(write_fd)
+        write_fd = -1
+        with os.fdopen(read_fd, "rb") as reports:
+            read_fd = -1
+            raw = reports.read()
+        proc.wait(timeout + 30)
         err.seek(0)
         stderr = err.read().decode("utf-8", "replace")
     finally:
+        for fd in (read_fd, write_fd):
+            if fd >= 0:
+                os.close(fd)
         if stdout_path is not None and not isinstance(out, int):
             out.close()
         err.close()
+    if not raw:
+        raise RuntimeError(f"bench/launch.py reported nothing for {cmd[:3]}:\n{stderr[-3000:]}")
+    report = json.loads(raw)
     result = ProcResult(
-        wall_s=wall,
-        max_rss_kib=int(usage.ru_maxrss),
-        cpu_s=usage.ru_utime + usage.ru_stime,
-        returncode=proc.returncode,
+        wall_s=report["wall_s"],
+        max_rss_kib=int(report["max_rss_kib"]),
+        cpu_s=report["cpu_s"],
+        returncode=report["returncode"],
         stdout_path=stdout_path,
         stderr=stderr,
     )
     if check and result.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd[:4])}... exited {result.returncode}:\n{stderr[-3000:]}")
     return result
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
 
 
 def proc_cpu_s(pid: int) -> float:

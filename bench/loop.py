@@ -37,6 +37,7 @@ from bench.common import (
     api_server,
     log,
     median,
+    quiet,
     runs,
     summary,
     temp_dir,
@@ -339,6 +340,7 @@ async def measure(tmp: Path, srv: Any, n: int, profiler: Any = None) -> dict[str
     gc_clock = GcClock()
     for i in range(n + 2):  # two warm-up rounds
         srv.enqueue([SHORT_REPLY, SHORT_REPLY])
+        quiet()
         marks.t.clear()
         gc_clock.take()
         if profiler is not None and i >= 2:

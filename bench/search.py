@@ -19,7 +19,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import BenchResult, Figure, log, median, ratio, runs, summary, temp_dir
+from bench.common import (
+    BenchResult,
+    Figure,
+    log,
+    median,
+    paired_ratio,
+    quiet,
+    runs,
+    summary,
+    temp_dir,
+)
 
 FILES = 20_000
 PACKAGES = 20
@@ -162,6 +172,7 @@ async def measure(root: Path, n: int) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for round_ in range(n + 1):  # round 0 warms the page cache
         for name, (tool, params, cli, exact) in cases.items():
+            quiet()
             t = time.perf_counter()
             res = await tool.run(params, ctx)
             took = time.perf_counter() - t
@@ -195,7 +206,7 @@ def run(result: BenchResult) -> None:
     for name, d in data.items():
         tool_ms = median(d["tool_s"]) * 1000
         cli_ms = median(d["rg_cli_s"]) * 1000
-        r = ratio(tool_ms, cli_ms)
+        r = paired_ratio(d["tool_s"], d["rg_cli_s"])
         meta = d["matches"]
         found = f"{meta['matches']:,} matches" if "matches" in meta else f"{meta['count']:,} files"
         result.add(

@@ -31,6 +31,7 @@ from bench.common import (
     log,
     median,
     proc_rss_kib,
+    quiet,
     ratio,
     runs,
     summary,
@@ -60,6 +61,7 @@ async def _one(tmp: Path, url: str, srv: Any, eager: bool) -> dict[str, float]:
     ws = tmp / "ws"
     ws.mkdir(exist_ok=True)
     env = child_env(tmp, url)
+    quiet()
     t0 = time.perf_counter()
     client = await LspClient.spawn([AGENTLS, "serve"], env, str(ws))
     init = client.send_request(
@@ -94,6 +96,7 @@ async def _one(tmp: Path, url: str, srv: Any, eager: bool) -> dict[str, float]:
 
 def _bare_rss(tmp: Path) -> dict[str, float]:
     code = f"{BARE_IMPORTS}; import sys, time; print('ready', flush=True); time.sleep(60)"
+    quiet()
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [PYTHON, "-c", code], env=child_env(tmp), stdout=subprocess.PIPE, stdin=subprocess.DEVNULL
@@ -112,6 +115,7 @@ def _bare_rss(tmp: Path) -> dict[str, float]:
 def _bare_pygls(tmp: Path) -> float:
     """A bare Python importing only pygls' server and lsprotocol: what any pygls server pays
     before it can answer initialize."""
+    quiet()
     t0 = time.perf_counter()
     subprocess.run(
         [PYTHON, "-c", "import pygls.lsp.server, lsprotocol.types"],

@@ -28,7 +28,8 @@ from bench.common import (
     child_env,
     log,
     median,
-    ratio,
+    paired_ratio,
+    quiet,
     run_measured,
     runs,
     summary,
@@ -199,6 +200,7 @@ def run(result: BenchResult) -> None:
                 with api_server(tmp) as srv:
                     srv.enqueue(script)
                     env = child_env(tmp, srv.url)
+                    quiet()
                     if kind == "agentls":
                         ws = new_workspace(tmp, f"ws{i}")
                         res = run_measured(agentls_cmd(ws), env=env, cwd=ws)
@@ -235,6 +237,7 @@ def run(result: BenchResult) -> None:
                 for i in range(n + 1):  # the first round warms up
                     srv.enqueue(script)  # for agentls
                     srv.enqueue(script)  # for the SDK replay after it
+                    quiet()
                     pair = asyncio.run(_inprocess(srv.url, tmp, script, bodies_path, i))
                     srv.control("/_test/clear", {})
                     if i:
@@ -252,7 +255,8 @@ def run(result: BenchResult) -> None:
 
     a_wall, f_wall = median(col("agentls", "wall_s")), median(col("floor", "wall_s"))
     a_rss, f_rss = median(col("agentls", "rss_mib")), median(col("floor", "rss_mib"))
-    wall_ratio, rss_ratio = ratio(a_wall, f_wall), ratio(a_rss, f_rss)
+    wall_ratio = paired_ratio(col("agentls", "wall_s"), col("floor", "wall_s"))
+    rss_ratio = paired_ratio(col("agentls", "rss_mib"), col("floor", "rss_mib"))
     result.add(
         Figure(
             "steps50 wall (agentls run --yes)",
@@ -284,7 +288,7 @@ def run(result: BenchResult) -> None:
             median(col("agentls", "cpu_s")),
             "s",
             median(col("floor", "cpu_s")),
-            ratio(median(col("agentls", "cpu_s")), median(col("floor", "cpu_s"))),
+            paired_ratio(col("agentls", "cpu_s"), col("floor", "cpu_s")),
         )
     )
     turn_s = median([a for a, _ in inproc])

@@ -36,7 +36,8 @@ from bench.common import (
     child_env,
     log,
     median,
-    ratio,
+    paired_ratio,
+    quiet,
     run_measured,
     runs,
     summary,
@@ -97,6 +98,7 @@ def run_cli(result: BenchResult, text: str, n: int) -> dict[str, Any]:
                 with api_server(tmp) as srv:
                     srv.enqueue([reply(text)])
                     env = child_env(tmp, srv.url)
+                    quiet()
                     if kind == "agentls":
                         out = tmp / f"run{i}.out"
                         res = run_measured(cmd, env=env, cwd=ws, stdout_path=out)
@@ -123,7 +125,7 @@ def run_cli(result: BenchResult, text: str, n: int) -> dict[str, Any]:
         return [s[key] for s in samples[kind]]
 
     a, f = median(col("agentls", "wall_s")), median(col("floor", "wall_s"))
-    r = ratio(a, f)
+    r = paired_ratio(col("agentls", "wall_s"), col("floor", "wall_s"))
     server_cpu = median(col("agentls", "server_cpu_s"))
     result.add(
         Figure(
@@ -138,7 +140,8 @@ def run_cli(result: BenchResult, text: str, n: int) -> dict[str, Any]:
         )
     )
     a_rss, f_rss = median(col("agentls", "rss_mib")), median(col("floor", "rss_mib"))
-    result.add(Figure("stream peak RSS (agentls run)", a_rss, "MiB", f_rss, ratio(a_rss, f_rss)))
+    rss_ratio = paired_ratio(col("agentls", "rss_mib"), col("floor", "rss_mib"))
+    result.add(Figure("stream peak RSS (agentls run)", a_rss, "MiB", f_rss, rss_ratio))
     result.details["cli"] = {
         kind: {key: summary(col(kind, key)) for key in samples[kind][0]} for kind in samples
     }
@@ -196,6 +199,7 @@ def run_inprocess(result: BenchResult, text: str, n: int, body: dict[str, Any]) 
         try:
             for i in range(n + 1):  # the first round warms up
                 srv.enqueue([reply(text), reply(text)])
+                quiet()
                 pair = asyncio.run(_inprocess(srv.url, tmp, text, body, i))
                 srv.control("/_test/clear", {})
                 if i:
@@ -235,6 +239,7 @@ def _release_when_ready(srv: ApiServer) -> None:
 async def _prompt(client: LspClient, srv: ApiServer, text: str, *, hold: bool) -> dict[str, Any]:
     session = (await client.request("agent/newSession", {}))["sessionId"]
     srv.enqueue([reply(text, hold=hold)])
+    quiet()
     received: list[str] = []
     length = 0
     last_at: float | None = None

@@ -24,6 +24,26 @@ def decode_text(data: bytes) -> str:
     return data.decode("utf-8")
 
 
+def read_text_file(path: Path, max_bytes: int | None = None) -> str:
+    """A regular file's UTF-8 text. Raises IsADirectoryError, FileNotFoundError, or
+    UnicodeDecodeError for what is not text: a device, FIFO or socket (which could block or never
+    end), a NUL byte early on (checked before the rest is read), invalid UTF-8, or, with
+    max_bytes, a file bigger than that."""
+    info = os.stat(path)
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(21, "is a directory", str(path))
+    if not stat.S_ISREG(info.st_mode):
+        raise UnicodeDecodeError("utf-8", b"", 0, 1, "not a regular file")
+    if max_bytes is not None and info.st_size > max_bytes:
+        raise UnicodeDecodeError("utf-8", b"", 0, 1, f"larger than {max_bytes} bytes")
+    with open(path, "rb") as f:
+        head = f.read(BINARY_SNIFF_BYTES)
+        if b"\0" in head:
+            decode_text(head)  # raises: a binary file is not read any further
+        data = head + f.read()
+    return decode_text(data)
+
+
 class DiskWorkspace:
     """Files are what is on disk; writes are atomic (temp file + rename in the same directory)."""
 
@@ -62,15 +82,7 @@ class DiskWorkspace:
 
     @staticmethod
     def _read(path: Path) -> str:
-        info = os.stat(path)
-        if stat.S_ISDIR(info.st_mode):
-            raise IsADirectoryError(21, "is a directory", str(path))
-        if not stat.S_ISREG(info.st_mode):
-            # A pipe or device would block or never end; it is not a text file either way.
-            raise UnicodeDecodeError("utf-8", b"", 0, 1, "not a regular file")
-        with open(path, "rb") as f:
-            data = f.read()
-        return decode_text(data)
+        return read_text_file(path)
 
     @classmethod
     def _current(cls, path: Path) -> str | None:

@@ -234,8 +234,11 @@ class Serve:
             with self._cond:
                 self.notifications.append(message)
             return
+        msg_id = message.get("id")
+        if not isinstance(msg_id, int | float | str | None):
+            msg_id = json.dumps(msg_id)  # an id the server was sent as an array or object
         with self._cond:
-            self._answers[message.get("id")] = message
+            self._answers[msg_id] = message
             self._cond.notify_all()
 
     # -- requests -------------------------------------------------------------------------

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import random
 import shutil
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from tests.reliability.support import Figures, Serve, integrity, runs, serve_env
+import pytest
+
+from tests.reliability.support import FULL, Figures, Serve, integrity, runs, serve_env
 from tests.support.messages_api import MessagesAPIServer, Reply, reply, text, tool_use
 
 SEED = 20_260_707
@@ -192,8 +195,7 @@ class Chain:
                         self.survived += 1
                     if run == count:
                         break
-                    previous = self.killed_turn(server, run)
-                    server = self.serve()
+                    previous, server = self.killed_turn(server, run)
                 except BaseException as exc:
                     raise AssertionError(
                         f"kill -9 chain {self.index} run {run} (seed {SEED}) failed: {exc!r}; "
@@ -205,11 +207,19 @@ class Chain:
         assert check == "ok" and mode == "wal", (check, mode)
         self.checks += 1
 
-    def killed_turn(self, server: Serve, run: int) -> tuple[str, list[dict[str, Any]], int]:
+    def killed_turn(
+        self, server: Serve, run: int
+    ) -> tuple[tuple[str, list[dict[str, Any]], int], Serve]:
+        """Runs the turn, kills the server; returns what the client saw, and the server that
+        takes over. That one starts while the turn runs (its start-up costs seconds of imports),
+        but it opens the database only with its first agent/* request, after the kill."""
         (self.workspace / f"run{run}.txt").write_text("count = 0\n")
         session_id = server.call("agent/newSession", {})["sessionId"]
         first = len(server.events)
         server.start("agent/prompt", {"sessionId": session_id, "text": f"work {run}"})
+        spare = Serve(self.workspace, self.env, stderr=self.log)
+        starting = threading.Thread(target=spare.initialize, args=(AGENT,), daemon=True)
+        starting.start()
         # Mostly at a uniformly random moment of the turn (it streams and runs tools for about
         # 0.8 s once the model answers), now and then before the model's first word.
         if self.rng.random() < 0.1:
@@ -234,7 +244,9 @@ class Chain:
         assert mode == "wal", mode
         self.checks += 1
         shutil.rmtree(copy)
-        return session_id, seen, run
+        starting.join(60)
+        assert not starting.is_alive(), "the new server did not start"
+        return (session_id, seen, run), spare
 
     def after_restart(
         self, server: Serve, session_id: str, seen: list[dict[str, Any]], run: int
@@ -247,6 +259,7 @@ class Chain:
         assert not rejected, rejected[0].error
 
 
+@pytest.mark.timeout(900 if FULL else 120)
 def test_kill_9_at_random_points_of_a_multi_step_turn(tmp_path: Path, figures: Figures) -> None:
     total = runs(10, 50)
     # Two chains at once: most of a run is a server starting (imports), which uses one core.

@@ -14,7 +14,7 @@ import pytest
 
 from agentls.history import Message
 from tests.conftest import Harness, HarnessFactory
-from tests.reliability.support import Figures, runs
+from tests.reliability.support import FULL, Figures, runs
 from tests.support.messages_api import (
     MessagesAPIServer,
     Reply,
@@ -209,6 +209,7 @@ def random_fault(rng: random.Random, base: Reply) -> tuple[ReplyLike, str]:
     return FAULTS[kind][0](base), kind
 
 
+@pytest.mark.timeout(600 if FULL else 120)
 async def test_random_fault_schedules(
     make_harness: HarnessFactory, api: MessagesAPIServer, figures: Figures
 ) -> None:

@@ -27,10 +27,12 @@ def hostile_paths(outside: Path, root: Path) -> list[str]:
         "/etc/passwd",
         "/proc/self/environ",
         "~/.ssh/id_rsa",
+        "/etc/.env",
+        str(outside / "server.pem"),
         "link_out.txt",  # -> outside/secret.txt
         "linkdir/secret.txt",  # linkdir -> outside
         "linkdir",
-        "sub/link_up/outside/secret.txt",  # sub/link_up -> ..
+        "sub/link_up/outside/secret.txt",  # sub/link_up -> ../.. (above the workspace)
         "/dev/zero",
         "/dev/stdin",
         "zero",  # -> /dev/zero
@@ -71,7 +73,8 @@ PATTERN_CALLS: list[tuple[str, dict[str, Any]]] = [
 async def test_no_path_escapes_the_workspace(
     make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path, figures: Figures
 ) -> None:
-    h = await make_harness({"permissions": {"*": "allow"}})
+    # Every tool allowed; an ask (which nobody answers here) expires fast and counts as a finding.
+    h = await make_harness({"permissions": {"*": "allow"}, "approvalTimeoutS": 1})
     root = h.root
     canary = "OUTSIDE-" + uuid.uuid4().hex
     outside = tmp_path / "outside"
@@ -81,7 +84,7 @@ async def test_no_path_escapes_the_workspace(
     (root / "inside.txt").write_text("inside\n")
     (root / "link_out.txt").symlink_to(outside / "secret.txt")
     (root / "linkdir").symlink_to(outside)
-    (root / "sub" / "link_up").symlink_to("..")
+    (root / "sub" / "link_up").symlink_to("../..")
     (root / "zero").symlink_to("/dev/zero")
     os.mkfifo(root / "fifo")
     before = {p: p.read_bytes() for p in outside.iterdir()}
@@ -98,7 +101,7 @@ async def test_no_path_escapes_the_workspace(
     parts = loaded[1].tool_parts()
     assert len(parts) == len(calls)
 
-    escaped: list[str] = []
+    escaped: list[str] = [f"asked: {e.title}" for e in h.of_type("permission-request")]
     for part in parts:
         output = part.output or ""
         assert part.finished, part

@@ -87,7 +87,9 @@ Case = Callable[[Harness, MessagesAPIServer], Any]
 
 async def bash_never_ends(h: Harness, api: MessagesAPIServer) -> None:
     name = marker()
-    part = await one_call(h, api, "bash", {"command": f"exec -a {name} sleep 1000", "timeout_ms": 300})
+    part = await one_call(
+        h, api, "bash", {"command": f"exec -a {name} sleep 1000", "timeout_ms": 300}
+    )
     assert part.status == "error" and "timed out after 300 ms" in (part.output or "")
     assert processes_named(name) == []
 
@@ -173,7 +175,9 @@ async def changed_between_read_and_edit(h: Harness, api: MessagesAPIServer) -> N
     path.write_text("a = 1\nb = 2\n")
     api.enqueue(
         reply(tool_use("read", {"path": "moving.py"})),
-        reply(tool_use("edit", {"path": "moving.py", "old_string": "a = 1", "new_string": "a = 9"})),
+        reply(
+            tool_use("edit", {"path": "moving.py", "old_string": "a = 1", "new_string": "a = 9"})
+        ),
         reply(tool_use("write", {"path": "moving.py", "content": "overwritten\n"})),
         reply(text("done")),
     )
@@ -204,7 +208,9 @@ async def changed_while_waiting_for_approval(h: Harness, api: MessagesAPIServer)
     path.write_text("v = 1\n")
     api.enqueue(
         reply(tool_use("read", {"path": "approve.py"})),
-        reply(tool_use("edit", {"path": "approve.py", "old_string": "v = 1", "new_string": "v = 2"})),
+        reply(
+            tool_use("edit", {"path": "approve.py", "old_string": "v = 1", "new_string": "v = 2"})
+        ),
         reply(text("done")),
     )
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import json
 import logging
 import os
+import re
 import shlex
 import sys
 import threading
@@ -21,7 +23,7 @@ from typing import Any, TypeVar, cast
 
 from lsprotocol import types
 from pydantic import BaseModel, ValidationError
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcRequestCancelled
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcRequestCancelled
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
@@ -34,6 +36,7 @@ from pygls.uris import to_fs_path
 
 from agentls import __version__
 from agentls.config import Settings, load_settings
+from agentls.disk_workspace import read_text_file
 from agentls.events import PermissionRequestEvent, PermissionResolvedEvent
 from agentls.history import ContextPart, Position, Range
 from agentls.lsp.relay import EventRelay
@@ -70,6 +73,8 @@ from agentls.store import Store, default_db_path
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
+# A context file that is not open in the editor is attached only up to this size.
+CONTEXT_MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 def _converter() -> Any:
@@ -78,7 +83,8 @@ def _converter() -> Any:
     converter = pygls_default_converter()  # type: ignore[no-untyped-call]
 
     def keep(obj: dict[str, Any], cls: type) -> Any:
-        return cls(**obj)
+        # JSON-RPC lets a call leave out params (agent/listSessions needs none).
+        return cls(**{"params": None, **obj})
 
     converter.register_structure_hook(JsonRPCRequestMessage, keep)
     converter.register_structure_hook(JsonRPCNotification, keep)
@@ -126,14 +132,115 @@ class PendingEdit:
     title: str
 
 
+def _is_request_id(value: Any) -> bool:
+    return isinstance(value, int | float | str) and not isinstance(value, bool)
+
+
+_SCALAR = re.compile(r'\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*"|null|true|false)')
+
+
+def top_level_fields(body: bytes, names: tuple[str, ...]) -> dict[str, Any]:
+    """Scalar members of the top-level object of a JSON text that json.loads refused (too deep,
+    cut short, ...), found without recursion: enough to answer the request with an error."""
+    text = body.decode("utf-8", "replace")
+    found: dict[str, Any] = {}
+    depth = 0
+    i = 0
+    n = len(text)
+    while i < n and len(found) < len(names):
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            k = j + 1
+            while k < n and text[k] in " \t\r\n":
+                k += 1
+            if depth == 1 and k < n and text[k] == ":":
+                try:
+                    key = json.loads(text[i : j + 1])
+                except ValueError:
+                    key = None
+                match = _SCALAR.match(text, k + 1)
+                if key in names and key not in found and match is not None:
+                    try:
+                        found[key] = json.loads(match.group(1))
+                    except ValueError:
+                        pass
+            i = j + 1
+            continue
+        if c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+        i += 1
+    return found
+
+
+class _RememberingReader:
+    """The stdin reader, keeping the last message body so that one that cannot be parsed can
+    still be answered."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.last_body = b""
+
+    async def readline(self) -> bytes:
+        line: bytes = await self.inner.readline()
+        return line
+
+    async def readexactly(self, n: int) -> bytes:
+        self.last_body = await self.inner.readexactly(n)
+        return self.last_body
+
+
 class AgentProtocol(LanguageServerProtocol):
-    """Adds the agent's experimental capability to the initialize result."""
+    """Adds the agent's experimental capability to the initialize result, and answers every
+    request it cannot dispatch with a JSON-RPC error (pygls would drop it silently, and the
+    client would wait forever)."""
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Any:
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {"agent": {"protocolVersion": PROTOCOL_VERSION}}
         return result
+
+    def answer_error(self, msg_id: Any, code: int, message: str) -> None:
+        try:
+            self._send_response(msg_id, error=types.ResponseError(code=code, message=message))
+        except Exception:  # pragma: no cover - never let an error answer break the loop
+            log.exception("could not answer request %r", msg_id)
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except Exception as exc:
+            if "method" in data and _is_request_id(data.get("id")):
+                code = exc.code if isinstance(exc, JsonRpcException) else -32603
+                detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+                self.answer_error(data["id"], code, f"{detail} (method {data['method']!r})")
+            raise
+
+    def handle_message(self, message: Any) -> None:
+        if isinstance(message, dict | list) or not hasattr(message, "jsonrpc"):
+            # Not a JSON-RPC 2.0 message: no "jsonrpc" member, or a batch, string, number, null.
+            msg_id = message.get("id") if isinstance(message, dict) else None
+            if isinstance(message, dict) and "method" in message and _is_request_id(msg_id):
+                self.answer_error(msg_id, -32600, 'Invalid Request: "jsonrpc": "2.0" is required')
+            elif not isinstance(message, dict):
+                self.answer_error(None, -32600, "Invalid Request: expected a JSON object")
+            log.warning("ignoring a message that is not JSON-RPC 2.0")
+            return
+        msg_id = getattr(message, "id", None)
+        if message.jsonrpc != self.VERSION and hasattr(message, "method"):
+            if _is_request_id(msg_id):
+                self.answer_error(msg_id, -32600, 'Invalid Request: "jsonrpc" must be "2.0"')
+            return
+        if hasattr(message, "method") and msg_id is not None and not _is_request_id(msg_id):
+            # An id that is an object, an array or a float cannot be answered reliably.
+            self.answer_error(None, -32600, "Invalid Request: id must be a string or an integer")
+            return
+        super().handle_message(message)
 
 
 class AgentServer(LanguageServer):
@@ -410,8 +517,13 @@ class AgentServer(LanguageServer):
             text: str | None
             try:
                 assert self.ws is not None
-                text = await self.ws.read_text(path)
-            except (OSError, UnicodeDecodeError):
+                doc = self.ws.open_document(path)
+                if doc is not None:
+                    text = str(doc.source)
+                else:
+                    # Any file the editor names, but never a device or a huge file whole.
+                    text = await asyncio.to_thread(read_text_file, path, CONTEXT_MAX_FILE_BYTES)
+            except (OSError, UnicodeDecodeError, ValueError):
                 text = None
             if text is not None and ref.range is not None:
                 start = offset_at(
@@ -744,8 +856,20 @@ def serve() -> int:
     log.info("agentls serve starting (pid %d)", os.getpid())
     stop_event = threading.Event()
     server._stop_event = stop_event
-    reader = StdinAsyncReader(sys.stdin.buffer, server.thread_pool)
+    reader = _RememberingReader(StdinAsyncReader(sys.stdin.buffer, server.thread_pool))
     server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+    protocol = cast(AgentProtocol, server.protocol)
+
+    def on_error(exc: Exception, source: Any) -> None:
+        server.report_server_error(exc, source)
+        body = reader.last_body
+        try:
+            json.loads(body)
+        except (ValueError, RecursionError):
+            # Not JSON (or nested too deep to parse): a request among it still gets its answer.
+            fields = top_level_fields(body, ("id", "method"))
+            if "method" in fields and _is_request_id(fields.get("id")):
+                protocol.answer_error(fields["id"], -32700, f"Parse error: {exc}"[:500])
 
     async def main() -> None:
         try:
@@ -754,7 +878,7 @@ def serve() -> int:
                 reader=reader,
                 protocol=server.protocol,
                 logger=log,
-                error_handler=server.report_server_error,
+                error_handler=on_error,
             )
         finally:
             await server.close()

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
+from agentls.disk_workspace import read_text_file
 from agentls.lsp.textedit import minimal_edit
 from agentls.lsp.verify import DiagnosticsBoard, describe, new_problems, own_checks
 from agentls.tools.base import EditOutcome
@@ -103,12 +104,8 @@ class LspWorkspace:
         doc = self.open_document(path)
         if doc is not None:
             return str(doc.source)
-        if path.is_dir():
-            raise IsADirectoryError(str(path))
-        data = await asyncio.to_thread(path.read_bytes)
-        if b"\0" in data[:8192]:
-            raise UnicodeDecodeError("utf-8", data[:1], 0, 1, "binary file")
-        return data.decode("utf-8")
+        # Regular files only: /dev/zero or a FIFO would never end.
+        return await asyncio.to_thread(read_text_file, path)
 
     # ---- writing ------------------------------------------------------------------------
 

@@ -23,6 +23,14 @@ class Rule(BaseModel):
     action: Action
 
 
+class SecretRule(Rule):
+    """A secret glob's "ask": it makes a matching file stricter, never looser. In particular it
+    never opens a path outside the workspace, which stays refused (e.g. ~/.ssh/id_rsa)."""
+
+
+_SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
+
+
 # Files that usually hold secrets: reading them asks, and grep/glob leave them out of their results,
 # unless a rule with a pattern naming them allows it.
 SECRET_PATTERNS: tuple[str, ...] = (
@@ -35,7 +43,6 @@ SECRET_PATTERNS: tuple[str, ...] = (
     "**/id_ecdsa*",
     "**/id_ed25519*",
 )
-
 
 
 def secret_globs(extra: Iterable[str] | None = None) -> tuple[str, ...]:
@@ -200,7 +207,7 @@ class PermissionRules:
         rules.extend(configured)
         # Secrets ask even after a blanket {"read": "allow"} or {"*": "allow"}; only a configured
         # rule whose pattern names them (kept in its order, after these) opens them.
-        rules.extend(Rule(tool="read", pattern=p, action="ask") for p in secret_patterns)
+        rules.extend(SecretRule(tool="read", pattern=p, action="ask") for p in secret_patterns)
         rules.extend(r for r in configured if r.pattern is not None)
         return cls(rules)
 
@@ -221,6 +228,10 @@ class PermissionRules:
                 if outside_workspace:
                     continue
             elif not path_matches(rule.pattern, subject):
+                continue
+            if isinstance(rule, SecretRule) and (
+                result is None or _SEVERITY[rule.action] < _SEVERITY[result]
+            ):
                 continue
             result = rule.action
         if result is None:

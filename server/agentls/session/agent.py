@@ -238,7 +238,9 @@ class Agent:
         self, title: str | None = None, model: str | None = None
     ) -> SessionRecord:
         record = await self.store.create_session(
-            title=clean_text(title) if title else "New session", cwd=str(self.root), model=model or self.settings.model
+            title=clean_text(title) if title else "New session",
+            cwd=str(self.root),
+            model=model or self.settings.model,
         )
         self._sessions[record.id] = SessionState(record=record, messages=[])
         return record
@@ -842,6 +844,8 @@ class CallContext:
         root = self._agent.root
         if raw is None or raw.strip() in ("", "."):
             return root
+        if "\0" in raw:
+            raise ToolError("The path contains a NUL byte, which no file name can hold.")
         candidate = Path(os.path.expanduser(raw.strip()))
         if not candidate.is_absolute():
             candidate = root / candidate

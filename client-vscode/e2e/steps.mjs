@@ -1,0 +1,336 @@
+// What the end-to-end test does in the workbench, step by step (issue 6):
+//  1. the workspace with a failing test is open and the freshly installed extension is active;
+//  2. a prompt typed in the agentls panel, the answer streaming in;
+//  3. the proposed edit in the diff editor, accepted from the editor title; the file on disk, and
+//     Ctrl+Z in the editor undoes it;
+//  4. a second proposal rejected from its CodeLens with feedback, and the model's reply to it;
+//  5. a long answer stopped with the panel's Stop button, the panel back to idle;
+//  6. the window reloaded, the session's history back in the panel;
+//  7. the status bar went through working, waiting for approval, and idle with a cost.
+// The model is `scripted:e2e` (server/agentls/model/scenarios/e2e.json): one scenario turn per prompt.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const PROMPTS = {
+  fix: 'Fix the failing test in calc.py.',
+  reject: 'Make mean() refuse an empty list.',
+  long: 'Explain the whole module in detail.',
+};
+const FEEDBACK = 'Keep mean as it is: its callers check for empty lists.';
+const FIXED_LINE = 'return (ordered[middle - 1] + ordered[middle]) / 2';
+const BUGGY_LINE = 'return (ordered[middle] + ordered[middle + 1]) / 2';
+
+class StepError extends Error {}
+
+function check(condition, message) {
+  if (!condition) throw new StepError(message);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function poll(what, fn, { timeout = 15_000, interval = 100 } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  while (Date.now() < deadline) {
+    last = await fn();
+    if (last) return last;
+    await sleep(interval);
+  }
+  throw new StepError(`timed out after ${timeout / 1000} s waiting for ${what}`);
+}
+
+function unittest(workspace) {
+  const run = spawnSync('python3', ['-m', 'unittest'], { cwd: workspace, encoding: 'utf8', timeout: 60_000 });
+  return { passed: run.status === 0, output: `${run.stdout}${run.stderr}` };
+}
+
+export async function runSteps({ browser, url, workspace, artifacts, log, summary, serverPids }) {
+  const context = await browser.newContext({ viewport: { width: 1500, height: 950 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  const calcPath = join(workspace, 'calc.py');
+  const onDisk = () => readFileSync(calcPath, 'utf8');
+
+  let shot = 0;
+  const screenshot = async (name) => {
+    shot += 1;
+    const file = join(artifacts, `${String(shot).padStart(2, '0')}-${name}.png`);
+    await page.screenshot({ path: file }).catch((err) => log(`screenshot ${name} failed: ${err}`));
+  };
+  const step = async (name, fn) => {
+    const started = Date.now();
+    log(`step: ${name}`);
+    try {
+      await fn();
+    } catch (err) {
+      await screenshot(`FAILED-${name.replace(/\W+/g, '-').slice(0, 40)}`);
+      throw err;
+    }
+    const seconds = (Date.now() - started) / 1000;
+    summary.steps.push({ name, seconds });
+    log(`  ok (${seconds.toFixed(1)} s)`);
+  };
+
+  // ---- recorders: the status-bar item's states and the notifications, across reloads ----------
+  const statusSeen = [];
+  const toasts = [];
+  const consoleLines = [];
+  await context.exposeBinding('__agentlsE2eStatus', (_source, state) => statusSeen.push(state));
+  await context.exposeBinding('__agentlsE2eToast', (_source, text) => {
+    toasts.push(text);
+    log(`  notification: ${text.slice(0, 200)}`);
+  });
+  await context.addInitScript(() => {
+    if (window.top !== window) return;
+    let lastStatus = '';
+    const seenToasts = new Set();
+    setInterval(() => {
+      const item = document.querySelector('[id="agentls.agentls.agentls.status"]');
+      if (item) {
+        const icons = [...item.querySelectorAll('.codicon')]
+          .flatMap((el) => [...el.classList])
+          .filter((c) => c.startsWith('codicon-') && c !== 'codicon-modifier-spin');
+        const text = (item.textContent ?? '').trim();
+        const key = icons.join(' ') + '|' + text;
+        if (key !== lastStatus) {
+          lastStatus = key;
+          window.__agentlsE2eStatus({ icons, text, label: item.getAttribute('aria-label') ?? '' });
+        }
+      }
+      for (const el of document.querySelectorAll('.notifications-toasts .notification-list-item-message')) {
+        const text = (el.textContent ?? '').trim();
+        if (text && !seenToasts.has(text)) {
+          seenToasts.add(text);
+          window.__agentlsE2eToast(text);
+        }
+      }
+    }, 50);
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') consoleLines.push(`[${m.type()}] ${m.text()}`);
+  });
+  page.on('pageerror', (err) => consoleLines.push(`[pageerror] ${err.stack ?? err}`));
+
+  const statusItem = page.locator('[id="agentls.agentls.agentls.status"]');
+  const panelFrame = () =>
+    page.frameLocator('iframe.webview.ready[src*="extensionId=agentls.agentls"]').frameLocator('iframe#active-frame');
+  let panel = panelFrame();
+  const activity = () => panel.locator('#activity');
+  const assistantTexts = () => panel.locator('.message.assistant').allInnerTexts();
+  const diffTab = page.locator('.tabs-container .tab', { hasText: 'proposed by agentls' });
+  const calcTab = page.locator('.tabs-container .tab', { hasText: /^calc\.py/ }).filter({ hasNotText: 'proposed' });
+  const editorText = async () =>
+    (await page.locator('.editor-instance .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
+
+  const openPanel = async () => {
+    const item = page.locator('.activitybar .action-item', { has: page.locator('a[aria-label="agentls"]') });
+    await item.waitFor({ timeout: 30_000 });
+    // Clicking the icon of the container that is showing hides it: click only when it is not.
+    if ((await item.getAttribute('aria-selected')) !== 'true') await item.click();
+    panel = panelFrame();
+    await panel.locator('#prompt').waitFor({ timeout: 30_000 });
+    await poll('the panel to connect to the server (Send enabled)', async () => !(await panel.locator('#send').isDisabled()), {
+      timeout: 30_000,
+    });
+  };
+
+  const sendPrompt = async (text) => {
+    await panel.locator('#prompt').click();
+    await panel.locator('#prompt').pressSequentially(text, { delay: 5 });
+    await panel.locator('#prompt').press('Enter');
+    await panel.locator('.message.user', { hasText: text }).first().waitFor({ timeout: 10_000 });
+  };
+
+  const waitIdle = async (timeout = 30_000) => {
+    await activity().filter({ hasText: /^Idle$/ }).waitFor({ timeout });
+  };
+
+  try {
+    await step('1. the workspace with a failing test opens, the installed extension starts', async () => {
+      check(!unittest(workspace).passed, 'the workspace test should fail before the agent fixes it');
+      await page.goto(url, { timeout: 60_000 });
+      await page.locator('#workbench\\.parts\\.statusbar').waitFor({ timeout: 60_000 });
+      log('  workbench up');
+      await statusItem.waitFor({ timeout: 30_000 });
+      await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'test_calc.py' }).first().waitFor();
+      log(`  status bar: ${await statusItem.getAttribute('aria-label')}`);
+      // calc.py in an editor: the accepted edit lands in this buffer (and on its undo stack).
+      await page.keyboard.press('Control+P');
+      await page.locator('.quick-input-widget input').fill('calc.py');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'calc.py' }).first().waitFor();
+      await page.keyboard.press('Enter');
+      await calcTab.first().waitFor();
+      await poll('calc.py open in an editor, with the bug', async () => (await editorText()).includes(BUGGY_LINE));
+    });
+
+    await step('2. a prompt typed in the panel, the answer streams in', async () => {
+      await openPanel();
+      await waitIdle();
+      await screenshot('panel-open');
+      // Record, inside the panel, every length the first answer goes through as it renders.
+      await panel.locator('#transcript').evaluate((transcript) => {
+        const lengths = [];
+        window.__agentlsE2eLengths = lengths;
+        new MutationObserver(() => {
+          const first = transcript.querySelector('.message.assistant');
+          const n = first ? (first.textContent ?? '').length : 0;
+          if (n && lengths[lengths.length - 1] !== n) lengths.push(n);
+        }).observe(transcript, { childList: true, subtree: true, characterData: true });
+      });
+      await sendPrompt(PROMPTS.fix);
+      const sentence = 'to see how median picks the two middle values of an even-length list.';
+      await poll('the first answer to stream in', async () => ((await assistantTexts())[0] ?? '').includes(sentence), {
+        timeout: 20_000,
+      });
+      const lengths = await panel.locator('#transcript').evaluate(() => window.__agentlsE2eLengths);
+      const full = lengths[lengths.length - 1];
+      log(`  the first answer rendered at ${lengths.length} lengths: ${lengths.slice(0, 10).join(', ')}, … ${full}`);
+      check(lengths.filter((n) => n < full).length >= 3, `the answer should stream in pieces, saw lengths ${lengths.join(', ')}`);
+      await screenshot('first-answer');
+    });
+
+    await step('3. the diff editor opens; accept from the editor title; on disk; Ctrl+Z undoes it', async () => {
+      await diffTab.first().waitFor({ timeout: 30_000 });
+      await activity().filter({ hasText: 'Waiting for your approval' }).waitFor();
+      const modified = page.locator('.monaco-diff-editor .editor.modified .view-lines');
+      await poll('the proposed line in the diff', async () => (await modified.innerText()).replace(/\u00a0/g, ' ').includes(FIXED_LINE));
+      check(onDisk().includes(BUGGY_LINE), 'nothing should be written before the edit is accepted');
+      await sleep(300); // let the CodeLenses and title actions settle for the screenshot
+      await screenshot('diff-editor');
+      await page.locator('.editor-actions [aria-label^="Accept proposed edit"]').first().click();
+      await diffTab.first().waitFor({ state: 'detached', timeout: 15_000 });
+      await poll('the fix on disk', async () => onDisk().includes(FIXED_LINE), { timeout: 15_000 });
+      await poll('the final answer of the first turn', async () =>
+        (await assistantTexts()).some((t) => t.includes('Fixed: median now averages the two middle values')),
+      );
+      await waitIdle();
+      const tests = unittest(workspace);
+      check(tests.passed, `the tests should pass after the accepted edit:\n${tests.output}`);
+      check((await calcTab.first().getAttribute('class')).split(' ').indexOf('dirty') < 0, 'calc.py should be saved');
+      await calcTab.first().click();
+      check((await editorText()).includes(FIXED_LINE), 'the editor should show the accepted edit');
+      await screenshot('edit-accepted');
+      await page.locator('.editor-instance .view-lines').first().click();
+      await page.keyboard.press('Control+Z');
+      await poll('Ctrl+Z to bring back the old line', async () => (await editorText()).includes(BUGGY_LINE), { timeout: 5000 });
+      await poll('calc.py to show unsaved changes after the undo', async () =>
+        (await calcTab.first().getAttribute('class')).split(' ').includes('dirty'),
+      );
+      check(onDisk().includes(FIXED_LINE), 'the undo is in the editor, not on disk');
+      await screenshot('undone');
+      // Redo, so the buffer is the saved file again for the next proposal.
+      await page.keyboard.press('Control+Shift+Z');
+      await poll('redo', async () => (await editorText()).includes(FIXED_LINE), { timeout: 5000 });
+      await poll('calc.py clean again', async () => !(await calcTab.first().getAttribute('class')).split(' ').includes('dirty'));
+    });
+
+    await step('4. reject a second proposal from its CodeLens with feedback; the model replies to it', async () => {
+      const before = onDisk();
+      await sendPrompt(PROMPTS.reject);
+      await diffTab.first().waitFor({ timeout: 30_000 });
+      // The CodeLenses are on the file's own editor (VS Code's diff editor shows CodeLenses only
+      // with "diffEditor.codeLens": true, off by default).
+      await calcTab.first().click();
+      const reject = page.locator('.editor-instance .codelens-decoration a', { hasText: 'Reject' }).first();
+      await reject.waitFor({ timeout: 15_000 });
+      await screenshot('second-proposal-codelens');
+      await reject.click();
+      const input = page.locator('.quick-input-widget input');
+      await page.locator('.quick-input-widget', { hasText: 'Reject' }).waitFor();
+      await input.pressSequentially(FEEDBACK, { delay: 5 });
+      await screenshot('reject-feedback');
+      await page.keyboard.press('Enter');
+      await diffTab.first().waitFor({ state: 'detached', timeout: 15_000 });
+      await poll('the reply quoting the feedback', async () =>
+        (await assistantTexts()).some((t) => t.includes('I left calc.py unchanged') && t.includes(FEEDBACK)),
+      );
+      await waitIdle();
+      await panel.locator('.tool[data-tool="edit"] .permission.decision-reject').first().waitFor({ state: 'attached' }); // in a collapsed card
+      check(onDisk() === before, 'calc.py should be unchanged after the rejection');
+      await screenshot('rejected-reply');
+    });
+
+    await step('5. stop a long answer with the Stop button; the panel returns to idle', async () => {
+      await sendPrompt(PROMPTS.long);
+      await poll('the long answer to start streaming', async () =>
+        (await assistantTexts()).some((t) => t.includes('Here is a long explanation') && t.length > 300),
+      );
+      const stop = panel.locator('#stop');
+      check(!(await stop.isDisabled()), 'Stop should be enabled while the answer streams');
+      await screenshot('long-answer');
+      await stop.click();
+      await waitIdle(15_000);
+      check(await stop.isDisabled(), 'Stop should be disabled again');
+      const length = async () => (await assistantTexts()).join('').length;
+      const a = await length();
+      await sleep(700);
+      check((await length()) === a, 'the answer should stop growing after Stop');
+      check(a < 400 * 80, 'the answer should have been cut short');
+      check((await panel.locator('#transcript > .working').count()) === 0, 'the working indicator should be gone');
+      await screenshot('stopped');
+    });
+
+    const statusBeforeReload = await statusItem.getAttribute('aria-label');
+    await step('6. reload the window; the session comes back in the panel', async () => {
+      const serversBefore = serverPids();
+      check(serversBefore.length === 1, `one agentls serve should run, found ${serversBefore.length}`);
+      await page.evaluate(() => {
+        window.__agentlsE2eBeforeReload = true;
+      });
+      await page.keyboard.press('F1');
+      await page.locator('.quick-input-widget input').fill('>Developer: Reload Window');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Reload Window' }).first().waitFor();
+      await page.keyboard.press('Enter');
+      await poll('the page to reload', async () =>
+        page.evaluate(() => !window.__agentlsE2eBeforeReload).catch(() => false),
+      { timeout: 30_000 });
+      await page.locator('#workbench\\.parts\\.statusbar').waitFor({ timeout: 60_000 });
+      await statusItem.waitFor({ timeout: 30_000 });
+      await openPanel();
+      for (const text of Object.values(PROMPTS)) {
+        await panel.locator('.message.user', { hasText: text }).first().waitFor({ timeout: 20_000 });
+      }
+      const texts = await assistantTexts();
+      check(texts.some((t) => t.includes('Fixed: median now averages')), 'the first answer should be back');
+      check(texts.some((t) => t.includes(FEEDBACK)), 'the reply to the feedback should be back');
+      check(texts.some((t) => t.includes('Here is a long explanation')), 'the stopped answer should be back');
+      await panel.locator('.tool[data-tool="edit"]').nth(1).waitFor();
+      await waitIdle();
+      await screenshot('reloaded');
+      // The history came from a new server's database (agent/getMessages), and the old server is gone.
+      const servers = await poll('the old agentls serve to exit', async () => {
+        const now = serverPids();
+        return now.length === 1 && now[0] !== serversBefore[0] ? now : undefined;
+      }, { timeout: 15_000 });
+      log(`  agentls serve ${serversBefore[0]} before the reload, ${servers[0]} after`);
+    });
+
+    await step('7. the status bar showed working, waiting for approval, and idle with a cost', async () => {
+      await poll('the status bar to settle on idle', async () => {
+        const last = statusSeen[statusSeen.length - 1];
+        return last && last.icons.includes('codicon-hubot');
+      });
+      const states = statusSeen.map((s) => `${s.icons.join(' ')} ${s.text}`.trim());
+      log(`  status-bar states seen: ${[...new Set(states)].join(' | ')}`);
+      const working = statusSeen.some((s) => s.icons.includes('codicon-sync'));
+      const approval = statusSeen.some((s) => s.icons.includes('codicon-bell-dot') && /approval needed/.test(s.text));
+      const idleWithCost = statusSeen.filter((s) => s.icons.includes('codicon-hubot') && /\$\d+\.\d{2}/.test(s.text));
+      check(working, 'the status bar should have shown working');
+      check(approval, 'the status bar should have shown waiting for approval');
+      check(idleWithCost.length > 0, 'the status bar should have shown idle with a cost');
+      check(/\$\d/.test(statusBeforeReload ?? '') || idleWithCost.length > 0, 'cost in the status bar');
+      const last = statusSeen[statusSeen.length - 1];
+      check(/\$\d+\.\d{2}/.test(last.text), `the final status should be idle with a cost, is ${last.text}`);
+      summary.statusBar = [...new Set(states)];
+      // No agentls error toast in the whole run (the failed gallery query is VS Code's, not ours).
+      const ours = toasts.filter((t) => /agentls/i.test(t) && !/gallery|marketplace/i.test(t));
+      summary.notifications = toasts;
+      check(!ours.length, `unexpected agentls notifications: ${ours.join(' / ')}`);
+    });
+  } finally {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');
+    await context.close().catch(() => undefined);
+  }
+}
