@@ -82,7 +82,13 @@ export function machineMemory() {
  */
 export function memorySampler(codeServerPid, intervalMs = 500) {
   const baseline = machineMemory();
-  const peak = { codeServerMiB: 0, codeServerPssMiB: 0, chromiumMiB: 0, chromiumPssMiB: 0, machineUsedMiB: baseline.usedMiB };
+  const peak = {
+    codeServerMiB: 0,
+    codeServerPssMiB: 0,
+    chromiumMiB: 0,
+    chromiumPssMiB: 0,
+    machineUsedMiB: baseline.usedMiB,
+  };
   let agentlsServeMiB = 0;
   const sample = () => {
     const table = processTable();

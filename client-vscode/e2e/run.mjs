@@ -141,14 +141,18 @@ async function main() {
   const config = join(root, 'code-server.yaml');
   writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
   const args = [
-    '--auth', 'none',
+    '--auth',
+    'none',
     '--disable-telemetry',
     '--disable-update-check',
     '--disable-workspace-trust',
     '--disable-getting-started-override',
-    '--extensions-dir', dirs.extensions,
-    '--user-data-dir', dirs.userData,
-    '--config', config,
+    '--extensions-dir',
+    dirs.extensions,
+    '--user-data-dir',
+    dirs.userData,
+    '--config',
+    config,
   ];
   const env = codeServerEnv(root);
 
@@ -253,8 +257,9 @@ async function main() {
   }
   const m = summary.memory;
   log(
-    `memory: machine used ${m.machineUsedBeforeMiB} MiB before, ${m.machineUsedPeakMiB} MiB peak (of ${m.machineTotalMiB});` +
-      ` peaks: code-server tree RSS ${m.codeServerTreeRssPeakMiB} MiB (PSS ${m.codeServerTreePssPeakMiB}; agentls serve RSS ${m.agentlsServeRssPeakMiB}),` +
+    `memory: machine used ${m.machineUsedBeforeMiB} MiB before, ${m.machineUsedPeakMiB} MiB peak` +
+      ` (of ${m.machineTotalMiB}); peaks: code-server tree RSS ${m.codeServerTreeRssPeakMiB} MiB` +
+      ` (PSS ${m.codeServerTreePssPeakMiB}; agentls serve RSS ${m.agentlsServeRssPeakMiB}),` +
       ` Chromium RSS ${m.chromiumTreeRssPeakMiB} MiB (PSS ${m.chromiumTreePssPeakMiB})`,
   );
   if (failure) {
