@@ -22,13 +22,21 @@ BENCHMARKS = ("steps50", "stream", "loop", "start", "search")
 
 def table() -> str:
     rows = []
+    runs_info = []
     taken = None
     for name in BENCHMARKS:
         path = RESULTS / f"{name}.json"
         if not path.exists():
             continue
         data = json.loads(path.read_text())
-        taken = taken or data["machine"]
+        taken = taken or {**data["machine"], "runs": data["runs"]}
+        details = data.get("details", {})
+        waits = details.get("quiet_wait_s", {}).get("n", 0)
+        busy = len(details.get("measured_while_busy", []))
+        runs_info.append(
+            f"{name} {data['machine']['taken_at'][:16].replace('T', ' ')} "
+            f"({waits - busy} of {waits} measurements on idle cores)"
+        )
         for f in data["figures"]:
             floor = fmt(f["floor"], f["unit"]) if f["floor"] is not None else ""
             rat = f"{f['ratio']:.2f}x" if f["ratio"] is not None else ""
@@ -45,9 +53,10 @@ def table() -> str:
     if taken:
         m = taken
         out = (
-            f"Taken {m['taken_at']} on {m['cpu']}, {m['cores']} cores, {m['mem_gib']} GiB, "
-            f"Linux {m['kernel']}, Python {m['python']}, anthropic {m['versions'].get('anthropic')}"
-            f" (commit {m['commit']}).\n\n" + out
+            f"{m['cpu']}, {m['cores']} cores, {m['mem_gib']} GiB, Linux {m['kernel']}, "
+            f"Python {m['python']}, anthropic {m['versions'].get('anthropic')} "
+            f"(commit {m['commit']}); medians of {m['runs']} runs. "
+            f"Taken: {'; '.join(runs_info)}.\n\n" + out
         )
     return out
 
