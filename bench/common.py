@@ -9,9 +9,10 @@ Every child process (agentls, the floors, the servers) gets the same environment
 * ``XDG_CONFIG_HOME`` and ``AGENTLS_DATA_DIR`` in a temporary directory, so no user configuration,
   rules file or database takes part.
 
-The machine may be shared: before each measurement, quiet() waits (10 s at most, 40 s per benchmark) until other
-processes leave the cores at least 80% idle, and ratios are medians of per-round ratios (agentls
-and its floor run back to back in each round), so a load that comes and goes cancels out.
+The machine may be shared: before each measurement, quiet() waits (10 s at most, 40 s per
+benchmark) until other processes leave the cores at least 80% idle, and ratios are medians of
+per-round ratios (agentls and its floor run back to back in each round), so a load that comes and
+goes cancels out.
 """
 
 from __future__ import annotations
@@ -391,6 +392,8 @@ class BenchResult:
 def fmt(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
+    if unit == "check":
+        return "all" if value else "no"
     if unit == "s":
         return f"{value:.3f} s"
     if unit == "ms":

@@ -284,7 +284,7 @@ def run(result: BenchResult) -> None:
     )
     result.add(
         Figure(
-            "steps50 agentls CPU (user+sys)",
+            "steps50 CPU (user+sys, agentls run --yes)",
             median(col("agentls", "cpu_s")),
             "s",
             median(col("floor", "cpu_s")),

@@ -142,6 +142,17 @@ def run_cli(result: BenchResult, text: str, n: int) -> dict[str, Any]:
     a_rss, f_rss = median(col("agentls", "rss_mib")), median(col("floor", "rss_mib"))
     rss_ratio = paired_ratio(col("agentls", "rss_mib"), col("floor", "rss_mib"))
     result.add(Figure("stream peak RSS (agentls run)", a_rss, "MiB", f_rss, rss_ratio))
+    cpu_ratio = paired_ratio(col("agentls", "cpu_s"), col("floor", "cpu_s"))
+    result.add(
+        Figure(
+            "stream CPU (user+sys, agentls run)",
+            median(col("agentls", "cpu_s")),
+            "s",
+            median(col("floor", "cpu_s")),
+            cpu_ratio,
+            note="less sensitive than wall time to other processes on the machine",
+        )
+    )
     result.details["cli"] = {
         kind: {key: summary(col(kind, key)) for key in samples[kind][0]} for kind in samples
     }
@@ -345,7 +356,7 @@ def run_serve(result: BenchResult, text: str, n: int) -> None:
         Figure(
             "serve: every character, in order",
             float(complete),
-            "",
+            "check",
             target="all",
             met=complete,
             note=f"{len(inst) + len(held)} streams of {len(text):,} characters checked",

@@ -255,7 +255,8 @@ class Chain:
         result = server.call("agent/prompt", {"sessionId": session_id, "text": f"after {run}"}, 60)
         assert result["finishReason"] == "end_turn", result
         assert result["text"] == "Back after the restart."
-        rejected = [r for r in self.api.all_requests if r.rejected]
+        # A request the kill cut off half-sent arrives as broken JSON: not the history's fault.
+        rejected = [r for r in self.api.all_requests if r.rejected and isinstance(r.body, dict)]
         assert not rejected, rejected[0].error
 
 

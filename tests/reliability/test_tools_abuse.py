@@ -105,7 +105,13 @@ async def bash_forks_children(h: Harness, api: MessagesAPIServer) -> None:
     assert processes_named(name) == []
 
 
+async def warm_up(h: Harness, api: MessagesAPIServer) -> None:
+    """One turn first, so that what is measured next is not the SDK's first import."""
+    await one_call(h, api, "list", {})
+
+
 async def bash_prints_50_mb(h: Harness, api: MessagesAPIServer) -> None:
+    await warm_up(h, api)
     base = reset_peak_rss()
     part = await one_call(h, api, "bash", {"command": "yes 0123456789abcdef | head -c 50000000"})
     output = part.output or ""
@@ -131,6 +137,7 @@ async def file_of_200_mb(h: Harness, api: MessagesAPIServer) -> None:
     with open(big, "wb") as f:
         f.write(b"a line of text\n" * 1000)
         f.truncate(200 * MB)  # sparse: the rest reads as NUL bytes
+    await warm_up(h, api)
     base = reset_peak_rss()
     part = await one_call(h, api, "read", {"path": "big.log", "offset": 10, "limit": 5})
     assert part.status == "completed" and "a line of text" in (part.output or "")
@@ -139,6 +146,17 @@ async def file_of_200_mb(h: Harness, api: MessagesAPIServer) -> None:
     assert grew < 40 * 1024, f"reading a page of a 200 MB file grew memory by {grew} KB"
     part = await one_call(h, api, "grep", {"pattern": "line of", "path": "big.log"})
     assert part.status == "completed"
+    # edit and write would hold the file several times over: they refuse it, without reading it.
+    base = reset_peak_rss()
+    for name, tool_input in (
+        ("edit", {"path": "big.log", "old_string": "a line of text", "new_string": "changed"}),
+        ("write", {"path": "big.log", "content": "small now\n"}),
+    ):
+        part = await one_call(h, api, name, tool_input)
+        assert part.status == "error" and "too large" in (part.output or ""), part.output
+    grew = peak_rss_kb() - base
+    assert grew < 40 * 1024, f"refusing to edit a 200 MB file grew memory by {grew} KB"
+    assert big.stat().st_size == 200 * MB
 
 
 async def deleted_between_read_and_edit(h: Harness, api: MessagesAPIServer) -> None:
@@ -272,7 +290,7 @@ CASES: dict[str, Case] = {
     "bash that prints 50 MB": bash_prints_50_mb,
     "bash that reads stdin": bash_reads_stdin,
     "a binary file": binary_file,
-    "a 200 MB file (read a page, grep)": file_of_200_mb,
+    "a 200 MB file (read a page, grep, edit, write)": file_of_200_mb,
     "a file deleted between read and edit": deleted_between_read_and_edit,
     "a file changed between read and edit/write": changed_between_read_and_edit,
     "a file changed while its edit waited for approval": changed_while_waiting_for_approval,

@@ -384,6 +384,7 @@ class _Turn:
         self.assistant: Message | None = None
         self.streaming: dict[int, Part] = {}  # block index -> part being streamed
         self.tool_json: dict[int, list[str]] = {}
+        self.text_chunks: dict[int, list[str]] = {}
         self.finished_blocks: set[int] = set()
         self.last_assistant_id: str | None = None
         self.final_text = ""
@@ -484,6 +485,7 @@ class _Turn:
         self.assistant = assistant
         self.last_assistant_id = assistant.id
         self.streaming = {}
+        self.text_chunks = {}
         self.tool_json = {}
         self.finished_blocks = set()
         state.messages.append(assistant)
@@ -497,7 +499,7 @@ class _Turn:
                 part = self.streaming.get(event.index)
                 if isinstance(part, TextPart):
                     delta = clean_text(event.text)
-                    part.text += delta
+                    self.text_chunks.setdefault(event.index, []).append(delta)
                     self.emit(
                         TextDeltaEvent(
                             session_id=self.session_id, delta=delta, message_id=assistant.id
@@ -509,7 +511,7 @@ class _Turn:
                 part = self.streaming.get(event.index)
                 if isinstance(part, ThinkingPart):
                     delta = clean_text(event.text)
-                    part.text += delta
+                    self.text_chunks.setdefault(event.index, []).append(delta)
                     self.emit(
                         ThinkingDeltaEvent(
                             session_id=self.session_id, delta=delta, message_id=assistant.id
@@ -535,6 +537,7 @@ class _Turn:
                 self.streaming[event.index] = new_part
                 assistant.parts.append(new_part)
             elif isinstance(event, BlockStop):
+                self.flush_text(event.index)
                 await self.finish_block(event.index)
             elif isinstance(event, MessageBegin):
                 begin_usage = event.usage
@@ -551,6 +554,7 @@ class _Turn:
                         reason=event.reason,
                     )
                 )
+        self.flush_text()
         # Blocks the stream never closed (max_tokens inside a tool call) are dropped: a tool_use
         # with half its input can be neither run nor sent back.
         unfinished = [p for i, p in self.streaming.items() if i not in self.finished_blocks]
@@ -565,6 +569,16 @@ class _Turn:
         )
         await self.store.update_message(assistant)
         return stop_reason
+
+    def flush_text(self, index: int | None = None) -> None:
+        """Move streamed text into its part. Deltas are kept as chunks while streaming: growing a
+        string on a pydantic model at every delta costs quadratic time on long answers."""
+        indexes = list(self.text_chunks) if index is None else [index]
+        for i in indexes:
+            chunks = self.text_chunks.pop(i, None)
+            part = self.streaming.get(i)
+            if chunks and isinstance(part, TextPart | ThinkingPart):
+                part.text = part.text + "".join(chunks)
 
     async def finish_block(self, index: int) -> None:
         part = self.streaming.get(index)
@@ -608,6 +622,7 @@ class _Turn:
         assert self.assistant is not None
         self.assistant.parts.clear()
         self.streaming = {}
+        self.text_chunks = {}
         self.tool_json = {}
         self.finished_blocks = set()
         await self.store.clear_parts(self.assistant.id)
@@ -649,6 +664,7 @@ class _Turn:
         (what the user saw, as after a cancel); drop a half-streamed tool call."""
         if self.assistant is None:
             return
+        self.flush_text()
         self.assistant.error = error
         for index, part in list(self.streaming.items()):
             if index not in self.finished_blocks and isinstance(part, ToolPart):
@@ -766,6 +782,7 @@ class _Turn:
     async def finish_cancelled(self) -> TurnResult:
         assistant = self.assistant
         if assistant is not None:
+            self.flush_text()
             for index, part in list(self.streaming.items()):
                 if index in self.finished_blocks:
                     continue

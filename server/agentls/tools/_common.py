@@ -22,6 +22,11 @@ from agentls.tools.base import EditOutcome, ToolContext, ToolError, ToolInput
 # edit cannot verify such files against the ledger (read records only the page it showed).
 LARGE_FILE_BYTES = 4 * 1024 * 1024
 
+# edit and write refuse files bigger than this: a change holds the old and the new text, their
+# diff and their bytes at once (about four times the file), and a model has no business rewriting
+# such a file through a tool call anyway.
+MAX_EDIT_BYTES = 32 * 1024 * 1024
+
 # Diffs of texts bigger than this (after trimming the common head and tail) are summarised.
 _DIFF_MAX_LINES = 5000
 
@@ -186,6 +191,8 @@ async def run_rg(args: Sequence[str], cwd: Path, on_line: Callable[[bytes], bool
         rg_binary(),
         *args,
         cwd=str(cwd),
+        # Like bash: no API credentials in any child process.
+        env={k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -279,6 +286,15 @@ async def kill_process_group(pgid: int, grace: float) -> None:
 
 async def current_text(ctx: ToolContext, path: Path, rel: str) -> str | None:
     """The file's current text as the workspace sees it, or None when it does not exist."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    if size > MAX_EDIT_BYTES:
+        raise ToolError(
+            f"{rel} is {human_size(size)}, too large to change with this tool (the limit is "
+            f"{human_size(MAX_EDIT_BYTES)}). Use bash (sed, a script) for a targeted change."
+        )
     try:
         return await ctx.workspace.read_text(path)
     except FileNotFoundError:

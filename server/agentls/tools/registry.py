@@ -25,6 +25,8 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        # Built once: pydantic's schema generation costs milliseconds, and it runs every step.
+        self._schemas: list[dict[str, Any]] | None = None
         for tool in tools:
             self.register(tool)
 
@@ -34,9 +36,11 @@ class ToolRegistry:
         if tool.name in self._tools and not replace:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
+        self._schemas = None
 
     def unregister(self, name: str) -> None:
         self._tools.pop(name, None)
+        self._schemas = None
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -58,7 +62,10 @@ class ToolRegistry:
 
     def schemas(self) -> list[dict[str, Any]]:
         """The API `tools` list: one {name, description, input_schema} per tool, in order."""
-        return [tool.schema() for tool in self._tools.values()]
+        if self._schemas is None:
+            self._schemas = [tool.schema() for tool in self._tools.values()]
+        # A new list each time (callers may replace entries); the dicts are shared, not mutated.
+        return list(self._schemas)
 
 
 def default_registry() -> ToolRegistry:
