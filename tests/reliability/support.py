@@ -320,6 +320,11 @@ class Serve:
     def peak_rss_kb(self) -> int:
         return _status_kb(self.proc.pid, "VmHWM")
 
+    def reset_peak_rss(self) -> int:
+        """Reset the server's VmHWM to its current RSS (Linux clear_refs); returns that RSS."""
+        Path(f"/proc/{self.proc.pid}/clear_refs").write_text("5")
+        return self.rss_kb()
+
     def rss_kb(self) -> int:
         return _status_kb(self.proc.pid, "VmRSS")
 

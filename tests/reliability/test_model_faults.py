@@ -33,8 +33,8 @@ from tests.support.messages_api import (
 
 STEP1_TEXT = "Reading the file now."
 FINAL_TEXT = "All done: the file says hello."
-TIMEOUT_S = 0.3
-SLOW_S = 0.8
+TIMEOUT_S = 0.5
+SLOW_S = 1.2
 
 
 def step1() -> Reply:
