@@ -86,6 +86,8 @@ export interface SessionView {
   /** Title of the tool call running now. */
   runningTool?: string;
   nextId: number;
+  /** Index in items where the step being streamed began (a retry drops what came after). */
+  stepStart?: number;
 }
 
 export function emptyView(sessionId: string, title = ''): SessionView {
@@ -155,6 +157,7 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
       const context = view.queuedContext?.[event.prompt] ?? [];
       if (view.queuedContext && !view.queued.includes(event.prompt)) delete view.queuedContext[event.prompt];
       push<UserItem>(view, { kind: 'user', text: event.prompt, context });
+      view.stepStart = view.items.length;
       view.usage.turn = {};
       if (!view.title) view.title = event.prompt.split('\n')[0].slice(0, 80);
       return;
@@ -228,8 +231,16 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
     }
     case 'usage':
       view.usage = { turn: event.turn, session: event.session };
+      // A step ends with its usage; what follows belongs to the next step.
+      view.stepStart = view.items.length;
       return;
-    case 'retry':
+    case 'retry': {
+      // The server voids what the failed attempt streamed: drop it, or it shows twice.
+      const from = view.stepStart ?? view.items.length;
+      view.items = view.items.filter(
+        (item, index) => index < from || !(item.kind === 'text' || item.kind === 'thinking' || item.kind === 'tool'),
+      );
+      view.stepStart = Math.min(from, view.items.length);
       notice(
         view,
         'warning',
@@ -237,6 +248,7 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
         'retry',
       );
       return;
+    }
     case 'error':
       notice(view, 'error', event.message);
       return;

@@ -153,6 +153,7 @@ describe('prompts, queueing and failures', () => {
     const view = emptyView('s');
     applyEvent(view, { type: 'turn-start', sessionId: 's', messageId: 'm', prompt: 'p' });
     applyEvent(view, { type: 'tool-call', sessionId: 's', callId: 'c', tool: 'bash', input: { command: 'ls' }, title: 'ls' });
+    applyEvent(view, { type: 'usage', sessionId: 's', step: {}, turn: {}, session: {} } as AgentEvent);
     applyEvent(view, {
       type: 'permission-request', sessionId: 's', requestId: 'r', callId: 'c', tool: 'bash', title: 'ls', input: { command: 'ls' },
     });
@@ -164,6 +165,18 @@ describe('prompts, queueing and failures', () => {
     expect(tool?.permission?.state).toBe('cancelled');
     expect(view.items.at(-1)).toMatchObject({ kind: 'notice', text: 'Stopped.' });
     expect(view.items.some((i) => i.kind === 'notice' && i.key === 'retry')).toBe(false);
+  });
+
+  it('drops what a failed attempt streamed when the step is retried', () => {
+    const view = emptyView('s');
+    applyEvent(view, { type: 'turn-start', sessionId: 's', messageId: 'm', prompt: 'p' });
+    applyEvent(view, { type: 'text-delta', sessionId: 's', delta: 'first step. ', messageId: 'a1' });
+    applyEvent(view, { type: 'usage', sessionId: 's', step: {}, turn: {}, session: {} } as AgentEvent);
+    applyEvent(view, { type: 'text-delta', sessionId: 's', delta: 'half an ans', messageId: 'a2' });
+    applyEvent(view, { type: 'retry', sessionId: 's', attempt: 1, delayMs: 10, reason: 'stream broken' });
+    applyEvent(view, { type: 'text-delta', sessionId: 's', delta: 'a whole answer', messageId: 'a2' });
+    const texts = view.items.filter((i) => i.kind === 'text').map((i) => (i as { text: string }).text);
+    expect(texts).toEqual(['first step. ', 'a whole answer']);
   });
 
   it('marks running work interrupted when the server goes away', () => {
