@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentls.tools.base import EditOutcome, ToolContext, ToolError, ToolInput
+from agentls.tools.base import EditOutcome, PermissionQuery, ToolContext, ToolError, ToolInput
 
 # Files bigger than this are paged straight from disk by `read` (never loaded whole); write and
 # edit cannot verify such files against the ledger (read records only the page it showed).
@@ -306,6 +306,40 @@ async def current_text(ctx: ToolContext, path: Path, rel: str) -> str | None:
             f"{rel} is a binary (non-UTF-8) file; this tool only changes text files. "
             "Use bash if you really need to replace it."
         ) from None
+
+
+async def authorize_and_write(
+    ctx: ToolContext,
+    *,
+    tool: str,
+    params: Any,
+    path: Path,
+    rel: str,
+    verb: str,
+    current: str | None,
+    new_text: str,
+    not_done: str,
+    refusal: str,
+) -> EditOutcome:
+    """The shared end of edit and write: ask (with the diff and the proposed text), then apply
+    through the workspace; `not_done` and `refusal` word the error when it is not applied."""
+    await ctx.authorize(
+        PermissionQuery(
+            tool=tool,
+            subject=rel,
+            title=f"{verb} {rel}",
+            input=input_dict(params),
+            diff=unified_diff(current, new_text, rel),
+            path=path,
+            outside_workspace=ctx.is_outside(path),
+            old_text=current,
+            new_text=new_text,
+        )
+    )
+    outcome = await ctx.workspace.write_text(path, new_text, current)
+    if not outcome.applied:
+        raise ToolError(f"{rel} {not_done}: {outcome.reason or refusal}.")
+    return outcome
 
 
 def is_large(text: str) -> bool:

@@ -9,19 +9,18 @@ from pathlib import Path
 from pydantic import Field
 
 from agentls.tools._common import (
+    authorize_and_write,
     current_text,
     display_lines,
     expect_input,
-    input_dict,
     is_large,
     number_lines,
     outcome_lines,
     plural,
     to_crlf,
-    unified_diff,
     uses_crlf,
 )
-from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolError, ToolInput, ToolResult
+from agentls.tools.base import Tool, ToolContext, ToolError, ToolInput, ToolResult
 from agentls.tools.read import cut_line, missing_file_error
 
 _SNIPPET_CONTEXT = 3
@@ -217,24 +216,18 @@ class EditTool(Tool):
         saw_all: bool = True,
     ) -> ToolResult:
         verb = "Create" if current is None else "Edit"
-        await ctx.authorize(
-            PermissionQuery(
-                tool=self.name,
-                subject=rel,
-                title=f"{verb} {rel}",
-                input=input_dict(params),
-                diff=unified_diff(current, updated, rel),
-                path=path,
-                outside_workspace=ctx.is_outside(path),
-                old_text=current,
-                new_text=updated,
-            )
+        outcome = await authorize_and_write(
+            ctx,
+            tool=self.name,
+            params=params,
+            path=path,
+            rel=rel,
+            verb=verb,
+            current=current,
+            new_text=updated,
+            not_done="was not changed",
+            refusal="the workspace refused the edit",
         )
-        outcome = await ctx.workspace.write_text(path, updated, current)
-        if not outcome.applied:
-            raise ToolError(
-                f"{rel} was not changed: {outcome.reason or 'the workspace refused the edit'}."
-            )
         if saw_all:
             ctx.ledger.record(path, updated)
         meta = {"path": rel, "replacements": count, "created": current is None}

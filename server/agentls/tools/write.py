@@ -5,18 +5,17 @@ from __future__ import annotations
 from pydantic import Field
 
 from agentls.tools._common import (
+    authorize_and_write,
     current_text,
     expect_input,
-    input_dict,
     is_large,
     line_count,
     outcome_lines,
     plural,
     to_crlf,
-    unified_diff,
     uses_crlf,
 )
-from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolError, ToolInput, ToolResult
+from agentls.tools.base import Tool, ToolContext, ToolError, ToolInput, ToolResult
 
 
 class WriteInput(ToolInput):
@@ -68,24 +67,18 @@ class WriteTool(Tool):
                 )
 
         verb = "Create" if current is None else "Overwrite"
-        await ctx.authorize(
-            PermissionQuery(
-                tool=self.name,
-                subject=rel,
-                title=f"{verb} {rel}",
-                input=input_dict(params),
-                diff=unified_diff(current, content, rel),
-                path=path,
-                outside_workspace=ctx.is_outside(path),
-                old_text=current,
-                new_text=content,
-            )
+        outcome = await authorize_and_write(
+            ctx,
+            tool=self.name,
+            params=params,
+            path=path,
+            rel=rel,
+            verb=verb,
+            current=current,
+            new_text=content,
+            not_done="was not written",
+            refusal="the workspace refused the change",
         )
-        outcome = await ctx.workspace.write_text(path, content, current)
-        if not outcome.applied:
-            raise ToolError(
-                f"{rel} was not written: {outcome.reason or 'the workspace refused the change'}."
-            )
         ctx.ledger.record(path, content)
         lines = line_count(content)
         done = "Created" if current is None else "Overwrote"
