@@ -24,7 +24,9 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
 async def test_text_turn_streams_persists_and_reports(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
-    api.enqueue(reply(text("Hello there, this is a streamed answer."), chunk_size=5))
+    # A pause between the deltas: each reaches the front ends as it arrives (deltas that arrive
+    # together are emitted together, see the next test).
+    api.enqueue(reply(text("Hello there, this is a streamed answer."), chunk_size=5, delay_s=0.01))
     h = await make_harness()
     session = await h.agent.new_session()
     result = await h.agent.prompt(session.id, "Say hello")
@@ -47,6 +49,24 @@ async def test_text_turn_streams_persists_and_reports(
     assert record.title == "Say hello"
     h.accepted_requests()
 
+
+
+async def test_deltas_arriving_together_are_emitted_together_in_order(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    answer = "".join(f"line {n}: \udcff and more\n" for n in range(400))
+    api.enqueue(reply(text(answer), chunk_size=3))
+    h = await make_harness()
+    session = await h.agent.new_session()
+    result = await h.agent.prompt(session.id, "go")
+    deltas = h.of_type("text-delta")
+    # 2,800 model deltas, sent at once: far fewer events, which still add up to the text (the
+    # lone surrogate made visible in both), and all of them come before the turn's end.
+    assert 0 < len(deltas) < 2800 // 10
+    shown = "".join(e.delta for e in deltas)
+    assert shown == result.text == answer.replace("\udcff", "\\xff")
+    kinds = [e.type for e in h.events]
+    assert kinds.index("turn-end") > max(i for i, k in enumerate(kinds) if k == "text-delta")
 
 async def test_system_prompt_carries_the_environment(
     make_harness: HarnessFactory, api: MessagesAPIServer

@@ -369,6 +369,8 @@ class Agent:
             if task is not None:
                 task.uncancel()
             return await turn.finish_cancelled()
+        finally:
+            turn.flush_deltas()  # nothing streamed stays unshown, whatever ended the turn
 
 
 class _Turn:
@@ -384,7 +386,12 @@ class _Turn:
         self.assistant: Message | None = None
         self.streaming: dict[int, Part] = {}  # block index -> part being streamed
         self.tool_json: dict[int, list[str]] = {}
-        self.text_chunks: dict[int, list[str]] = {}
+        self.text_chunks: dict[int, list[str]] = {}  # raw deltas, cleaned when joined
+        # Deltas received but not yet emitted: one event per batch (what arrived before the
+        # stream next waits for the network), not one per delta. See queue_delta.
+        self.pending_deltas: list[str] = []
+        self.pending_kind: type[TextDeltaEvent] | type[ThinkingDeltaEvent] | None = None
+        self.pending_flush: asyncio.Handle | None = None
         self.finished_blocks: set[int] = set()
         self.last_assistant_id: str | None = None
         self.final_text = ""
@@ -392,7 +399,35 @@ class _Turn:
         self.compactor = Compactor(self)
 
     def emit(self, event: Any) -> None:
+        self.flush_deltas()  # streamed text first: events keep the order they happened in
         self.agent.emit(event)
+
+    def queue_delta(self, kind: type[TextDeltaEvent] | type[ThinkingDeltaEvent], text: str) -> None:
+        """A text or thinking delta for the front ends. The SDK hands over the events of one
+        network read back to back without yielding to the event loop; they are emitted together
+        once it does (call_soon), so a fast stream costs one event per read instead of one per
+        delta, and a slow one still shows each delta as it arrives."""
+        if self.pending_kind is not kind:
+            self.flush_deltas()
+            self.pending_kind = kind
+        self.pending_deltas.append(text)
+        if self.pending_flush is None:
+            self.pending_flush = asyncio.get_running_loop().call_soon(self.flush_deltas)
+
+    def flush_deltas(self) -> None:
+        if self.pending_flush is not None:
+            self.pending_flush.cancel()
+            self.pending_flush = None
+        if not self.pending_deltas:
+            return
+        kind, pending = self.pending_kind, self.pending_deltas
+        self.pending_deltas = []
+        # clean_text of the joined text equals the join of each delta cleaned: lone surrogates
+        # stay lone when strings are concatenated.
+        delta = clean_text("".join(pending))
+        message_id = self.assistant.id if self.assistant is not None else None
+        assert kind is not None
+        self.agent.emit(kind(session_id=self.session_id, delta=delta, message_id=message_id))
 
     async def run(self, text: str, context: list[ContextPart]) -> TurnResult:
         state = self.state
@@ -498,25 +533,15 @@ class _Turn:
             if isinstance(event, TextDelta):
                 part = self.streaming.get(event.index)
                 if isinstance(part, TextPart):
-                    delta = clean_text(event.text)
-                    self.text_chunks.setdefault(event.index, []).append(delta)
-                    self.emit(
-                        TextDeltaEvent(
-                            session_id=self.session_id, delta=delta, message_id=assistant.id
-                        )
-                    )
+                    self.text_chunks.setdefault(event.index, []).append(event.text)
+                    self.queue_delta(TextDeltaEvent, event.text)
             elif isinstance(event, ToolInputDelta):
                 self.tool_json.setdefault(event.index, []).append(event.partial_json)
             elif isinstance(event, ThinkingDelta):
                 part = self.streaming.get(event.index)
                 if isinstance(part, ThinkingPart):
-                    delta = clean_text(event.text)
-                    self.text_chunks.setdefault(event.index, []).append(delta)
-                    self.emit(
-                        ThinkingDeltaEvent(
-                            session_id=self.session_id, delta=delta, message_id=assistant.id
-                        )
-                    )
+                    self.text_chunks.setdefault(event.index, []).append(event.text)
+                    self.queue_delta(ThinkingDeltaEvent, event.text)
             elif isinstance(event, SignatureDelta):
                 part = self.streaming.get(event.index)
                 if isinstance(part, ThinkingPart):
@@ -578,7 +603,7 @@ class _Turn:
             chunks = self.text_chunks.pop(i, None)
             part = self.streaming.get(i)
             if chunks and isinstance(part, TextPart | ThinkingPart):
-                part.text = part.text + "".join(chunks)
+                part.text = part.text + clean_text("".join(chunks))
 
     async def finish_block(self, index: int) -> None:
         part = self.streaming.get(index)
@@ -620,6 +645,7 @@ class _Turn:
     async def void_step(self) -> None:
         """A retry: whatever this step streamed is void; the history keeps no duplicate."""
         assert self.assistant is not None
+        self.flush_deltas()  # what was shown before the retry, the retry event then voids
         self.assistant.parts.clear()
         self.streaming = {}
         self.text_chunks = {}
