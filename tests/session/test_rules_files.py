@@ -125,3 +125,18 @@ def test_rules_text_is_cached_until_a_file_changes(tmp_path: Path) -> None:
     assert "two!" in (rules.text() or "")
     (root / "AGENTS.md").unlink()
     assert rules.text() is None
+
+
+async def test_without_the_watcher_an_edit_is_still_seen_by_the_next_step(tmp_path: Path) -> None:
+    # What `agentls run` uses: no watcher task (nor watchfiles import), the stat check alone.
+    root = tmp_path / "ws"
+    root.mkdir()
+    rules = RulesFiles(root, tmp_path / "global", watch=False)
+    (root / "AGENTS.md").write_text("Use style AAAA.\n")
+    base = [{"type": "text", "text": "base"}]
+    assert "AAAA" in rules.system(base)[-1]["text"]
+    assert rules._task is None
+    (root / "AGENTS.md").write_text("Use style BBBBBB.\n")
+    assert "BBBBBB" in rules.system(base)[-1]["text"]
+    assert rules._task is None
+    await rules.aclose()

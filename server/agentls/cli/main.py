@@ -230,6 +230,7 @@ async def _run(args: argparse.Namespace) -> int:
         workspace=DiskWorkspace(root),
         settings=settings,
         asker=make_cli_asker(args.yes, sys.stderr),
+        watch_rules=False,
     )
     agent.subscribe(_json_printer(out) if args.json else TerminalPrinter(out))
     try:

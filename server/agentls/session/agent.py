@@ -179,6 +179,7 @@ class Agent:
         registry: ToolRegistry | None = None,
         asker: Asker | None = None,
         provider_factory: Callable[[str, Settings], Provider] = make_provider,
+        watch_rules: bool = True,
     ) -> None:
         self.store = store
         self.workspace = workspace
@@ -192,8 +193,9 @@ class Agent:
         self._sessions: dict[str, SessionState] = {}
         self._sinks: list[EventSink] = []
         self.rules = rules_of(settings)
-        # AGENTS.md / CLAUDE.md, watched from the first turn on (see rules_files.py).
-        self.rules_files = RulesFiles(self.root, config_home())
+        # AGENTS.md / CLAUDE.md, watched from the first turn on (see rules_files.py). A one-shot
+        # `agentls run` does without the watcher: the stat check at each step sees every edit.
+        self.rules_files = RulesFiles(self.root, config_home(), watch=watch_rules)
 
     # ---- configuration and events -------------------------------------------------------
 

@@ -37,8 +37,11 @@ def _stat_key(path: Path) -> _StatKey:
 class RulesFiles:
     """The rules text for one workspace, kept current by a watcher started on first use."""
 
-    def __init__(self, root: Path, global_dir: Path | None) -> None:
+    def __init__(self, root: Path, global_dir: Path | None, *, watch: bool = True) -> None:
         self.root = root
+        # Without the watcher (a one-shot CLI run, which would spend more importing watchfiles
+        # than the run lasts), the stat comparison in text() alone notices edits.
+        self.watch = watch
         self.global_dir = global_dir
         self._keys: dict[Path, _StatKey] = {}
         self._texts: dict[Path, str] = {}
@@ -121,7 +124,7 @@ class RulesFiles:
 
     def start(self) -> None:
         """Start watching (once, and only inside a running event loop)."""
-        if self._task is not None:
+        if self._task is not None or not self.watch:
             return
         try:
             loop = asyncio.get_running_loop()
