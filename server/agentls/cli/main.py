@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import json
-import os
-import signal
+# Only what every command needs: `agentls serve` (what an editor starts, and waits for) must get to
+# agentls.lsp.bootstrap without loading anything it does not use.
 import sys
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    import argparse
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -18,6 +17,8 @@ EXIT_CANCELLED = 130
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="agentls", description="A coding agent that lives in a language server."
     )
@@ -47,18 +48,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if (sys.argv[1:] if argv is None else argv) == ["serve"]:
+        return _serve()
     args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        return _serve()
+    import asyncio
+
     if args.command == "run":
         return asyncio.run(_run(args))
     if args.command == "sessions":
         return asyncio.run(_sessions(args))
     if args.command == "models":
         return _models()
-    if args.command == "serve":
-        from agentls.lsp.server import serve
-
-        return serve()
     return EXIT_USAGE
+
+
+def _serve() -> int:
+    # Answers `initialize` with the standard library alone, then imports the server proper.
+    from agentls.lsp.bootstrap import serve
+
+    return serve()
 
 
 def _models() -> int:
@@ -76,6 +86,9 @@ def _models() -> int:
 
 
 async def _sessions(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
     from agentls.store import Store, default_db_path
 
     store = await Store.open(default_db_path())
@@ -163,6 +176,8 @@ class TerminalPrinter:
 
 
 def _json_printer(out: TextIO) -> Any:
+    import json
+
     def sink(event: Any) -> None:
         out.write(json.dumps(event.wire(), ensure_ascii=False) + "\n")
         out.flush()
@@ -171,6 +186,8 @@ def _json_printer(out: TextIO) -> Any:
 
 
 def make_cli_asker(yes: bool, out: TextIO) -> Any:
+    import asyncio
+
     from agentls.permission.broker import Answer
 
     interactive = sys.stdin.isatty() and not yes
@@ -204,6 +221,12 @@ def make_cli_asker(yes: bool, out: TextIO) -> Any:
 
 
 async def _run(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+    import os
+    import signal
+    from pathlib import Path
+
     from agentls.config import load_settings
     from agentls.disk_workspace import DiskWorkspace
     from agentls.session.agent import Agent

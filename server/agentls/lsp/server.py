@@ -39,6 +39,7 @@ from agentls.config import Settings, load_settings
 from agentls.disk_workspace import read_text_file
 from agentls.events import PermissionRequestEvent, PermissionResolvedEvent
 from agentls.history import ContextPart, Position, Range
+from agentls.lsp.bootstrap import EarlyAnswer
 from agentls.lsp.relay import EventRelay
 from agentls.lsp.textedit import offset_at
 from agentls.lsp.workspace import LspWorkspace, uri_of
@@ -73,6 +74,8 @@ from agentls.store import Store, default_db_path
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
+# LSP's RequestFailed: a request that is valid but cannot be served now.
+REQUEST_FAILED = -32803
 # A context file that is not open in the editor is attached only up to this size.
 CONTEXT_MAX_FILE_BYTES = 4 * 1024 * 1024
 
@@ -177,6 +180,56 @@ def top_level_fields(body: bytes, names: tuple[str, ...]) -> dict[str, Any]:
     return found
 
 
+class _PrefixedReader:
+    """The stdin reader, serving first the bytes agentls.lsp.bootstrap already read from stdin
+    (the first message, answered early or not): to pygls' reader loop, the input as it came."""
+
+    def __init__(self, prefix: bytes, inner: Any, on_drained: Callable[[], None]) -> None:
+        self.buffer = prefix
+        self.inner = inner
+        self.on_drained: Callable[[], None] | None = on_drained
+
+    def _drained(self) -> None:
+        if self.on_drained is not None:
+            on_drained, self.on_drained = self.on_drained, None
+            on_drained()
+
+    async def readline(self) -> bytes:
+        if not self.buffer:
+            self._drained()
+            line: bytes = await self.inner.readline()
+            return line
+        end = self.buffer.find(b"\n") + 1
+        if end:
+            line, self.buffer = self.buffer[:end], self.buffer[end:]
+            return line
+        # The rest of a line that goes on in stdin (or was cut short by the end of the input).
+        line, self.buffer = self.buffer, b""
+        rest: bytes = await self.inner.readline()
+        return line + rest
+
+    async def readexactly(self, n: int) -> bytes:
+        if not self.buffer:
+            self._drained()
+            body: bytes = await self.inner.readexactly(n)
+            return body
+        body, self.buffer = self.buffer[:n], self.buffer[n:]
+        if len(body) < n:
+            body += await self.inner.readexactly(n - len(body))
+        return body
+
+
+class _Capture:
+    def __init__(self) -> None:
+        self.data = b""
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    def close(self) -> None:
+        pass
+
+
 class _RememberingReader:
     """The stdin reader, keeping the last message body so that one that cannot be parsed can
     still be answered."""
@@ -198,6 +251,41 @@ class AgentProtocol(LanguageServerProtocol):
     """Adds the agent's experimental capability to the initialize result, and answers every
     request it cannot dispatch with a JSON-RPC error (pygls would drop it silently, and the
     client would wait forever)."""
+
+    # The answer to `initialize` agentls.lsp.bootstrap sent before pygls was loaded: pygls' own
+    # answer to that request is checked against it and not sent again.
+    early_answer: EarlyAnswer | None = None
+
+    def _send_response(
+        self,
+        msg_id: Any,
+        result: Any | None = None,
+        error: types.ResponseError | None = None,
+    ) -> None:
+        early = self.early_answer
+        if early is None or type(msg_id) is not type(early.msg_id) or msg_id != early.msg_id:
+            super()._send_response(msg_id, result, error)
+            return
+        self.early_answer = None
+        writer = self.writer
+        capture = _Capture()
+        self.writer = capture
+        try:
+            super()._send_response(msg_id, result, error)
+        finally:
+            self.writer = writer
+        if capture.data != early.frame:
+            log.error(
+                "the early answer to initialize differs from pygls' answer: sent %r, pygls %r",
+                early.frame[:2000],
+                capture.data[:2000],
+            )
+
+    def early_answer_settled(self) -> None:
+        """Called once the request answered early has been handled (the reader went past it)."""
+        if self.early_answer is not None:
+            log.error("initialize was answered early, but pygls did not answer it")
+            self.early_answer = None
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Any:
@@ -258,6 +346,9 @@ class AgentServer(LanguageServer):
         self.agent_caps = ClientAgentCapabilities()
         self.position_encoding = "utf-16"
         self.init_overrides: dict[str, Any] = {}
+        # Why the settings could not be loaded at initialize; the agent refuses to work until a
+        # workspace/didChangeConfiguration brings valid ones.
+        self.config_error: str | None = None
         self._agent: Agent | None = None
         self._store: Store | None = None
         self._agent_lock: asyncio.Lock | None = None
@@ -278,13 +369,24 @@ class AgentServer(LanguageServer):
             self.root = Path(params.root_path)
         self.root = Path(os.path.realpath(self.root))
         options = params.initialization_options
-        agent_options = options.get("agent") if isinstance(options, dict) else None
-        if agent_options is not None and not isinstance(agent_options, dict):
-            raise invalid("Invalid params: initializationOptions.agent: must be an object")
-        self.init_overrides = AgentInitOptions.model_validate(agent_options or {}).model_dump(
-            by_alias=True, exclude_none=True
-        )
-        self.settings = load_settings(self.root, self.init_overrides)
+        try:
+            agent_options = options.get("agent") if isinstance(options, dict) else None
+            if agent_options is not None and not isinstance(agent_options, dict):
+                raise invalid("initializationOptions.agent: must be an object")
+            overrides = AgentInitOptions.model_validate(agent_options or {}).model_dump(
+                by_alias=True, exclude_none=True
+            )
+            self.settings = load_settings(self.root, overrides)
+            self.init_overrides = overrides
+            self.config_error = None
+        except Exception as exc:
+            # Bad settings (initialization options, a config file) do not refuse the connection:
+            # the answer to initialize never depends on them, which lets agentls.lsp.bootstrap
+            # give it before they are read. The agent refuses to work until they are fixed
+            # (agent()), and the editor is told once initialized.
+            detail = exc.message if isinstance(exc, JsonRpcException) else str(exc)
+            self.config_error = f"bad agent settings: {detail}"
+            log.error("%s", self.config_error)
         caps = params.capabilities
         workspace = caps.workspace
         edit_caps = workspace.workspace_edit if workspace else None
@@ -327,6 +429,12 @@ class AgentServer(LanguageServer):
         threading.Thread(target=load, name="agentls-import", daemon=True).start()
 
     async def agent(self) -> Agent:
+        if self.config_error is not None:
+            raise JsonRpcException(
+                code=REQUEST_FAILED,
+                message=f"agentls: {self.config_error} (fix them; the next "
+                "workspace/didChangeConfiguration applies them)",
+            )
         if self._agent is not None:
             return self._agent
         if self._agent_lock is None:
@@ -374,6 +482,7 @@ class AgentServer(LanguageServer):
             ),
         }
         self.settings = load_settings(self.root, overrides)
+        self.config_error = None
         if self._agent is not None:
             self._agent.update_settings(self.settings)
 
@@ -573,6 +682,13 @@ def build_server() -> AgentServer:
     @server.feature(types.INITIALIZED)
     def initialized(ls: AgentServer, params: types.InitializedParams) -> None:
         ls.start_background_import()
+        if ls.config_error is not None:
+            ls.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Error,
+                    message=f"agentls: {ls.config_error}. The agent is off until they are fixed.",
+                )
+            )
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(
@@ -740,6 +856,8 @@ def build_server() -> AgentServer:
         except JsonRpcInvalidParams as exc:
             log.warning("ignoring agent/diagnostics: %s", exc.message)
             return
+        if ls.config_error is not None:
+            return  # no agent to verify edits with; a notification has no one to tell
         await ls.agent()
         assert ls.ws is not None
         await ls.ws.board.push(params.uri, params.version, params.diagnostics)
@@ -845,9 +963,12 @@ def build_server() -> AgentServer:
     return server
 
 
-def serve() -> int:
+def serve(prefix: bytes = b"", early: EarlyAnswer | None = None) -> int:
     """Run on stdin/stdout until `exit` or end of input. Either way, running turns are cancelled
-    and persisted before the process ends (a client that disconnects mid-turn loses nothing)."""
+    and persisted before the process ends (a client that disconnects mid-turn loses nothing).
+
+    Started by agentls.lsp.bootstrap: `prefix` is what it already read from stdin (read first),
+    `early` the answer to `initialize` it already sent, if any."""
     from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 
     logging.basicConfig(level=os.environ.get("AGENTLS_LOG", "WARNING"), stream=sys.stderr)
@@ -856,9 +977,15 @@ def serve() -> int:
     log.info("agentls serve starting (pid %d)", os.getpid())
     stop_event = threading.Event()
     server._stop_event = stop_event
-    reader = _RememberingReader(StdinAsyncReader(sys.stdin.buffer, server.thread_pool))
-    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
     protocol = cast(AgentProtocol, server.protocol)
+    stdin: Any = StdinAsyncReader(sys.stdin.buffer, server.thread_pool)
+    if prefix:
+        stdin = _PrefixedReader(prefix, stdin, protocol.early_answer_settled)
+    if early is not None:
+        log.info("initialize (id %r) was answered early", early.msg_id)
+        protocol.early_answer = early
+    reader = _RememberingReader(stdin)
+    server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
 
     def on_error(exc: Exception, source: Any) -> None:
         server.report_server_error(exc, source)
