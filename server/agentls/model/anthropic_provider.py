@@ -106,6 +106,11 @@ class AnthropicProvider:
         return jittered
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        if self._client is None:
+            # The SDK's import (most of a second; `agentls serve` starts it in the background at
+            # initialize) and the client's TLS setup, off the event loop: a server waiting for
+            # them still answers its other requests.
+            await asyncio.to_thread(self.client)
         import anthropic
 
         attempt = 0
