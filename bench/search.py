@@ -6,8 +6,9 @@ permission always granted), in one asyncio loop, after one untimed run of everyt
 cache). The baselines are rg processes started from the same loop, their whole output read:
 * "rg command line": what a person types (`rg -n PATTERN`, `rg --files -g GLOB`), rg using every
   core;
-* "rg, agentls' flags": the exact command line the tool runs (sorted output, hence one thread),
-  to tell rg's own time from the tool's Python work.
+* "rg, agentls' flags": the command line the tool runs (sorted output, hence one thread), as
+  one process (the tool splits the walk between processes, one per core: see
+  agentls.tools._common.walk_parts), to tell rg's own time from the tool's Python work.
 """
 
 from __future__ import annotations
@@ -114,6 +115,9 @@ class Ctx:
         )
         return bool(action == "allow")
 
+    def show_filter(self, base: Path) -> Any:
+        return self.rules.read_filter(self.root, base)
+
     async def authorize(self, query: Any) -> None:
         return None
 
@@ -139,7 +143,7 @@ async def _rg(args: list[str], cwd: Path) -> tuple[float, int]:
 
 async def measure(root: Path, n: int) -> dict[str, dict[str, Any]]:
     from agentls.tools._common import RG_BASE_FLAGS
-    from agentls.tools.glob import GlobTool, hidden_args
+    from agentls.tools.glob import GlobTool, file_name_glob, hidden_args
     from agentls.tools.grep import MAX_COLUMNS, GrepTool
 
     ctx = Ctx(root)
@@ -167,6 +171,9 @@ async def measure(root: Path, n: int) -> dict[str, dict[str, Any]]:
     for name, pattern in GLOB_QUERIES.items():
         params = glob.parse({"pattern": pattern})
         exact = [*RG_BASE_FLAGS, "--files", "--sortr", "modified", *hidden_args(pattern)]
+        name_glob = file_name_glob(pattern)
+        if name_glob is not None:
+            exact += ["--type-add", f"globbed:{name_glob[0]}", "--type", "globbed"]
         cases[name] = (glob, params, ["--files", "-g", RG_GLOB[pattern]], exact)
 
     out: dict[str, dict[str, Any]] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -111,11 +112,32 @@ class ToolContext(Protocol):
 
     def may_show(self, path: Path) -> bool:
         """Whether a search may list this file without asking: False for secrets (.env, keys)
-        that the rules do not allow reading."""
+        that the rules do not allow reading.
+
+        A context may also offer `show_filter(base: Path) -> ShowFilter | None`: may_show for
+        every file under directory `base` at once, by paths relative to it, for searches that
+        list thousands of files (tools reach it through tools._common.show_filter, which falls
+        back to may_show for each file)."""
         ...
 
     def progress(self, message: str) -> None:
         """Report what the tool is doing now (shown as progress by front ends)."""
+        ...
+
+
+class ShowFilter(Protocol):
+    """ToolContext.may_show for the files under one directory, by their paths relative to it as
+    ripgrep prints them ("pkg/a.py", no "./")."""
+
+    def __call__(self, name: str) -> bool: ...
+
+    def split(self, names: Sequence[str]) -> tuple[list[str], int]:
+        """The names that may be shown, in their order, and how many may not."""
+        ...
+
+    def shows_all(self, listing: str) -> bool:
+        """True when every name of the listing (names joined by line breaks) may be shown, told
+        without taking it apart; False when some may not, or it cannot tell."""
         ...
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import heapq
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import Field
@@ -13,7 +15,9 @@ from agentls.tools._common import (
     glob_matcher,
     input_dict,
     plural,
-    run_rg,
+    run_rg_parts,
+    show_filter,
+    walk_parts,
 )
 from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolError, ToolInput, ToolResult
 
@@ -45,6 +49,93 @@ def names_hidden(pattern: str) -> bool:
 def hidden_args(pattern: str) -> list[str]:
     """rg flags so that dotfiles the pattern names are walked (never .git)."""
     return ["--hidden", "--glob", "!.git"] if names_hidden(pattern) else []
+
+
+_TYPE = "globbed"
+
+
+def file_name_glob(pattern: str) -> tuple[str, bool] | None:
+    """A glob for `rg --type-add` that the name of every file the pattern matches (glob_matcher)
+    matches: the pattern's last segment, when ripgrep reads it as glob_matcher does (`*`, `{a,b}`,
+    plain characters; not `?`, which ripgrep matches to one byte, `[...]`, `**`, escapes). With
+    it, whether the pattern is nothing more (`*.py`, `**/test_*.py`: the file name decides). None
+    when there is no such glob, or it would not narrow anything (`*`)."""
+    pattern = pattern.strip()
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    head, slash, last = pattern.rpartition("/")
+    if not last or last == "*" or "**" in last or any(c in last for c in "?[]\\:!"):
+        return None
+    if _brace_depth(head) != 0 or not _simple_braces(last):
+        return None  # the last "/" is inside braces, or the braces are not plain alternatives
+    return last, not slash or head == "**"
+
+
+def _brace_depth(text: str) -> int | None:
+    """How many braces are open at the end of text (None: a "}" closes none)."""
+    depth = 0
+    for c in text:
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                return None
+    return depth
+
+
+def _simple_braces(text: str) -> bool:
+    """Braces not nested, each closed, each alternative in them non-empty."""
+    inside = False
+    previous = ""
+    for c in text:
+        if c == "{":
+            if inside:
+                return False
+            inside = True
+        elif c == "}":
+            if not inside or previous in ("{", ","):
+                return False
+            inside = False
+        elif c == "," and inside and previous in ("{", ","):
+            return False
+        previous = c
+    return not inside
+
+
+def newest_of(base: Path, lists: list[list[str]], limit: int) -> list[str]:
+    """The `limit` most recently modified of the files in lists, each newest first (rg --sortr
+    modified): a merge, which stats only the files it takes and the lists' heads."""
+    prefix = str(base).rstrip("/") + "/"
+
+    def age(name: str) -> int:
+        try:
+            return -os.stat(prefix + name).st_mtime_ns
+        except OSError:
+            return 1 << 80  # gone since: last, as rg puts a file it cannot stat
+
+    merged: list[str] = []
+    seen: set[str] = set()  # a directory made during the walk is walked by every process
+    for name in heapq.merge(*lists, key=age):
+        if name not in seen:
+            seen.add(name)
+            merged.append(name)
+            if len(merged) == limit:
+                break
+    return merged
+
+
+def has_hidden_file(listing: str) -> bool:
+    """Whether a listing (paths joined by line breaks) names a hidden file (rg walks no hidden
+    directory, so only a file's own name can start with a dot)."""
+    return listing.startswith(".") or "/." in listing or "\n." in listing
+
+
+def without_hidden_files(names: list[str]) -> list[str]:
+    """The names without those of hidden files (see has_hidden_file)."""
+    if not has_hidden_file("\n".join(names)):
+        return names
+    return [n for n in names if not n.startswith(".") and "/." not in n]
 
 
 class GlobTool(Tool):
@@ -95,27 +186,56 @@ class GlobTool(Tool):
             )
 
         # The glob is matched here, not with rg --glob: rg's globs override .gitignore (a
-        # matching ignored file would be listed), while rg --files alone honours it.
-        matcher = glob_matcher(pattern)
-        found: list[str] = []
+        # matching ignored file would be listed), while rg --files alone honours it. A type filter
+        # on the file name (rg --type) does not override it, so rg lists (and stats, to sort)
+        # only the files whose names can match.
+        name_glob = file_name_glob(pattern)
+        matcher = None if name_glob and name_glob[1] else glob_matcher(pattern)
+        # A type match lets hidden files through (not hidden directories): drop them here.
+        drop_hidden = name_glob is not None and not names_hidden(pattern)
+        show = show_filter(ctx, base)
         total = 0
         hidden = 0
 
-        def on_line(line: bytes) -> bool:
-            nonlocal total, hidden
-            name = line.rstrip(b"\n").decode("utf-8", "surrogateescape")
-            if not matcher.match(name):
+        def keep_in(found: list[str]) -> Callable[[bytes], bool]:
+            def on_block(block: bytes) -> bool:
+                nonlocal total, hidden
+                listing = block.decode("utf-8", "surrogateescape")
+                room = MAX_FILES - len(found)
+                if (
+                    matcher is None
+                    and not (drop_hidden and has_hidden_file(listing))
+                    and show.shows_all(listing)
+                ):  # every name listed is one to show: count them, keep the first
+                    total += listing.count("\n") + 1
+                    if room > 0:
+                        found.extend(listing.split("\n", room)[:room])
+                    return True
+                names = listing.split("\n")
+                if matcher is not None:
+                    names = list(filter(matcher.match, names))
+                if drop_hidden:
+                    names = without_hidden_files(names)
+                shown, left_out = show.split(names)
+                hidden += left_out
+                total += len(shown)
+                if room > 0:
+                    found.extend(shown[:room])
                 return True
-            if not ctx.may_show(base / Path(name)):
-                hidden += 1
-                return True
-            total += 1
-            if len(found) < MAX_FILES:
-                found.append(name)
-            return True
+
+            return on_block
 
         args = [*RG_BASE_FLAGS, "--files", "--sortr", "modified", *hidden_args(pattern)]
-        result = await run_rg(args, base, on_line)
+        if name_glob is not None:
+            args += ["--type-add", f"{_TYPE}:{name_glob[0]}", "--type", _TYPE]
+        # Sorting keeps rg on one thread, and it stats every file it lists: the walk is split
+        # between processes by top-level directory, and their newest files merged.
+        parts = walk_parts(base, hidden=names_hidden(pattern))
+        kept: list[list[str]] = [[] for _ in parts]
+        result = await run_rg_parts(
+            [[*args, *part] for part in parts], base, [keep_in(k) for k in kept]
+        )
+        found = kept[0] if len(kept) == 1 else newest_of(base, kept, MAX_FILES)
         if result.returncode == 2 and total == 0:
             raise ToolError(f"glob failed: {result.stderr or 'ripgrep reported an error'}")
         secret_note = (
@@ -129,7 +249,10 @@ class GlobTool(Tool):
                 title=f"glob {pattern}",
                 metadata={"count": 0},
             )
-        paths = [ctx.relative(base / Path(p)) for p in found]
+        if ctx.is_outside(base):
+            paths = [ctx.relative(base / Path(p)) for p in found]
+        else:  # ctx.relative of each, without a Path a file
+            paths = found if rel_base == "." else [f"{rel_base}/{p}" for p in found]
         output = "\n".join(paths) + secret_note
         if total > len(found):
             output += (

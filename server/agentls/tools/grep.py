@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import Field
@@ -13,7 +14,10 @@ from agentls.tools._common import (
     glob_matcher,
     input_dict,
     plural,
-    run_rg,
+    run_rg_blocks,
+    run_rg_parts,
+    show_filter,
+    walk_parts,
 )
 from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolError, ToolInput, ToolResult
 
@@ -90,20 +94,36 @@ class GrepTool(Tool):
         long_lines = 0
         hidden: set[str] = set()
         shown_ok: dict[str, bool] = {}
+        may_show = show_filter(ctx, cwd)
+        # Sorting keeps rg on one thread: a directory's walk is split between processes by
+        # top-level entry, in name order, and their outputs taken one after the other.
+        parts = walk_parts(cwd, hidden=False) if target == "." else [[]]
+        counted = [0 for _ in parts]  # the match lines that count, in each part
 
-        def on_line(raw: bytes) -> bool:
-            nonlocal total, long_lines
-            line = raw.rstrip(b"\n").decode("utf-8", "replace")
+        def classify(raw: bytes) -> tuple[str, str, str] | None:
+            """A line of rg's output: ("match", file, rest) for one that counts (its file may be
+            shown and matches include), ("hidden", file, "") for one of a file left out,
+            ("other", line, "") for a note (a binary file...), None for one to skip."""
+            line = raw.decode("utf-8", "replace")
             name, sep, rest = line.partition("\0")
             if not sep:  # not a match line (e.g. a note about a binary file)
-                if len(other) < 5:
-                    other.append(line)
-                return True
+                return ("other", line, "")
             if path_filter is not None and not path_filter.match(name.removeprefix("./")):
-                return True
+                return None
             if name not in shown_ok:
-                shown_ok[name] = ctx.may_show(cwd / Path(name))
+                shown_ok[name] = may_show(name[2:] if name.startswith("./") else name)
             if not shown_ok[name]:
+                return ("hidden", name, "")
+            return ("match", name, rest)
+
+        def take(kind: str, name: str, rest: str) -> bool:
+            """Adds a classified line to the result; False once there are enough."""
+            nonlocal total, long_lines
+            if kind == "other":
+                if len(other) < 5:
+                    other.append(name)
+                return True
+            if kind == "hidden":
                 hidden.add(name)
                 return True
             total += 1
@@ -118,6 +138,45 @@ class GrepTool(Tool):
             groups.setdefault(name, []).append(f"  {number}: {text}")
             return True
 
+        def take_block(block: bytes) -> bool:
+            for raw in block.split(b"\n"):
+                line = classify(raw)
+                if line is not None and not take(*line):
+                    return False
+            return True
+
+        def keep_in(part: int, lines: list[tuple[str, str, str]]) -> Callable[[bytes], bool]:
+            """For a part of the walk: its lines classified and kept, to be taken in the order
+            of the parts; its rg stopped once it and the parts before it have enough."""
+            others = 0
+            seen_hidden: set[str] = set()
+
+            def on_block(block: bytes) -> bool:
+                nonlocal others
+                if sum(counted[:part]) >= COUNT_LIMIT:
+                    return False
+                for raw in block.split(b"\n"):
+                    line = classify(raw)
+                    if line is None:
+                        continue
+                    kind, name, _ = line
+                    if kind == "match":
+                        counted[part] += 1
+                    elif kind == "hidden":
+                        if name in seen_hidden:
+                            continue
+                        seen_hidden.add(name)
+                    elif others == 5:
+                        continue
+                    else:
+                        others += 1
+                    lines.append(line)
+                    if counted[part] >= COUNT_LIMIT:
+                        return False
+                return True
+
+            return on_block
+
         args = [
             *RG_BASE_FLAGS,
             "--line-number",
@@ -131,8 +190,18 @@ class GrepTool(Tool):
             "path",
         ]
         args += include_args
-        args += ["-e", params.pattern, "--", target]
-        result = await run_rg(args, cwd, on_line)
+        args += ["-e", params.pattern]
+        if len(parts) == 1:
+            result = await run_rg_blocks([*args, "--", target], cwd, take_block)
+            stopped_early = result.stopped_early
+        else:
+            kept: list[list[tuple[str, str, str]]] = [[] for _ in parts]
+            result = await run_rg_parts(
+                [[*args, *part, "--", target] for part in parts],
+                cwd,
+                [keep_in(i, k) for i, k in enumerate(kept)],
+            )
+            stopped_early = not all(take(*line) for lines in kept for line in lines)
 
         title = f"grep {params.pattern}"
         if result.returncode == 2 and total == 0:
@@ -156,7 +225,7 @@ class GrepTool(Tool):
             shown = ctx.relative(cwd / Path(name))
             blocks.append(f"{shown}:\n" + "\n".join(lines))
         shown_count = min(total, MAX_MATCHES)
-        count_text = f"at least {total}" if result.stopped_early else str(total)
+        count_text = f"at least {total}" if stopped_early else str(total)
         header = f"{plural(shown_count, 'matching line')} in {plural(len(groups), 'file')}"
         if total > MAX_MATCHES:
             header = f"{count_text} matching lines; showing the first {MAX_MATCHES} ({plural(len(groups), 'file')})"
@@ -164,7 +233,7 @@ class GrepTool(Tool):
         notes: list[str] = []
         if total > MAX_MATCHES:
             notes.append(
-                f"({count_text} matches in all; {total - MAX_MATCHES}{'+' if result.stopped_early else ''} "
+                f"({count_text} matches in all; {total - MAX_MATCHES}{'+' if stopped_early else ''} "
                 "not shown. Narrow the search with a more specific pattern, path or include.)"
             )
         if long_lines:
