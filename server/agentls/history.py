@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import time
 import uuid
 from typing import Annotated, Any, Literal
@@ -107,6 +108,17 @@ Part = Annotated[
     TextPart | ThinkingPart | ToolPart | ContextPart | SummaryPart, Field(discriminator="type")
 ]
 
+
+class _RevertFlags:
+    """How many times a message's `reverted` was set: while it stays the same, ApiHistory need
+    not read the flag of every message again (5,000 attribute reads, cold in the CPU's caches
+    after the SDK has built a request, are most of a step's conversion)."""
+
+    changes = 0
+
+
+_revert_flags = _RevertFlags()
+
 FinishReason = Literal[
     "end_turn", "max_tokens", "cancelled", "max_steps", "doom_loop", "error", "tool_use"
 ]
@@ -141,6 +153,11 @@ class Message(WireModel):
     error: str | None = None
     # Reverted messages stay for the record but are no longer sent to the model.
     reverted: bool = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name == "reverted":
+            _revert_flags.changes += 1
 
     def tool_parts(self) -> list[ToolPart]:
         return [p for p in self.parts if isinstance(p, ToolPart)]
@@ -256,38 +273,131 @@ def _assistant_content(message: Message) -> tuple[list[dict[str, Any]], list[dic
 def to_api_messages(messages: list[Message]) -> list[dict[str, Any]]:
     """Convert the history to Messages-API form, merging tool results into the following user turn."""
     out: list[dict[str, Any]] = []
-    pending_results: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
     for message in messages:
-        if message.reverted:
-            continue
-        if message.role == "user":
-            content = pending_results + _user_content(message)
-            pending_results = []
-            if not content:
-                continue
-            if out and out[-1]["role"] == "user":
-                out[-1]["content"].extend(content)
-            else:
-                out.append({"role": "user", "content": content})
-        else:
-            blocks, results = _assistant_content(message)
-            if not blocks:
-                continue
-            if pending_results:
-                _append_user(out, pending_results)
-                pending_results = []
-            if out and out[-1]["role"] == "assistant":
-                # Two assistant messages in a row (an empty user turn was skipped): keep them apart.
-                _append_user(out, [{"type": "text", "text": "(continue)"}])
-            out.append({"role": "assistant", "content": blocks})
-            pending_results = results
-    if pending_results:
-        _append_user(out, pending_results)
+        if not message.reverted:
+            pending = _add_message(out, pending, message)
+    if pending:
+        _append_user(out, pending)
     return out
+
+
+def _add_message(
+    out: list[dict[str, Any]], pending: list[dict[str, Any]], message: Message
+) -> list[dict[str, Any]]:
+    """Add one (not reverted) message to `out`; returns the tool results still to be sent.
+
+    Never changes a dict or list already in `out` (or `pending`): a merge replaces out[-1] with a
+    longer copy, so an ApiHistory can hand out the same dicts at every step.
+    """
+    if message.role == "user":
+        content = pending + _user_content(message)
+        if content:
+            _append_user(out, content)
+        return []
+    blocks, results = _assistant_content(message)
+    if not blocks:
+        return pending
+    if pending:
+        _append_user(out, pending)
+    if out and out[-1]["role"] == "assistant":
+        # Two assistant messages in a row (an empty user turn was skipped): keep them apart.
+        _append_user(out, [{"type": "text", "text": "(continue)"}])
+    out.append({"role": "assistant", "content": blocks})
+    return results
 
 
 def _append_user(out: list[dict[str, Any]], content: list[dict[str, Any]]) -> None:
     if out and out[-1]["role"] == "user":
-        out[-1]["content"].extend(content)
+        out[-1] = {"role": "user", "content": [*out[-1]["content"], *content]}
     else:
         out.append({"role": "user", "content": list(content)})
+
+
+def _settled(message: Message) -> bool:
+    """Whether the message's API form is final: every tool call of it has its result."""
+    if message.role == "user":
+        return True
+    return all(part.finished for part in message.parts if isinstance(part, ToolPart))
+
+
+_is = operator.is_
+_eq = operator.eq
+_reverted = operator.attrgetter("reverted")
+
+
+class ApiHistory:
+    """to_api_messages(messages) kept between the steps of a session: each call converts only
+    the messages added or changed since the previous one, so a step of a long session does not
+    convert thousands of messages again.
+
+    Reused is the longest prefix of the list whose messages are the very objects converted last
+    time, with the same `reverted` flag, each settled when it was converted (every tool call of
+    it had its result). So appending messages, marking some reverted (revert), or replacing the
+    list (compaction) is seen by itself. What is not seen is a change to the parts of a settled
+    message already converted: the agent never makes one (a message streams, and its tool
+    results arrive, before any step converts it), and code that does must call forget().
+
+    The dicts returned are shared with later calls (that is the point) and must not be changed:
+    model/caching.py puts its cache_control breakpoints on copies.
+    """
+
+    def __init__(self) -> None:
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop everything: the next call converts the whole history."""
+        # The messages converted (the reusable prefix only) and their reverted flags then.
+        self._messages: list[Message] = []
+        self._flags: list[bool] = []
+        # After message i: len(out), len(out[-1]["content"]), the tool results pending.
+        self._marks: list[tuple[int, int, list[dict[str, Any]]]] = []
+        # Message.reverted assignments counted then (see _RevertFlags).
+        self._revert_changes = -1
+        # What the last call built, before its pending tool results were added (out[:n] is
+        # the API form up to a mark, but for out[n - 1]'s content, which may have grown since).
+        self._out: list[dict[str, Any]] = []
+
+    def convert(self, messages: list[Message]) -> list[dict[str, Any]]:
+        """The same list as to_api_messages(messages), converting only what changed."""
+        keep = self._reusable(messages)
+        if keep:
+            out_len, last_len, pending = self._marks[keep - 1]
+            out = self._out  # ours alone (callers get copies): cut back in place
+            del out[out_len:]
+            if out and len(out[-1]["content"]) != last_len:
+                # A later message was merged into it: back to the content it had then.
+                out[-1] = {**out[-1], "content": out[-1]["content"][:last_len]}
+        else:
+            out, pending = [], []
+        del self._messages[keep:], self._flags[keep:], self._marks[keep:]
+        self._revert_changes = _revert_flags.changes
+        recording = True
+        for message in messages[keep:]:
+            reverted = message.reverted
+            if not reverted:
+                pending = _add_message(out, pending, message)
+            if recording and _settled(message):
+                self._messages.append(message)
+                self._flags.append(reverted)
+                self._marks.append((len(out), len(out[-1]["content"]) if out else 0, pending))
+            else:
+                recording = False
+        self._out = out
+        result = list(out)
+        if pending:
+            _append_user(result, pending)
+        return result
+
+    def _reusable(self, messages: list[Message]) -> int:
+        """How many messages at the head of the list the previous conversion still holds."""
+        known = self._messages
+        keep = min(len(messages), len(known))
+        # == compares identical items without calling __eq__: a loop in C.
+        if messages[:keep] != known[:keep]:
+            keep = list(map(_is, messages, known)).index(False)
+        if self._revert_changes != _revert_flags.changes:
+            flags = list(map(_reverted, messages[:keep]))
+            if flags != self._flags[:keep]:
+                keep = list(map(_eq, flags, self._flags)).index(False)
+        return keep

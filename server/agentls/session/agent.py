@@ -1,17 +1,20 @@
 """Sessions and the loop: a turn answers one prompt in steps (stream, run tools, repeat).
 
 One `Agent` serves one workspace. Each session keeps its history in memory between steps (loaded
-from the store once), queues prompts first-in first-out, and runs each turn in its own task so a
-cancel reaches the stream and every running tool.
+from the store once), and its API form too (history.ApiHistory: a step converts only the new
+messages), queues prompts first-in first-out, and runs each turn in its own task so a cancel
+reaches the stream and every running tool.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ from agentls.events import (
     UsageEvent,
 )
 from agentls.history import (
+    ApiHistory,
     ContextPart,
     FinishReason,
     Message,
@@ -44,7 +48,6 @@ from agentls.history import (
     clean_text,
     new_id,
     now_ms,
-    to_api_messages,
 )
 from agentls.model.base import (
     BlockStart,
@@ -65,6 +68,7 @@ from agentls.model.thinking import thinking_request
 from agentls.permission.broker import Answer, ApprovalBroker
 from agentls.permission.rules import (
     FILE_TOOLS,
+    PathFilter,
     PermissionRules,
     Rule,
     bash_prefix,
@@ -133,6 +137,8 @@ class _Ticket:
 class SessionState:
     record: SessionRecord
     messages: list[Message]
+    # The API form of `messages`, kept between steps: each step converts only what is new.
+    api: ApiHistory = field(default_factory=ApiHistory)
     ledger: ReadLedger = field(default_factory=ReadLedger)
     grants: list[Rule] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -149,6 +155,67 @@ def rules_of(settings: Settings) -> PermissionRules:
     return PermissionRules.from_config(
         settings.permissions, secret_patterns=secret_globs(settings.secret_patterns)
     )
+
+
+# The garbage collector. A long session keeps its history in memory (5,000 messages: 50,000
+# objects the collector tracks), and the process its modules (the SDK, pydantic, lsprotocol:
+# 200,000 more). A full collection scans all of them, 100 to 200 ms here, and building a large
+# request (the SDK copies the whole history) triggers one about every step. So the long-lived
+# objects are moved out of its reach with gc.freeze(): at the start of each turn (after a
+# collection of what is not frozen yet, so that the garbage of the previous turn goes first)
+# and at the end of a session's load. A full collection then scans only what was made since.
+#
+# The trade-off: an object alive at a freeze is never examined by the collector again. Freed by
+# its reference count it goes as usual (the history, its API form, messages dropped by a
+# compaction, requests); only one that later dies in a reference cycle stays until the process
+# ends. Hence the freezing points: the start of a turn, before the turn's own objects exist,
+# when what is alive is the process's long-lived state (modules, sessions, their histories and
+# caches), and the end of a load, which is quick; and neither while a turn is running (in any
+# session: its objects, a turn and its compactor, the SDK's stream, die in cycles). A process
+# always running some turn keeps the collector's default behaviour for what it makes then.
+
+# Whether the heap was frozen yet (gc.get_freeze_count() would say, but it counts the frozen
+# objects one by one: 20 ms for 250,000).
+_frozen = False
+_loads_pausing = 0  # how many collector_paused() blocks are running
+_turns_running = 0  # how many turns are running, in every Agent of the process
+
+
+def freeze_heap() -> None:
+    """Collect what is not frozen yet, then freeze everything alive (see above); not while a
+    turn is running. The first freeze of the process does not collect: that would scan the
+    whole heap (100 ms or more), for the little garbage that startup leaves."""
+    global _frozen
+    if not gc.isenabled() or _turns_running:
+        return  # whoever disabled the collector manages it (or a load is under way)
+    if _frozen:
+        gc.collect()
+    gc.freeze()
+    _frozen = True
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """No collection during the block, everything alive at its end frozen (without a
+    collection; and not while a turn is running). For a session's load: the tens of thousands of
+    objects it builds all survive, so collecting among them as they come is wasted time. Blocks
+    may overlap (two sessions loading): the collector comes back when the last one ends. A
+    collector already disabled by someone else is left alone."""
+    global _loads_pausing, _frozen
+    if not _loads_pausing and not gc.isenabled():
+        yield
+        return
+    _loads_pausing += 1
+    gc.disable()
+    try:
+        yield
+    finally:
+        _loads_pausing -= 1
+        if not _loads_pausing:
+            if not _turns_running:
+                gc.freeze()
+                _frozen = True
+            gc.enable()
 
 
 def make_provider(model: str, settings: Settings) -> Provider:
@@ -254,13 +321,16 @@ class Agent:
         record = await self.store.get_session(session_id)
         if record is None:
             raise KeyError(f"unknown sessionId {session_id!r}")
-        messages = await self.store.load_messages(
-            session_id, since_message_id=record.summary_message_id
-        )
+        # The history is long-lived: no collection while it is built, frozen after it.
+        with collector_paused():
+            messages = await self.store.load_messages(
+                session_id, since_message_id=record.summary_message_id
+            )
+            grants = await self.store.list_grants(session_id)
         state = SessionState(record=record, messages=messages)
         state.grants = [
             Rule(tool=tool, pattern=pattern, action=action)  # type: ignore[arg-type]
-            for tool, pattern, action in await self.store.list_grants(session_id)
+            for tool, pattern, action in grants
         ]
         # Another task may have loaded it meanwhile; keep the first.
         return self._sessions.setdefault(session_id, state)
@@ -335,6 +405,8 @@ class Agent:
                 if ticket.cancelled:
                     return TurnResult(session_id, None, "cancelled", "", Usage())
                 state.queue.remove(ticket)
+                # Before the turn's task and objects exist (see "The garbage collector").
+                freeze_heap()
                 state.task = asyncio.create_task(self._run_turn(state, text, context or []))
                 return await state.task
         finally:
@@ -363,7 +435,9 @@ class Agent:
     async def _run_turn(
         self, state: SessionState, text: str, context: list[ContextPart]
     ) -> TurnResult:
+        global _turns_running
         turn = _Turn(self, state)
+        _turns_running += 1  # no freezing meanwhile (see "The garbage collector")
         try:
             return await turn.run(text, context)
         except asyncio.CancelledError:
@@ -372,6 +446,7 @@ class Agent:
                 task.uncancel()
             return await turn.finish_cancelled()
         finally:
+            _turns_running -= 1
             turn.flush_deltas()  # nothing streamed stays unshown, whatever ended the turn
 
 
@@ -511,7 +586,7 @@ class _Turn:
         request = ModelRequest(
             model=self.model,
             system=self.agent.rules_files.system(system),
-            messages=to_api_messages(state.messages),
+            messages=state.api.convert(state.messages),
             tools=self.agent.registry.schemas(),
             max_tokens=max_tokens,
             thinking=thinking,
@@ -590,11 +665,21 @@ class _Turn:
                 assistant.parts.remove(part)
             elif isinstance(part, TextPart | ThinkingPart):
                 await self.save_part(part)
-        await self.record_usage(begin_usage, end_usage)
+        step_usage = self.record_usage(begin_usage, end_usage)
         assistant.finish_reason = (
             "tool_use" if stop_reason == "tool_use" else _finish_of(stop_reason)
         )
-        await self.store.update_message(assistant)
+        # The message and the session's totals in one transaction (a commit and a few trips
+        # to the database's thread saved at every step).
+        await self.store.update_message(assistant, session_usage=step_usage)
+        self.emit(
+            UsageEvent(
+                session_id=self.session_id,
+                step=step_usage,
+                turn=self.usage,
+                session=self.state.record.usage,
+            )
+        )
         return stop_reason
 
     def flush_text(self, index: int | None = None) -> None:
@@ -655,7 +740,9 @@ class _Turn:
         self.finished_blocks = set()
         await self.store.clear_parts(self.assistant.id)
 
-    async def record_usage(self, begin: Any, end: Any) -> None:
+    def record_usage(self, begin: Any, end: Any) -> Usage:
+        """The step's usage, set on the message and added to the turn's and the session's (in
+        memory: step() stores it)."""
         assert self.assistant is not None
         input_tokens = (end.input_tokens if end and end.input_tokens else 0) or (
             begin.input_tokens if begin else 0
@@ -677,15 +764,7 @@ class _Turn:
         self.assistant.usage = step
         self.usage = self.usage.add(step)
         self.state.record.usage = self.state.record.usage.add(step)
-        await self.store.add_session_usage(self.session_id, step)
-        self.emit(
-            UsageEvent(
-                session_id=self.session_id,
-                step=step,
-                turn=self.usage,
-                session=self.state.record.usage,
-            )
-        )
+        return step
 
     async def close_step_after_error(self, error: str | None = None) -> None:
         """The provider failed for good: keep what was finished and the text streamed so far
@@ -911,6 +990,11 @@ class CallContext:
             )
             == "allow"
         )
+
+    def show_filter(self, base: Path) -> PathFilter | None:
+        """may_show for every file under directory `base` at once, by paths relative to it: the
+        rules are read once, not once a file (glob and grep list thousands)."""
+        return self.rules.read_filter(self._agent.root, base)
 
     async def authorize(self, query: PermissionQuery) -> None:
         action = self.rules.evaluate(

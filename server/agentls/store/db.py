@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from itertools import accumulate
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import aiosqlite
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from agentls.history import (
+    FINISHED_TOOL_STATUSES,
+    FinishReason,
     Message,
     Part,
     ToolPart,
@@ -24,12 +27,40 @@ from agentls.history import (
 )
 
 T = TypeVar("T")
+V = TypeVar("V")
 
 DB_FILENAME = "agentls.db"
 # How long a statement waits for another process's lock before failing with "database is locked".
 BUSY_TIMEOUT_MS = 5000
 
 _PART_ADAPTER: TypeAdapter[Part] = TypeAdapter(Part)
+_PARTS_ADAPTER: TypeAdapter[list[Part]] = TypeAdapter(list[Part])
+_USAGE_ADAPTER: TypeAdapter[Usage] = TypeAdapter(Usage)
+_USAGES_ADAPTER: TypeAdapter[list[Usage]] = TypeAdapter(list[Usage])
+_MESSAGE_FIELDS = frozenset(Message.model_fields)
+_ROLES = frozenset(get_args(Message.model_fields["role"].annotation))
+_FINISH_REASONS = frozenset(get_args(FinishReason))
+# What _message assumes of Message to build one as model_construct does: these fields, no
+# private attributes, no post-init hook, no extra fields kept. Otherwise it validates them all.
+_CONSTRUCT_OK = (
+    not Message.__private_attributes__
+    and Message.__pydantic_post_init__ is None
+    and Message.model_config.get("extra") != "allow"
+    and set(_MESSAGE_FIELDS)
+    == {
+        "id",
+        "session_id",
+        "role",
+        "created_at",
+        "parts",
+        "finish_reason",
+        "usage",
+        "error",
+        "reverted",
+    }
+)
+_new = object.__new__
+_set = object.__setattr__
 
 # Migration N (1-based) is MIGRATIONS[N - 1]; PRAGMA user_version records the last one applied.
 # Never edit a released migration: append a new one, since existing databases have already run it.
@@ -172,6 +203,24 @@ def _part_json(part: Part) -> str:
 
 def _usage_json(usage: Usage | None) -> str | None:
     return None if usage is None else usage.model_dump_json()
+
+
+def _add_session_usage(session_id: str, usage: Usage) -> tuple[str, tuple[Any, ...]]:
+    # Added in SQL rather than read-modify-write here, so no addition can be lost.
+    return (
+        "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,"
+        " cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,"
+        " cost_usd = round(cost_usd + ?, 8), updated_at = ? WHERE id = ?",
+        (
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            usage.cost_usd,
+            now_ms(),
+            session_id,
+        ),
+    )
 
 
 def _consume_outcome(task: asyncio.Future[Any]) -> None:
@@ -387,21 +436,7 @@ class Store:
 
     async def add_session_usage(self, session_id: str, usage: Usage) -> None:
         """Add usage to the session's totals and touch updated_at."""
-        # Added in SQL rather than read-modify-write here, so no addition can be lost.
-        await self._execute(
-            "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,"
-            " cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,"
-            " cost_usd = round(cost_usd + ?, 8), updated_at = ? WHERE id = ?",
-            (
-                usage.input_tokens,
-                usage.output_tokens,
-                usage.cache_read_tokens,
-                usage.cache_write_tokens,
-                usage.cost_usd,
-                now_ms(),
-                session_id,
-            ),
-        )
+        await self._execute(*_add_session_usage(session_id, usage))
 
     async def delete_session(self, session_id: str) -> None:
         """Delete the session with its messages, parts and grants (ON DELETE CASCADE)."""
@@ -445,18 +480,27 @@ class Store:
 
         await self._write(body)
 
-    async def update_message(self, message: Message) -> None:
-        """Store the message's finish_reason, usage, error and reverted flag (not its parts)."""
-        await self._execute(
-            "UPDATE messages SET finish_reason = ?, usage = ?, error = ?, reverted = ? WHERE id = ?",
-            (
-                message.finish_reason,
-                _usage_json(message.usage),
-                message.error,
-                int(message.reverted),
-                message.id,
-            ),
-        )
+    async def update_message(self, message: Message, *, session_usage: Usage | None = None) -> None:
+        """Store the message's finish_reason, usage, error and reverted flag (not its parts);
+        with session_usage, also add that to its session's totals (as add_session_usage does),
+        in the same transaction."""
+
+        async def body(conn: aiosqlite.Connection) -> None:
+            await conn.execute(
+                "UPDATE messages SET finish_reason = ?, usage = ?, error = ?, reverted = ?"
+                " WHERE id = ?",
+                (
+                    message.finish_reason,
+                    _usage_json(message.usage),
+                    message.error,
+                    int(message.reverted),
+                    message.id,
+                ),
+            )
+            if session_usage is not None:
+                await conn.execute(*_add_session_usage(message.session_id, session_usage))
+
+        await self._write(body)
 
     async def save_part(self, message_id: str, index: int, part: Part) -> None:
         """Insert the part at this index of the message, or replace the one there."""
@@ -562,27 +606,54 @@ class Store:
         process, whose live tool calls must not be marked interrupted.
         """
 
-        # One statement, so one consistent snapshot even while another process writes; a
-        # message without parts still comes back once, with NULL part columns.
-        sql = (
-            "SELECT m.id, m.role, m.created_at, m.finish_reason, m.usage, m.error, m.reverted,"
-            " p.idx, p.data FROM messages m LEFT JOIN parts p ON p.message_id = m.id"
-            " WHERE m.session_id = ?"
-        )
+        # The messages, each with its number of parts, then all the parts' JSON in the same
+        # order: two statements in one read transaction (one snapshot even while another
+        # process writes), returning fewer values than one join would (the sqlite3 module's
+        # cost is per value).
+        where = "m.session_id = ?"
         params: tuple[str, ...] = (session_id,)
         if since_message_id is not None:
             # NULL when the message is not in this session, and then nothing matches.
-            sql += " AND m.seq >= (SELECT seq FROM messages WHERE id = ? AND session_id = ?)"
+            where += " AND m.seq >= (SELECT seq FROM messages WHERE id = ? AND session_id = ?)"
             params = (session_id, since_message_id, session_id)
-        sql += " ORDER BY m.seq, p.idx"
+        messages_sql = (
+            "SELECT m.id, m.role, m.created_at, m.finish_reason, m.usage, m.error, m.reverted,"
+            " (SELECT count(*) FROM parts p WHERE p.message_id = m.id)"
+            f" FROM messages m WHERE {where} ORDER BY m.seq"
+        )
+        parts_sql = (
+            "SELECT p.data FROM messages m JOIN parts p ON p.message_id = m.id"
+            f" WHERE {where} ORDER BY m.seq, p.idx"
+        )
+
+        async def read(
+            conn: aiosqlite.Connection,
+        ) -> tuple[list[Message], list[tuple[Message, list[int]]]]:
+            heads = await conn.execute_fetchall(messages_sql, params)
+            datas = [row[0] for row in await conn.execute_fetchall(parts_sql, params)]
+            messages, unfinished = _build_messages(session_id, heads, datas)
+            # Where the parts of the messages to repair are on disk (their idx, in order).
+            located = [
+                (
+                    message,
+                    [
+                        row[0]
+                        for row in await conn.execute_fetchall(
+                            "SELECT idx FROM parts WHERE message_id = ? ORDER BY idx",
+                            (message.id,),
+                        )
+                    ],
+                )
+                for message in (unfinished if repair else [])
+            ]
+            return messages, located
 
         async def body(conn: aiosqlite.Connection) -> list[Message]:
-            rows = await conn.execute_fetchall(sql, params)
-            messages, unfinished = _build_messages(session_id, rows)
+            messages, unfinished = await _transaction(conn, read, "BEGIN")
             if not messages and since_message_id is not None:
                 # The since message itself would have matched had it been in the session.
                 raise KeyError(f"message {since_message_id!r} is not in session {session_id!r}")
-            if not repair or not unfinished:
+            if not unfinished:
                 return messages
             # Where each unfinished tool part lives on disk, found by the part object's identity.
             locations = {
@@ -652,51 +723,119 @@ class Store:
 
 
 def _build_messages(
-    session_id: str, rows: Iterable[Sequence[Any]]
-) -> tuple[list[Message], list[tuple[Message, list[int]]]]:
-    """Messages from the rows of the messages-join-parts query (ordered by seq, then idx).
-
-    Also returns the messages holding an unfinished tool call, each with its parts' on-disk
-    indexes, for the repair of interrupted calls.
+    session_id: str, heads: Iterable[Sequence[Any]], datas: list[str]
+) -> tuple[list[Message], list[Message]]:
+    """Messages from their rows (the message columns, then the number of parts) and the JSON of
+    all their parts, in order. Also returns those holding an unfinished tool call (to repair).
     """
-    messages: list[Message] = []
-    unfinished: list[tuple[Message, list[int]]] = []
-    # validate_json parses in pydantic-core, faster than json.loads followed by validation.
-    validate_part = _PART_ADAPTER.validate_json
+    heads = list(heads)
+    # The JSON of every part (and of every usage) validated in one call: pydantic-core's cost
+    # is mostly per call, and a session has thousands of parts.
+    ends = list(accumulate(head[7] for head in heads))
+    if (ends[-1] if ends else 0) != len(datas):
+        raise RuntimeError("the parts read do not match the messages read")
 
-    def finish(row: Sequence[Any], parts: list[Part], indexes: list[int], repairable: bool) -> None:
-        message_id, role, created_at, finish_reason, usage, error, reverted = row[:7]
-        message = Message(
-            id=message_id,
-            session_id=session_id,
-            role=role,
-            created_at=created_at,
-            parts=parts,
-            finish_reason=finish_reason,
-            usage=None if usage is None else Usage.model_validate_json(usage),
-            error=error,
-            reverted=bool(reverted),
+    def part_places() -> Iterator[str]:
+        start = 0
+        for head, end in zip(heads, ends, strict=True):
+            for position in range(end - start):
+                yield f"part {position} (in order) of message {head[0]!r}"
+            start = end
+
+    parts = _validate_each(_PARTS_ADAPTER, _PART_ADAPTER, datas, part_places)
+    usages = iter(
+        _validate_each(
+            _USAGES_ADAPTER,
+            _USAGE_ADAPTER,
+            [head[4] for head in heads if head[4] is not None],
+            lambda: (f"usage of message {head[0]!r}" for head in heads if head[4] is not None),
         )
-        messages.append(message)
-        if repairable:
-            unfinished.append((message, indexes))
+    )
+    messages: list[Message] = []
+    start = 0
+    for head, end in zip(heads, ends, strict=True):
+        messages.append(
+            _message(
+                {
+                    "id": head[0],
+                    "session_id": session_id,
+                    "role": head[1],
+                    "created_at": head[2],
+                    "parts": parts[start:end],
+                    "finish_reason": head[3],
+                    "usage": None if head[4] is None else next(usages),
+                    "error": head[5],
+                    "reverted": bool(head[6]),
+                }
+            )
+        )
+        start = end
+    # type(), not isinstance(): pydantic's metaclass makes isinstance() an ABC check.
+    live = {id(p) for p in parts if type(p) is ToolPart and p.status not in FINISHED_TOOL_STATUSES}
+    if not live:
+        return messages, []
+    return messages, [m for m in messages if any(id(p) in live for p in m.parts)]
 
-    current: Sequence[Any] | None = None
-    parts: list[Part] = []
-    indexes: list[int] = []
-    repairable = False
-    for row in rows:
-        if current is None or row[0] != current[0]:
-            if current is not None:
-                finish(current, parts, indexes, repairable)
-            current, parts, indexes, repairable = row, [], [], False
-        data = row[8]
-        if data is not None:
-            part = validate_part(data)
-            parts.append(part)
-            indexes.append(row[7])
-            if isinstance(part, ToolPart) and not part.finished:
-                repairable = True
-    if current is not None:
-        finish(current, parts, indexes, repairable)
-    return messages, unfinished
+
+def _message(value: dict[str, Any]) -> Message:
+    """A message from the column values of its row (its parts and usage already validated).
+
+    Built the way Message.model_construct builds a model (no validation: the row is ours,
+    written from a validated message, and its parts and usage were validated above), once each
+    value has the type validation would insist on; model_construct itself, a Python loop over
+    the fields, costs more than validating. A row failing that check is validated, so a corrupt
+    one raises pydantic's ValidationError, as it always did, with a note naming the message.
+    tests/store/test_load.py checks that a message built so equals the validated one.
+    """
+    finish_reason = value["finish_reason"]
+    error = value["error"]
+    if (
+        _CONSTRUCT_OK
+        and type(value["id"]) is str
+        and value["role"] in _ROLES
+        and type(value["created_at"]) is int
+        and (finish_reason is None or finish_reason in _FINISH_REASONS)
+        and (error is None or type(error) is str)
+    ):
+        message = _new(Message)
+        _set(message, "__dict__", value)
+        _set(message, "__pydantic_fields_set__", set(_MESSAGE_FIELDS))
+        _set(message, "__pydantic_extra__", None)
+        _set(message, "__pydantic_private__", None)
+        return message
+    try:
+        return Message.model_validate(value)
+    except ValidationError as exc:
+        exc.add_note(f"in the stored message {value['id']!r}")
+        raise
+
+
+def _validate_each(
+    many: TypeAdapter[list[V]],
+    one: TypeAdapter[V],
+    texts: list[str],
+    places: Callable[[], Iterable[str]],
+) -> list[V]:
+    """Each JSON text validated, all in one call (as one array). When that fails, each is
+    validated alone, so the error is the one a lone corrupt row would give, with a note saying
+    which row it is."""
+    if not texts:
+        return []
+    try:
+        values = many.validate_json("[" + ",".join(texts) + "]")
+    except ValueError:
+        pass
+    else:
+        # Our rows each hold one JSON value, and then the array's items are their values, in
+        # order. A row holding anything else changes the count or breaks the array (two rows
+        # would have to be forged to complement each other to escape both checks).
+        if len(values) == len(texts):
+            return values
+    out: list[V] = []
+    for text, place in zip(texts, places(), strict=True):
+        try:
+            out.append(one.validate_json(text))
+        except ValidationError as exc:
+            exc.add_note(f"in the stored {place}")
+            raise
+    return out
