@@ -50,7 +50,6 @@ async def test_text_turn_streams_persists_and_reports(
     h.accepted_requests()
 
 
-
 async def test_deltas_arriving_together_are_emitted_together_in_order(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
@@ -67,6 +66,7 @@ async def test_deltas_arriving_together_are_emitted_together_in_order(
     assert shown == result.text == answer.replace("\udcff", "\\xff")
     kinds = [e.type for e in h.events]
     assert kinds.index("turn-end") > max(i for i, k in enumerate(kinds) if k == "text-delta")
+
 
 async def test_system_prompt_carries_the_environment(
     make_harness: HarnessFactory, api: MessagesAPIServer
