@@ -22,10 +22,12 @@ import type {
   AgentRequests,
   DiagnosticsParams,
 } from './protocol/generated';
-import { agentOptions, resolveServerLaunch, serverEnv, type ServerLaunch } from './serverCommand';
+import { agentOptions, commandExists, resolveServerLaunch, serverEnv, type ServerLaunch } from './serverCommand';
 
 export const API_KEY_SECRET = 'agentls.anthropicApiKey';
 const MAX_RESTARTS = 5;
+// How long a start waits for `agentls.server.command` when nothing it could run is found yet.
+const SETTINGS_GRACE_MS = 3000;
 const RESTART_WINDOW_MS = 3 * 60 * 1000;
 
 class AgentCapabilitiesFeature implements StaticFeature {
@@ -52,6 +54,7 @@ export class ServerManager implements vscode.Disposable {
   private readonly output: vscode.OutputChannel;
   private readonly diagnostics: DiagnosticsForwarder<vscode.Uri>;
   private stopping = false;
+  private starting = false;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -91,14 +94,30 @@ export class ServerManager implements vscode.Disposable {
     },
   };
 
-  async start(): Promise<void> {
-    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+  private resolveLaunch(folders: string[]): ServerLaunch {
     const config = vscode.workspace.getConfiguration('agentls');
-    this.launch = resolveServerLaunch(
-      config.get<string>('server.command'),
-      config.get<string[]>('server.args'),
-      folders,
-    );
+    return resolveServerLaunch(config.get<string>('server.command'), config.get<string[]>('server.args'), folders);
+  }
+
+  async start(): Promise<void> {
+    this.starting = true;
+    try {
+      await this.startOnce();
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  private async startOnce(): Promise<void> {
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    this.launch = this.resolveLaunch(folders);
+    // Right after a window reload, VS Code can activate the extension before the user's settings
+    // have arrived (seen in code-server on a busy machine): with no command to run yet, give the
+    // setting a moment to show up rather than fail on `agentls` missing from PATH.
+    for (let waited = 0; waited < SETTINGS_GRACE_MS && !this.launchable(this.launch); waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      this.launch = this.resolveLaunch(folders);
+    }
     const apiKey = await this.context.secrets.get(API_KEY_SECRET);
     const serverOptions: ServerOptions = {
       command: this.launch.command,
@@ -160,6 +179,10 @@ export class ServerManager implements vscode.Disposable {
     } catch (err) {
       this.failedToStart(err);
     }
+  }
+
+  private launchable(launch: ServerLaunch): boolean {
+    return launch.origin !== 'path' || commandExists(launch.command, process.env.PATH);
   }
 
   private failedToStart(err: unknown): void {
@@ -227,6 +250,10 @@ export class ServerManager implements vscode.Disposable {
 
   private configurationChanged(e: vscode.ConfigurationChangeEvent): void {
     if (e.affectsConfiguration('agentls.server')) {
+      if (!this.running && !this.stopping && !this.starting) {
+        void this.restart(); // nothing running to lose: use the new setting at once
+        return;
+      }
       void vscode.window
         .showInformationMessage('agentls: the server setting changed. Restart the server to use it?', 'Restart')
         .then((choice) => {

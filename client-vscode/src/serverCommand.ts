@@ -1,6 +1,6 @@
 // Which `agentls` to start, and with what environment. No vscode import (unit-tested).
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { delimiter, isAbsolute, join } from 'node:path';
 
 export interface ServerLaunch {
   command: string;
@@ -38,6 +38,27 @@ export function resolveServerLaunch(
     }
   }
   return { command: 'agentls', args: serverArgs, origin: 'path' };
+}
+
+/**
+ * Whether `command` can be spawned: an absolute path that exists, or a bare name found in one of
+ * PATH's directories.
+ */
+export function commandExists(
+  command: string,
+  pathVar: string | undefined,
+  exists: (path: string) => boolean = existsSync,
+  platform: NodeJS.Platform = process.platform,
+): boolean {
+  if (isAbsolute(command) || command.includes('/') || (platform === 'win32' && command.includes('\\'))) {
+    return exists(command);
+  }
+  const names = platform === 'win32' ? [command, `${command}.exe`, `${command}.cmd`] : [command];
+  for (const dir of (pathVar ?? '').split(platform === 'win32' ? ';' : delimiter)) {
+    if (!dir) continue;
+    for (const name of names) if (exists(join(dir, name))) return true;
+  }
+  return false;
 }
 
 /** The server's environment: ours, plus the API key from SecretStorage when one is stored. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AGENT_CAPABILITIES, fillAgentCapabilities } from '../../src/capabilities';
-import { agentOptions, resolveServerLaunch, serverEnv } from '../../src/serverCommand';
+import { agentOptions, commandExists, resolveServerLaunch, serverEnv } from '../../src/serverCommand';
 
 describe('which server to start', () => {
   const none = () => false;
@@ -56,5 +56,17 @@ describe('what the server is given', () => {
     const empty: { experimental?: unknown } = {};
     fillAgentCapabilities(empty);
     expect(empty.experimental).toEqual({ agent: AGENT_CAPABILITIES });
+  });
+});
+
+describe('commandExists', () => {
+  it('finds a bare name in a PATH directory, and an absolute path only where it is', () => {
+    const present = new Set(['/opt/bin/agentls', '/w/.venv/bin/agentls']);
+    const exists = (p: string) => present.has(p);
+    expect(commandExists('agentls', '/usr/bin::/opt/bin', exists, 'linux')).toBe(true);
+    expect(commandExists('agentls', '/usr/bin', exists, 'linux')).toBe(false);
+    expect(commandExists('agentls', undefined, exists, 'linux')).toBe(false);
+    expect(commandExists('/w/.venv/bin/agentls', '', exists, 'linux')).toBe(true);
+    expect(commandExists('/nowhere/agentls', '/opt/bin', exists, 'linux')).toBe(false);
   });
 });
