@@ -486,7 +486,26 @@ def run(result: BenchResult) -> None:
             f"step {median(col('step_s')):.0f} ms, SDK alone {sdk:.0f} ms",
         )
     )
-    result.add(Figure("loop: SDK alone, same request", sdk, "ms"))
+    result.add(
+        Figure(
+            "loop: SDK alone, same request",
+            sdk,
+            "ms",
+            note="the mean of the SDK alone right before the step (the previous request) and "
+            "right after it (the same request)",
+        )
+    )
+    own = median([(r["before_provider_s"] + r["after_stream_s"]) * 1000 for r in rows])
+    result.add(
+        Figure(
+            "loop: agentls' own phases of a step",
+            own,
+            "ms",
+            note="TurnStart -> provider called (history to API form, storing the assistant "
+            "message...) + stream end -> TurnEnd (storing usage and the message): the part of "
+            "the step overhead that is not a difference of two noisy SDK + server times",
+        )
+    )
     load = median(data["agent_session_s"]) * 1000
     result.add(
         Figure(
