@@ -894,7 +894,8 @@ class _Turn:
                 if index in self.finished_blocks:
                     continue
                 if isinstance(part, ToolPart):
-                    assistant.parts.remove(part)
+                    if part in assistant.parts:  # the step's end may have dropped it already
+                        assistant.parts.remove(part)
                 elif isinstance(part, TextPart):
                     part.cancelled = True
             for part in assistant.parts:
