@@ -21,7 +21,7 @@ from pygls.protocol import default_converter
 
 from agentls.lsp import bootstrap, bootstrap_gen
 from agentls.lsp.bootstrap_data import DATA
-from agentls.lsp.server import _PrefixedReader, build_server
+from agentls.lsp.server import WriteCapture, _PrefixedReader, build_server
 from tests.lsp.editor import Profile
 
 CLIENTS = Path(__import__("pytest_lsp").__file__).parent / "clients"
@@ -42,22 +42,11 @@ def initialize(params: Any, msg_id: Any = 1) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": params}
 
 
-class Capture:
-    def __init__(self) -> None:
-        self.data = b""
-
-    def write(self, data: bytes) -> None:
-        self.data += data
-
-    def close(self) -> None:
-        pass
-
-
 def pygls_answer(body: bytes) -> bytes:
     """What a fresh server writes back for this first message, processed as pygls.io_.run_async
     processes one (errors included)."""
     server = build_server()
-    capture = Capture()
+    capture = WriteCapture()
     server.protocol.set_writer(capture)
 
     async def handle() -> None:

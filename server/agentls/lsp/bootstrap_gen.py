@@ -172,24 +172,13 @@ def params_types() -> dict[str, Any]:
     return describer.classes
 
 
-class _Capture:
-    def __init__(self) -> None:
-        self.data = b""
-
-    def write(self, data: bytes) -> None:
-        self.data += data
-
-    def close(self) -> None:
-        pass
-
-
 def pygls_answer(body: bytes) -> bytes:
     """What a fresh server built by build_server() writes back for this first message, processed
     the way pygls' reader loop processes it (`pygls.io_.run_async`)."""
-    from agentls.lsp.server import build_server
+    from agentls.lsp.server import WriteCapture, build_server
 
     server = build_server()
-    capture = _Capture()
+    capture = WriteCapture()
     server.protocol.set_writer(capture)
 
     async def handle() -> None:

@@ -219,7 +219,9 @@ class _PrefixedReader:
         return body
 
 
-class _Capture:
+class WriteCapture:
+    """A writer for pygls' protocol that keeps what it is given (the bytes of the frames)."""
+
     def __init__(self) -> None:
         self.data = b""
 
@@ -268,7 +270,7 @@ class AgentProtocol(LanguageServerProtocol):
             return
         self.early_answer = None
         writer = self.writer
-        capture = _Capture()
+        capture = WriteCapture()
         self.writer = capture
         try:
             super()._send_response(msg_id, result, error)
