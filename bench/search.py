@@ -144,7 +144,7 @@ async def _rg(args: list[str], cwd: Path) -> tuple[float, int]:
 async def measure(root: Path, n: int) -> dict[str, dict[str, Any]]:
     from agentls.tools._common import RG_BASE_FLAGS
     from agentls.tools.glob import GlobTool, file_name_glob, hidden_args
-    from agentls.tools.grep import MAX_COLUMNS, GrepTool
+    from agentls.tools.grep import RG_GREP_FLAGS, GrepTool
 
     ctx = Ctx(root)
     grep, glob = GrepTool(), GlobTool()
@@ -152,16 +152,7 @@ async def measure(root: Path, n: int) -> dict[str, dict[str, Any]]:
     for name, pattern in GREP_QUERIES.items():
         params = grep.parse({"pattern": pattern})
         exact = [
-            *RG_BASE_FLAGS,
-            "--line-number",
-            "--no-heading",
-            "--with-filename",
-            "--null",
-            "--max-columns",
-            str(MAX_COLUMNS),
-            "--max-columns-preview",
-            "--sort",
-            "path",
+            *RG_GREP_FLAGS,
             "-e",
             pattern,
             "--",

@@ -23,6 +23,19 @@ from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolError, To
 
 MAX_MATCHES = 100
 MAX_COLUMNS = 300
+# rg's flags for every grep call (the include glob, the pattern and the paths follow).
+RG_GREP_FLAGS = (
+    *RG_BASE_FLAGS,
+    "--line-number",
+    "--no-heading",
+    "--with-filename",
+    "--null",
+    "--max-columns",
+    str(MAX_COLUMNS),
+    "--max-columns-preview",
+    "--sort",
+    "path",
+)
 # Past this many matching lines we stop ripgrep and report "at least".
 COUNT_LIMIT = 10_000
 
@@ -177,18 +190,7 @@ class GrepTool(Tool):
 
             return on_block
 
-        args = [
-            *RG_BASE_FLAGS,
-            "--line-number",
-            "--no-heading",
-            "--with-filename",
-            "--null",
-            "--max-columns",
-            str(MAX_COLUMNS),
-            "--max-columns-preview",
-            "--sort",
-            "path",
-        ]
+        args = list(RG_GREP_FLAGS)
         args += include_args
         args += ["-e", params.pattern]
         if len(parts) == 1:
