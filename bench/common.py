@@ -139,6 +139,27 @@ def child_env(tmp: Path, base_url: str | None = None, **extra: str) -> dict[str,
 
 
 @contextlib.contextmanager
+def inprocess_env(tmp: Path, url: str) -> Iterator[None]:
+    """This process's environment pointed at the local server (an isolated config home, a bench
+    key) for an in-process measurement; put back as it was afterwards."""
+    values = {
+        "XDG_CONFIG_HOME": str(tmp / "config"),
+        "ANTHROPIC_API_KEY": "bench-key",
+        "ANTHROPIC_BASE_URL": url,
+    }
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@contextlib.contextmanager
 def temp_dir(prefix: str) -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix=f"agentls-bench-{prefix}-"))
     try:

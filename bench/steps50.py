@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from bench.common import (
     Figure,
     api_server,
     child_env,
+    inprocess_env,
     log,
     median,
     paired_ratio,
@@ -230,10 +230,7 @@ def run(result: BenchResult) -> None:
         log("imports (ms, by package): " + ", ".join(f"{k} {v:.0f}" for k, v in imports.items()))
         inproc: list[tuple[float, float]] = []
         with api_server(tmp) as srv:
-            saved = {k: os.environ.get(k) for k in ("XDG_CONFIG_HOME", "ANTHROPIC_API_KEY")}
-            os.environ.update(XDG_CONFIG_HOME=str(tmp / "config"), ANTHROPIC_API_KEY="bench-key")
-            os.environ["ANTHROPIC_BASE_URL"] = srv.url
-            try:
+            with inprocess_env(tmp, srv.url):
                 for i in range(n + 1):  # the first round warms up
                     srv.enqueue(script)  # for agentls
                     srv.enqueue(script)  # for the SDK replay after it
@@ -242,13 +239,6 @@ def run(result: BenchResult) -> None:
                     srv.control("/_test/clear", {})
                     if i:
                         inproc.append(pair)
-            finally:
-                os.environ.pop("ANTHROPIC_BASE_URL", None)
-                for key, value in saved.items():
-                    if value is None:
-                        os.environ.pop(key, None)
-                    else:
-                        os.environ[key] = value
 
     def col(kind: str, key: str) -> list[float]:
         return [s[key] for s in samples[kind]]

@@ -34,6 +34,7 @@ from bench.common import (
     Figure,
     api_server,
     child_env,
+    inprocess_env,
     log,
     median,
     paired_ratio,
@@ -201,13 +202,7 @@ async def _inprocess(
 def run_inprocess(result: BenchResult, text: str, n: int, body: dict[str, Any]) -> None:
     pairs: list[tuple[float, float]] = []
     with temp_dir("stream-inproc") as tmp, api_server(tmp) as srv:
-        saved = {k: os.environ.get(k) for k in ("XDG_CONFIG_HOME", "ANTHROPIC_API_KEY")}
-        os.environ.update(
-            XDG_CONFIG_HOME=str(tmp / "config"),
-            ANTHROPIC_API_KEY="bench-key",
-            ANTHROPIC_BASE_URL=srv.url,
-        )
-        try:
+        with inprocess_env(tmp, srv.url):
             for i in range(n + 1):  # the first round warms up
                 srv.enqueue([reply(text), reply(text)])
                 quiet()
@@ -215,13 +210,6 @@ def run_inprocess(result: BenchResult, text: str, n: int, body: dict[str, Any]) 
                 srv.control("/_test/clear", {})
                 if i:
                     pairs.append(pair)
-        finally:
-            os.environ.pop("ANTHROPIC_BASE_URL", None)
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
     a = median([p[0] for p in pairs])
     f = median([p[1] for p in pairs])
     per_delta = median([(x - y) / DELTAS * 1e6 for x, y in pairs])
