@@ -249,6 +249,46 @@ async def test_a_valid_row_of_unusual_types_is_validated_not_trusted(db_path: Pa
     assert loaded[3].created_at == 3 and type(loaded[3].created_at) is int
 
 
+async def test_loaded_messages_share_one_fields_set_that_assignment_leaves_whole(
+    db_path: Path,
+) -> None:
+    store, session_id = await _session_with_rows(db_path)
+    loaded = await store.load_messages(session_id)
+    await store.close()
+    every_field = set(Message.model_fields)
+    assert all(m.model_fields_set == every_field for m in loaded)
+    # Setting a field on one message (as the loop does) changes nothing in the others.
+    before = [m.model_dump() for m in loaded[1:]]
+    loaded[0].finish_reason = "error"
+    loaded[0].reverted = True
+    assert [m.model_dump() for m in loaded[1:]] == before
+    assert all(m.model_fields_set == every_field for m in loaded)
+    copy = loaded[0].model_copy()
+    assert copy.model_fields_set == every_field
+    assert copy.model_fields_set is not loaded[0].model_fields_set
+
+
+async def test_a_part_row_written_with_camel_case_keys_still_loads(db_path: Path) -> None:
+    # The store writes field names; a row holding the wire's camelCase keys (written by hand,
+    # or by some other tool) is still a valid part: validated alone, by alias.
+    store, session_id = await _session_with_rows(db_path)
+    expected = await store.load_messages(session_id)
+    row = (
+        '{"type":"tool","callId":"toolu_camel","tool":"read","input":{"path":"a.py"},'
+        '"status":"completed","output":"x","title":"Read a.py"}'
+    )
+    _corrupt(
+        db_path,
+        "UPDATE parts SET data = '" + row + "' WHERE message_id = 'msg_1' AND idx = 0",
+    )
+    loaded = await store.load_messages(session_id)
+    await store.close()
+    part = loaded[1].parts[0]
+    assert isinstance(part, ToolPart) and part.call_id == "toolu_camel"
+    assert part.input == {"path": "a.py"} and part.status == "completed"
+    assert loaded[2:] == expected[2:]
+
+
 def test_the_shortcut_build_assumes_what_message_still_is() -> None:
     # store.db builds loaded messages the way model_construct does; it relies on this.
     assert store_db._CONSTRUCT_OK
