@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agentls.history import TextPart, ToolPart
+from agentls.store import Store
 from agentls.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from tests.conftest import HarnessFactory
 from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
@@ -391,3 +392,111 @@ async def test_retry_on_overload_voids_partial_stream(
     assert len(h.of_type("retry")) == 2
     loaded = await h.store.load_messages(session.id)
     assert loaded[1].text() == "clean answer"
+
+
+def _lagging(method: Any, delay_s: float, calls: list[str], name: str) -> Any:
+    """A store method that waits before it writes (a busy disk, another process's lock)."""
+
+    async def lagging(*args: Any, **kwargs: Any) -> Any:
+        calls.append(f"{name} start")
+        await asyncio.sleep(delay_s)
+        result = await method(*args, **kwargs)
+        calls.append(f"{name} done")
+        return result
+
+    return lagging
+
+
+async def test_the_stream_does_not_wait_for_its_writes_which_land_in_order_before_the_step_ends(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    (Path(make_harness.tmp_path) / "ws").mkdir(exist_ok=True)
+    (Path(make_harness.tmp_path) / "ws" / "a.py").write_text("x = 1\n")
+    api.enqueue(reply(text("Reading it."), tool_use("read", {"path": "a.py"}), text("Then more.")))
+    api.enqueue(reply(text("It sets x.")))
+    h = await make_harness(ALLOW_ALL)
+    calls: list[str] = []
+    # The assistant message lands after its parts would have (were they not in order): the
+    # parts' foreign key would refuse them.
+    h.store.add_message = _lagging(h.store.add_message, 0.2, calls, "add")  # type: ignore[method-assign]
+    h.store.save_part = _lagging(h.store.save_part, 0.05, calls, "part")  # type: ignore[method-assign]
+    seen_at_tool_call: list[list[str]] = []
+    h.agent.subscribe(
+        lambda e: seen_at_tool_call.append(list(calls)) if e.type == "tool-call" else None
+    )
+    session = await h.agent.new_session()
+    result = await h.agent.prompt(session.id, "what does a.py do?")
+    assert result.finish_reason == "end_turn" and result.text == "It sets x."
+    # The tool call was announced while the writes were still under way...
+    assert "part done" not in seen_at_tool_call[0]
+    # ...and every write was done, in order, before the step ended (before the tool ran).
+    state = await h.agent.session(session.id)
+    fresh = await Store.open(h.store.path)
+    try:
+        loaded = await fresh.load_messages(session.id)
+    finally:
+        await fresh.close()
+    assert [m.model_dump() for m in loaded] == [m.model_dump() for m in state.messages]
+    assert [type(p).__name__ for p in loaded[1].parts] == ["TextPart", "ToolPart", "TextPart"]
+    tool = loaded[1].parts[1]
+    assert (
+        isinstance(tool, ToolPart) and tool.status == "completed" and "x = 1" in (tool.output or "")
+    )
+
+
+async def test_a_cancel_while_stream_writes_are_under_way_waits_for_them(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    hold = threading.Event()
+    # Held after the first block's end: message_start, ping, block start, delta, block stop.
+    api.enqueue(
+        reply(text("first block"), text("never sent"), chunk_size=100, hold=hold, hold_after=5)
+    )
+    h = await make_harness()
+    calls: list[str] = []
+    h.store.add_message = _lagging(h.store.add_message, 0.3, calls, "add")  # type: ignore[method-assign]
+    h.store.save_part = _lagging(h.store.save_part, 0.3, calls, "part")  # type: ignore[method-assign]
+    session = await h.agent.new_session()
+    turn = asyncio.create_task(h.agent.prompt(session.id, "go"))
+    await h.wait_for("text-delta")
+    await asyncio.sleep(0.05)  # the block's end has been read: its write is queued
+    assert await h.agent.cancel(session.id)
+    result = await asyncio.wait_for(turn, 10)
+    hold.set()
+    assert result.finish_reason == "cancelled" and result.text == "first block"
+    # The user's message, the assistant's and its part were all written before the cancel's
+    # own writes (which replace the parts and mark the message cancelled).
+    assert calls.count("add done") == 2 and calls.count("part done") == 1
+    fresh = await Store.open(h.store.path)
+    try:
+        loaded = await fresh.load_messages(session.id)
+    finally:
+        await fresh.close()
+    assert loaded[1].finish_reason == "cancelled"
+    assert [p.text for p in loaded[1].parts if isinstance(p, TextPart)] == ["first block"]
+
+
+async def test_a_failed_stream_write_fails_the_turn_instead_of_being_lost(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    import sqlite3
+
+    api.enqueue(reply(text("an answer the disk will not take")))
+    api.enqueue(reply(text("fine now")))
+    h = await make_harness()
+    real_save_part = h.store.save_part
+
+    async def failing(*args: Any, **kwargs: Any) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    h.store.save_part = failing  # type: ignore[method-assign]
+    session = await h.agent.new_session()
+    try:
+        outcome: Any = await asyncio.wait_for(h.agent.prompt(session.id, "go"), 10)
+    except sqlite3.OperationalError as exc:
+        outcome = exc
+    assert isinstance(outcome, sqlite3.OperationalError), outcome
+    assert not h.agent.is_busy(session.id)
+    h.store.save_part = real_save_part  # type: ignore[method-assign]
+    again = await asyncio.wait_for(h.agent.prompt(session.id, "again"), 10)
+    assert again.text == "fine now"

@@ -16,6 +16,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -474,10 +475,39 @@ class _Turn:
         self.final_text = ""
         self.recent_calls: list[str] = []
         self.compactor = Compactor(self)
+        # The store writes of the stream phase, started and not waited for (see write_behind).
+        self.writes: asyncio.Task[None] | None = None
 
     def emit(self, event: Any) -> None:
         self.flush_deltas()  # streamed text first: events keep the order they happened in
         self.agent.emit(event)
+
+    def write_behind(self, write: Callable[[], Awaitable[None]]) -> None:
+        """Start a store write, after the ones started before it, without waiting for it: the
+        step goes on meanwhile (the SDK builds and sends the request while the new assistant
+        message is stored; the stream goes on while a finished block is). The step's end waits
+        for them (settle_writes) before it stores the step as done, and before any other write
+        of the turn: a completed step is on disk, in the order it happened, as before."""
+        previous = self.writes
+
+        async def after_previous() -> None:
+            if previous is not None:
+                await previous  # a failed write fails those after it: the first one is raised
+            await write()
+
+        task = asyncio.ensure_future(after_previous())
+        task.add_done_callback(_outcome_fetched)
+        self.writes = task
+
+    async def settle_writes(self) -> None:
+        """Wait for the writes write_behind started; raises the first that failed. A cancel of
+        the turn meanwhile does not stop them (finish_cancelled waits for them again)."""
+        writes = self.writes
+        if writes is None:
+            return
+        await asyncio.shield(writes)
+        if self.writes is writes:
+            self.writes = None
 
     def queue_delta(self, kind: type[TextDeltaEvent] | type[ThinkingDeltaEvent], text: str) -> None:
         """A text or thinking delta for the front ends. The SDK hands over the events of one
@@ -601,7 +631,10 @@ class _Turn:
         self.tool_json = {}
         self.finished_blocks = set()
         state.messages.append(assistant)
-        await self.store.add_message(assistant)
+        # As it is now (no parts yet): the stream adds parts to the one in memory meanwhile.
+        self.write_behind(
+            partial(self.store.add_message, assistant.model_copy(update={"parts": []}))
+        )
         stop_reason: str | None = None
         begin_usage = None
         end_usage = None
@@ -657,6 +690,7 @@ class _Turn:
                     )
                 )
         self.flush_text()
+        await self.settle_writes()
         # Blocks the stream never closed (max_tokens inside a tool call) are dropped: a tool_use
         # with half its input can be neither run nor sent back.
         unfinished = [p for i, p in self.streaming.items() if i not in self.finished_blocks]
@@ -711,7 +745,7 @@ class _Turn:
                     f"Your input for {part.tool} was not valid JSON ({exc}); nothing was run."
                 )
             part.title = tool.title(part.input) if tool else part.tool
-            await self.save_part(part)
+            self.save_part_behind(part)
             self.emit(
                 ToolCallEvent(
                     session_id=self.session_id,
@@ -722,17 +756,25 @@ class _Turn:
                 )
             )
         else:
-            await self.save_part(part)
+            self.save_part_behind(part)
 
     async def save_part(self, part: Part) -> None:
         assert self.assistant is not None
         index = self.assistant.parts.index(part)
         await self.store.save_part(self.assistant.id, index, part)
 
+    def save_part_behind(self, part: Part) -> None:
+        """save_part with write_behind, of the part as it is now."""
+        assert self.assistant is not None
+        index = self.assistant.parts.index(part)
+        copy = part.model_copy(deep=True)
+        self.write_behind(partial(self.store.save_part, self.assistant.id, index, copy))
+
     async def void_step(self) -> None:
         """A retry: whatever this step streamed is void; the history keeps no duplicate."""
         assert self.assistant is not None
         self.flush_deltas()  # what was shown before the retry, the retry event then voids
+        await self.settle_writes()
         self.assistant.parts.clear()
         self.streaming = {}
         self.text_chunks = {}
@@ -772,6 +814,7 @@ class _Turn:
         if self.assistant is None:
             return
         self.flush_text()
+        await self.settle_writes()
         self.assistant.error = error
         for index, part in list(self.streaming.items()):
             if index not in self.finished_blocks and isinstance(part, ToolPart):
@@ -890,6 +933,7 @@ class _Turn:
         assistant = self.assistant
         if assistant is not None:
             self.flush_text()
+            await self.settle_writes()
             for index, part in list(self.streaming.items()):
                 if index in self.finished_blocks:
                     continue
@@ -920,6 +964,13 @@ class _Turn:
         return TurnResult(
             self.session_id, self.last_assistant_id, "cancelled", self.final_text, self.usage
         )
+
+
+def _outcome_fetched(task: asyncio.Task[None]) -> None:
+    """A write_behind task's outcome, fetched so that asyncio does not log "exception was never
+    retrieved" for a failure nobody awaited (the turn ended another way)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _all_read_only(agent: Agent, batch: list[ToolPart]) -> bool:
