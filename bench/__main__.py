@@ -33,9 +33,11 @@ def table() -> str:
         details = data.get("details", {})
         waits = details.get("quiet_wait_s", {}).get("n", 0)
         busy = len(details.get("measured_while_busy", []))
+        steal = details.get("steal_share")
+        stolen = "" if steal is None else f", {steal:.0%} of CPU time stolen by the host"
         runs_info.append(
             f"{name} {data['machine']['taken_at'][:16].replace('T', ' ')} "
-            f"({waits - busy} of {waits} measurements on idle cores)"
+            f"({waits - busy} of {waits} measurements on idle cores{stolen})"
         )
         for f in data["figures"]:
             floor = fmt(f["floor"], f["unit"]) if f["floor"] is not None else ""
@@ -90,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n-- {name}", flush=True)
         result = BenchResult(name)
         common.reset_quiet()
+        counters = common.cpu_counters()
         try:
             importlib.import_module(f"bench.{name}").run(result)
         except Exception:
@@ -97,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(name)
             continue
         result.details["bench_seconds"] = round(time.monotonic() - started, 1)
+        # Idle cores are not enough on a VM: the host may be slow to run ours.
+        steal = common.steal_share(counters, common.cpu_counters())
+        result.details["steal_share"] = None if steal is None else round(steal, 3)
         # Before each measurement the harness waited for the other processes to go quiet.
         result.details["quiet_wait_s"] = summary(common.waited, 2)
         result.details["measured_while_busy"] = list(common.noisy)

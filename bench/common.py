@@ -98,6 +98,28 @@ def _cpu_times() -> tuple[int, int]:
     return sum(fields[:8]), idle
 
 
+def cpu_counters() -> tuple[int, int] | None:
+    """(the machine's busy time, the time stolen by the hypervisor) so far, in clock ticks, from
+    /proc/stat; None where it cannot be read."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 8:
+        return None
+    idle = fields[3] + fields[4]
+    return sum(fields[:8]) - idle, fields[7]
+
+
+def steal_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """The share of the busy time between two cpu_counters() that the hypervisor took for other
+    machines (this one is a VM sharing its host: its cores run slower when that share is high)."""
+    if before is None or after is None or after[0] <= before[0]:
+        return None
+    return (after[1] - before[1]) / (after[0] - before[0])
+
+
 def quiet(window_s: float = 0.3) -> float:
     """Wait until the other processes on the machine leave its cores mostly idle for one window,
     so that a measurement does not share them (QUIET_MAX_WAIT_S at most, QUIET_BUDGET_S in all
