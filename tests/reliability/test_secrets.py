@@ -75,7 +75,12 @@ def test_the_api_key_never_leaks(tmp_path: Path, figures: Figures) -> None:
     workspace.mkdir()
     data = tmp_path / "data"
     log = tmp_path / "serve.log"
-    dump = "env; tr '\\0' '\\n' < /proc/self/environ; echo key=$ANTHROPIC_API_KEY; set"
+    # Its own environment, and the server's (its parent): Linux shows a process's initial
+    # environment to every process of the same user.
+    dump = (
+        "env; tr '\\0' '\\n' < /proc/self/environ; echo key=$ANTHROPIC_API_KEY; set; "
+        "echo parent=$PPID; tr '\\0' '\\n' < /proc/$PPID/environ"
+    )
     with MessagesAPIServer(strict_auth=True, api_key=key) as api:
         api.enqueue(
             reply(text("Checking the environment."), tool_use("bash", {"command": dump})),
@@ -108,6 +113,8 @@ def test_the_api_key_never_leaks(tmp_path: Path, figures: Figures) -> None:
         p["output"] for m in messages["messages"] for p in m["parts"] if p.get("tool") == "bash"
     )
     assert "key=" in bash_output and "PATH=" in bash_output
+    # The parent's environment was read (the server's: its AGENTLS_ variables are there).
+    assert "AGENTLS_DATA_DIR=" in bash_output.rpartition("parent=")[2]
     places = {
         "events and notifications": repr(server.events) + repr(server.notifications),
         "server log at DEBUG": log.read_text(errors="replace"),

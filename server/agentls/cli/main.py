@@ -48,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Before any tool can run: see agentls.environ_scrub.
+    from agentls.environ_scrub import scrub_initial_environment
+
+    scrub_initial_environment()
     if (sys.argv[1:] if argv is None else argv) == ["serve"]:
         return _serve()
     args = build_parser().parse_args(argv)

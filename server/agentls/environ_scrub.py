@@ -1,0 +1,48 @@
+"""The API key out of this process's initial environment, where other processes can read it.
+
+Linux keeps the environment a process was started with in the process's own memory, and shows it
+in /proc/PID/environ to every process of the same user. A command the bash tool runs (a child of
+agentls, its own environment free of ANTHROPIC_ variables) could read the key there:
+`tr '\\0' '\\n' < /proc/$PPID/environ`. Python copied that environment into os.environ at startup,
+which is where agentls (and the SDK) read it from; nothing in this process reads the original
+block afterwards. So the values of the ANTHROPIC_ variables in it are overwritten with NUL bytes
+through /proc/self/mem, which a process may always write for itself. Best effort: elsewhere than
+Linux, or with /proc unavailable, nothing changes. os.environ keeps every value.
+"""
+
+from __future__ import annotations
+
+import sys
+
+SECRET_PREFIX = b"ANTHROPIC_"
+
+
+def scrub_initial_environment(prefix: bytes = SECRET_PREFIX) -> int:
+    """Overwrite the values of the variables named with prefix in this process's initial
+    environment block; returns how many were overwritten."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        # proc(5): after "pid (comm) ", field 3 (state) onwards; env_start and env_end are the
+        # 50th and 51st fields.
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        start, end = int(fields[47]), int(fields[48])
+        if not 0 < start < end:
+            return 0
+        count = 0
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(start)
+            block = mem.read(end - start)
+            offset = 0
+            for entry in block.split(b"\0"):
+                name, equals, value = entry.partition(b"=")
+                if equals and value and name.startswith(prefix):
+                    mem.seek(start + offset + len(name) + 1)
+                    mem.write(b"\0" * len(value))
+                    count += 1
+                offset += len(entry) + 1
+        return count
+    except (OSError, ValueError, IndexError):
+        return 0
