@@ -61,6 +61,28 @@ async def test_gitignore_and_hidden_respected(root: Path, run: RunTool) -> None:
     assert "dist" not in result.output and ".hidden" not in result.output
 
 
+async def test_include_skips_hidden_files_as_a_search_without_it_does(
+    root: Path, run: RunTool
+) -> None:
+    # rg's type filter (what include becomes) would let a dotfile whose name matches through.
+    put(root, "src/a.py", "needle\n")
+    put(root, ".hidden.py", "needle\n")
+    put(root, "src/.generated_helper.py", "needle\n")
+    put(root, "pkg/sub/.cache.py", "needle\n")
+    plain = await run(grep, pattern="needle")
+    only_py = await run(grep, pattern="needle", include="*.py")
+    for result in (plain, only_py):
+        assert result.output.startswith("1 matching line in 1 file"), result.output
+        assert "src/a.py" in result.output and "/." not in result.output
+        assert ".hidden.py" not in result.output
+    # An include that names dotfiles searches them; so does a search of that one file.
+    dotted = await run(grep, pattern="needle", include=".*.py")
+    assert ".hidden.py" in dotted.output and "src/.generated_helper.py" in dotted.output
+    assert "src/a.py" not in dotted.output
+    one = await run(grep, pattern="needle", path=".hidden.py", include="*.py")
+    assert ".hidden.py:\n  1: needle" in one.output
+
+
 async def test_no_matches(root: Path, run: RunTool) -> None:
     put(root, "a.txt", "abc\n")
     result = await run(grep, pattern="xyz")

@@ -355,6 +355,18 @@ def _glob_literal(name: str) -> str:
     return "".join("\\" + c if c in "\\*?[]{}" else c for c in name)
 
 
+def names_hidden(pattern: str) -> bool:
+    """Whether the pattern spells out a dotfile or dot-directory (`.env`, `.github/**`)."""
+    for segment in pattern.replace("\\", "/").split("/"):
+        if segment.startswith(".") and segment not in (".", ".."):
+            return True
+        if segment.startswith("{") and any(
+            p.startswith(".") for p in segment.strip("{}").split(",")
+        ):
+            return True
+    return False
+
+
 def walk_parts(base: Path, *, hidden: bool) -> list[list[str]]:
     """rg arguments that split one walk of directory `base` into parts, an rg process each, run
     side by side (rg walks on one thread when it sorts its output): one per core, 4 at most.

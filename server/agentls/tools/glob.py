@@ -14,6 +14,7 @@ from agentls.tools._common import (
     expect_input,
     glob_matcher,
     input_dict,
+    names_hidden,
     plural,
     run_rg_parts,
     show_filter,
@@ -32,18 +33,6 @@ class GlobInput(ToolInput):
     path: str | None = Field(
         default=None, description="Directory to search in (default: the workspace root)."
     )
-
-
-def names_hidden(pattern: str) -> bool:
-    """Whether the pattern spells out a dotfile or dot-directory (`.env`, `.github/**`)."""
-    for segment in pattern.replace("\\", "/").split("/"):
-        if segment.startswith(".") and segment not in (".", ".."):
-            return True
-        if segment.startswith("{") and any(
-            p.startswith(".") for p in segment.strip("{}").split(",")
-        ):
-            return True
-    return False
 
 
 def hidden_args(pattern: str) -> list[str]:

@@ -13,6 +13,7 @@ from agentls.tools._common import (
     expect_input,
     glob_matcher,
     input_dict,
+    names_hidden,
     plural,
     run_rg_blocks,
     run_rg_parts,
@@ -95,9 +96,14 @@ class GrepTool(Tool):
         include = (params.include or "").strip()
         include_args: list[str] = []
         path_filter: re.Pattern[str] | None = None
+        # A type match lets hidden files through (rg walks no hidden directory, but a dotfile
+        # whose name matches is searched): dropped below, unless include names them or the
+        # search is of one file.
+        drop_hidden = False
         if include and "/" not in include:
             # A file type, not --glob: rg's --glob would override .gitignore for matching files.
             include_args = ["--type-add", f"include:{include}", "--type", "include"]
+            drop_hidden = target == "." and not names_hidden(include)
         elif include:
             path_filter = glob_matcher(include)
 
@@ -122,6 +128,8 @@ class GrepTool(Tool):
             if not sep:  # not a match line (e.g. a note about a binary file)
                 return ("other", line, "")
             if path_filter is not None and not path_filter.match(name.removeprefix("./")):
+                return None
+            if drop_hidden and name.rpartition("/")[2].startswith("."):
                 return None
             if name not in shown_ok:
                 shown_ok[name] = may_show(name[2:] if name.startswith("./") else name)
