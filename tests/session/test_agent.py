@@ -500,3 +500,52 @@ async def test_a_failed_stream_write_fails_the_turn_instead_of_being_lost(
     h.store.save_part = real_save_part  # type: ignore[method-assign]
     again = await asyncio.wait_for(h.agent.prompt(session.id, "again"), 10)
     assert again.text == "fine now"
+
+
+async def test_idle_sessions_beyond_the_limit_leave_memory_and_come_back_whole(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    h = await make_harness(keep_idle_sessions=2)
+    ids = []
+    for n in range(4):
+        api.enqueue(reply(text(f"answer {n}")))
+        session = await h.agent.new_session()
+        await h.agent.prompt(session.id, f"question {n}")
+        ids.append(session.id)
+    # The two most recently used stay loaded, the others were dropped.
+    assert list(h.agent._sessions) == ids[2:]
+    # A dropped one is loaded again, whole: the model gets its history.
+    api.enqueue(reply(text("again 0")))
+    again = await h.agent.prompt(ids[0], "and now?")
+    assert again.text == "again 0"
+    sent = h.accepted_requests()[-1]["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert "question 0" in repr(sent[0]) and "answer 0" in repr(sent[1])
+    assert list(h.agent._sessions) == [ids[3], ids[0]]
+
+
+async def test_a_session_running_a_turn_is_never_dropped(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    hold = threading.Event()
+    api.enqueue(reply(text("the long answer"), hold=hold))
+    h = await make_harness(keep_idle_sessions=1)
+    busy = await h.agent.new_session()
+    turn = asyncio.create_task(h.agent.prompt(busy.id, "go"))
+    await h.wait_for("turn-start")
+    state = h.agent._sessions[busy.id]
+    others = [await h.agent.new_session() for _ in range(3)]
+    for other in others:
+        await h.agent.session(other.id)
+    assert h.agent._sessions[busy.id] is state  # still loaded, the very same state
+    assert h.agent.is_busy(busy.id)
+    hold.set()
+    result = await asyncio.wait_for(turn, 10)
+    assert result.text == "the long answer"
+    assert [m.role for m in state.messages] == ["user", "assistant"]
+    # Idle now: the next load of another session drops it; it comes back from the store.
+    await h.agent.session(others[0].id)
+    assert busy.id not in h.agent._sessions
+    reloaded = await h.agent.session(busy.id)
+    assert reloaded is not state
+    assert [m.model_dump() for m in reloaded.messages] == [m.model_dump() for m in state.messages]

@@ -13,6 +13,7 @@ import gc
 import json
 import logging
 import os
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -145,10 +146,26 @@ class SessionState:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     queue: list[_Ticket] = field(default_factory=list)
     task: asyncio.Task[TurnResult] | None = None
+    # Operations using the state outside a turn (a revert): it stays loaded while they run.
+    users: int = 0
 
     @property
     def busy(self) -> bool:
         return self.task is not None and not self.task.done()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing running, waiting or holding it: it may be dropped from memory (see
+        Agent.keep_idle_sessions) and loaded again from the store when next used."""
+        return not self.busy and not self.queue and not self.lock.locked() and self.users == 0
+
+
+# How many idle sessions an Agent keeps loaded (their history, its API form, what the model read);
+# the least recently used beyond them are dropped from memory: a long-running server would
+# otherwise keep every session it ever opened (tens of MB for a long one). A dropped session is
+# loaded again from the store when next used; what it loses is the record of which files the
+# model has read, as after a restart.
+KEEP_IDLE_SESSIONS = 8
 
 
 def rules_of(settings: Settings) -> PermissionRules:
@@ -248,6 +265,7 @@ class Agent:
         asker: Asker | None = None,
         provider_factory: Callable[[str, Settings], Provider] = make_provider,
         watch_rules: bool = True,
+        keep_idle_sessions: int = KEEP_IDLE_SESSIONS,
     ) -> None:
         self.store = store
         self.workspace = workspace
@@ -258,7 +276,9 @@ class Agent:
         self.asker: Asker = asker or broker_asker
         self._provider_factory = provider_factory
         self._providers: dict[str, Provider] = {}
-        self._sessions: dict[str, SessionState] = {}
+        # Least recently used first (see KEEP_IDLE_SESSIONS).
+        self._sessions: OrderedDict[str, SessionState] = OrderedDict()
+        self.keep_idle_sessions = max(1, keep_idle_sessions)
         self._sinks: list[EventSink] = []
         self.rules = rules_of(settings)
         # AGENTS.md / CLAUDE.md, watched from the first turn on (see rules_files.py). A one-shot
@@ -312,12 +332,15 @@ class Agent:
             cwd=str(self.root),
             model=model or self.settings.model,
         )
-        self._sessions[record.id] = SessionState(record=record, messages=[])
+        state = SessionState(record=record, messages=[])
+        self._sessions[record.id] = state
+        self._drop_idle_sessions(keep=state)
         return record
 
     async def session(self, session_id: str) -> SessionState:
         state = self._sessions.get(session_id)
         if state is not None:
+            self._sessions.move_to_end(session_id)
             return state
         record = await self.store.get_session(session_id)
         if record is None:
@@ -334,7 +357,17 @@ class Agent:
             for tool, pattern, action in grants
         ]
         # Another task may have loaded it meanwhile; keep the first.
-        return self._sessions.setdefault(session_id, state)
+        state = self._sessions.setdefault(session_id, state)
+        self._sessions.move_to_end(session_id)
+        self._drop_idle_sessions(keep=state)
+        return state
+
+    def _drop_idle_sessions(self, keep: SessionState) -> None:
+        """Drop the least recently used idle sessions beyond keep_idle_sessions (keep, about to
+        be used, counts as one of them and stays)."""
+        idle = [sid for sid, state in self._sessions.items() if state is not keep and state.idle]
+        for sid in idle[: max(0, len(idle) - (self.keep_idle_sessions - 1))]:
+            del self._sessions[sid]
 
     async def revert(self, session_id: str, message_id: str) -> RevertOutcome:
         """Undo every file change the tools made from `message_id` on (newest first) and mark those
@@ -342,6 +375,14 @@ class Agent:
         state = await self.session(session_id)
         if state.busy or state.queue:
             raise SessionBusyError(f"session {session_id!r} is busy; cancel the turn first")
+        state.users += 1  # loaded until the end: its messages' flags are set below
+        try:
+            return await self._revert(state, session_id, message_id)
+        finally:
+            state.users -= 1
+
+    async def _revert(self, state: SessionState, session_id: str, message_id: str) -> RevertOutcome:
+        """revert() with the session held loaded."""
         ids = [m.id for m in state.messages]
         if message_id not in ids:
             raise KeyError(f"unknown messageId {message_id!r} in session {session_id!r}")
