@@ -5,8 +5,10 @@ in /proc/PID/environ to every process of the same user. A command the bash tool 
 agentls, its own environment free of ANTHROPIC_ variables) could read the key there:
 `tr '\\0' '\\n' < /proc/$PPID/environ`. Python copied that environment into os.environ at startup,
 which is where agentls (and the SDK) read it from; nothing in this process reads the original
-block afterwards. So the values of the ANTHROPIC_ variables in it are overwritten with NUL bytes
-through /proc/self/mem, which a process may always write for itself. Best effort: elsewhere than
+block afterwards. So the ANTHROPIC_ variables in it, names and values, are overwritten with NUL
+bytes through /proc/self/mem, which a process may always write for itself: the C library's view
+of the environment then holds empty strings where they were, so a child started without an
+explicit environment does not get them either (not even empty). Best effort: elsewhere than
 Linux, or with /proc unavailable, nothing changes. os.environ keeps every value.
 """
 
@@ -18,7 +20,7 @@ SECRET_PREFIX = b"ANTHROPIC_"
 
 
 def scrub_initial_environment(prefix: bytes = SECRET_PREFIX) -> int:
-    """Overwrite the values of the variables named with prefix in this process's initial
+    """Overwrite the variables named with prefix (name=value) in this process's initial
     environment block; returns how many were overwritten."""
     if not sys.platform.startswith("linux"):
         return 0
@@ -37,10 +39,9 @@ def scrub_initial_environment(prefix: bytes = SECRET_PREFIX) -> int:
             block = mem.read(end - start)
             offset = 0
             for entry in block.split(b"\0"):
-                name, equals, value = entry.partition(b"=")
-                if equals and value and name.startswith(prefix):
-                    mem.seek(start + offset + len(name) + 1)
-                    mem.write(b"\0" * len(value))
+                if entry.startswith(prefix) and b"=" in entry:
+                    mem.seek(start + offset)
+                    mem.write(b"\0" * len(entry))
                     count += 1
                 offset += len(entry) + 1
         return count

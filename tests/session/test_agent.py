@@ -412,7 +412,14 @@ async def test_the_stream_does_not_wait_for_its_writes_which_land_in_order_befor
 ) -> None:
     (Path(make_harness.tmp_path) / "ws").mkdir(exist_ok=True)
     (Path(make_harness.tmp_path) / "ws" / "a.py").write_text("x = 1\n")
-    api.enqueue(reply(text("Reading it."), tool_use("read", {"path": "a.py"}), text("Then more.")))
+    api.enqueue(
+        reply(
+            text("First block."),
+            text("Second block."),
+            tool_use("read", {"path": "a.py"}),
+            chunk_size=100,
+        )
+    )
     api.enqueue(reply(text("It sets x.")))
     h = await make_harness(ALLOW_ALL)
     calls: list[str] = []
@@ -420,16 +427,25 @@ async def test_the_stream_does_not_wait_for_its_writes_which_land_in_order_befor
     # parts' foreign key would refuse them.
     h.store.add_message = _lagging(h.store.add_message, 0.2, calls, "add")  # type: ignore[method-assign]
     h.store.save_part = _lagging(h.store.save_part, 0.05, calls, "part")  # type: ignore[method-assign]
-    seen_at_tool_call: list[list[str]] = []
-    h.agent.subscribe(
-        lambda e: seen_at_tool_call.append(list(calls)) if e.type == "tool-call" else None
-    )
+    seen: dict[str, list[str]] = {}
+
+    def watch(event: Any) -> None:
+        if event.type == "text-delta" and "Second" in event.delta:
+            seen.setdefault("second block shown", list(calls))
+        elif event.type == "tool-call":
+            seen.setdefault("tool call announced", list(calls))
+
+    h.agent.subscribe(watch)
     session = await h.agent.new_session()
     result = await h.agent.prompt(session.id, "what does a.py do?")
     assert result.finish_reason == "end_turn" and result.text == "It sets x."
-    # The tool call was announced while the writes were still under way...
-    assert "part done" not in seen_at_tool_call[0]
-    # ...and every write was done, in order, before the step ended (before the tool ran).
+    # The second block streamed while the first one's write was still under way...
+    assert "part done" not in seen["second block shown"]
+    # ...but a tool call is announced once stored, with everything before it.
+    assert seen["tool call announced"].count("part done") == 3
+    assert seen["tool call announced"].index("add done") < seen["tool call announced"].index(
+        "part start"
+    )
     state = await h.agent.session(session.id)
     fresh = await Store.open(h.store.path)
     try:
@@ -437,11 +453,11 @@ async def test_the_stream_does_not_wait_for_its_writes_which_land_in_order_befor
     finally:
         await fresh.close()
     assert [m.model_dump() for m in loaded] == [m.model_dump() for m in state.messages]
-    assert [type(p).__name__ for p in loaded[1].parts] == ["TextPart", "ToolPart", "TextPart"]
-    tool = loaded[1].parts[1]
-    assert (
-        isinstance(tool, ToolPart) and tool.status == "completed" and "x = 1" in (tool.output or "")
-    )
+    kinds = [type(p).__name__ for p in loaded[1].parts]
+    assert kinds == ["TextPart", "TextPart", "ToolPart"]
+    tool = loaded[1].parts[2]
+    assert isinstance(tool, ToolPart) and tool.status == "completed"
+    assert "x = 1" in (tool.output or "")
 
 
 async def test_a_cancel_while_stream_writes_are_under_way_waits_for_them(
@@ -549,3 +565,73 @@ async def test_a_session_running_a_turn_is_never_dropped(
     reloaded = await h.agent.session(busy.id)
     assert reloaded is not state
     assert [m.model_dump() for m in reloaded.messages] == [m.model_dump() for m in state.messages]
+
+
+async def test_a_cancel_while_a_dropped_session_loads_again_ends_its_prompt(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    api.enqueue(reply(text("first")))
+    h = await make_harness(keep_idle_sessions=1)
+    dropped = await h.agent.new_session()
+    await h.agent.prompt(dropped.id, "one")
+    await h.agent.new_session()  # drops it
+    assert dropped.id not in h.agent._sessions
+    calls: list[str] = []
+    h.store.load_messages = _lagging(h.store.load_messages, 0.3, calls, "load")  # type: ignore[method-assign]
+    api.enqueue(reply(text("must not be asked for")))
+    sent_before = len(api.all_requests)
+    turn = asyncio.create_task(h.agent.prompt(dropped.id, "two"))
+    while "load start" not in calls:
+        await asyncio.sleep(0.01)
+    assert await h.agent.cancel(dropped.id) is True
+    result = await asyncio.wait_for(turn, 10)
+    assert result.finish_reason == "cancelled"
+    assert len(api.all_requests) == sent_before  # the model was never asked
+    # A later prompt is not affected by that cancel.
+    again = await asyncio.wait_for(h.agent.prompt(dropped.id, "three"), 10)
+    assert again.text == "must not be asked for"
+
+
+async def test_a_second_cancel_does_not_interrupt_the_first_ones_saving(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    hold = threading.Event()
+    api.enqueue(reply(text("partial text"), chunk_size=4, hold=hold, hold_after=5))
+    h = await make_harness()
+    calls: list[str] = []
+    h.store.replace_parts = _lagging(h.store.replace_parts, 0.3, calls, "replace")  # type: ignore[method-assign]
+    session = await h.agent.new_session()
+    turn = asyncio.create_task(h.agent.prompt(session.id, "go"))
+    await h.wait_for("text-delta")
+    assert await h.agent.cancel(session.id)
+    while "replace start" not in calls:
+        await asyncio.sleep(0.01)
+    assert await h.agent.cancel(session.id)  # clicked twice: the turn is still finishing
+    result = await asyncio.wait_for(turn, 10)
+    hold.set()
+    assert result.finish_reason == "cancelled"
+    assert h.of_type("turn-end")[-1].finish_reason == "cancelled"
+    fresh = await Store.open(h.store.path)
+    try:
+        loaded = await fresh.load_messages(session.id)
+    finally:
+        await fresh.close()
+    assert loaded[1].finish_reason == "cancelled" and loaded[1].text()
+
+
+async def test_two_equal_blocks_are_each_stored(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    api.enqueue(reply(text("Same words."), text("Same words.")))
+    h = await make_harness()
+    session = await h.agent.new_session()
+    await h.agent.prompt(session.id, "say it twice")
+    fresh = await Store.open(h.store.path)
+    try:
+        loaded = await fresh.load_messages(session.id)
+    finally:
+        await fresh.close()
+    assert [p.text for p in loaded[1].parts if isinstance(p, TextPart)] == [
+        "Same words.",
+        "Same words.",
+    ]

@@ -146,6 +146,9 @@ class SessionState:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     queue: list[_Ticket] = field(default_factory=list)
     task: asyncio.Task[TurnResult] | None = None
+    # The running turn was cancelled and is storing what it had (finish_cancelled): another
+    # cancel must not interrupt that.
+    finishing: bool = False
     # Operations using the state outside a turn (a revert): it stays loaded while they run.
     users: int = 0
 
@@ -279,6 +282,10 @@ class Agent:
         # Least recently used first (see KEEP_IDLE_SESSIONS).
         self._sessions: OrderedDict[str, SessionState] = OrderedDict()
         self.keep_idle_sessions = max(1, keep_idle_sessions)
+        # Prompts waiting for their session to load (not in its queue yet), and how many cancels
+        # each session had while some were: a cancel then ends those prompts too.
+        self._prompts_loading: dict[str, int] = {}
+        self._cancels: dict[str, int] = {}
         self._sinks: list[EventSink] = []
         self.rules = rules_of(settings)
         # AGENTS.md / CLAUDE.md, watched from the first turn on (see rules_files.py). A one-shot
@@ -309,10 +316,12 @@ class Agent:
         return self._providers[model]
 
     async def aclose(self) -> None:
-        for state in self._sessions.values():
+        # A copy: a request handled meanwhile may load or drop sessions.
+        states = list(self._sessions.values())
+        for state in states:
             if state.task is not None and not state.task.done():
                 state.task.cancel()
-        for state in self._sessions.values():
+        for state in states:
             if state.task is not None:
                 try:
                     await state.task
@@ -367,7 +376,9 @@ class Agent:
         be used, counts as one of them and stays)."""
         idle = [sid for sid, state in self._sessions.items() if state is not keep and state.idle]
         for sid in idle[: max(0, len(idle) - (self.keep_idle_sessions - 1))]:
-            del self._sessions[sid]
+            # Its last turn's task may hold an exception whose traceback leads back to the state:
+            # a cycle the collector would not free (the heap is frozen, see freeze_heap).
+            self._sessions.pop(sid).task = None
 
     async def revert(self, session_id: str, message_id: str) -> RevertOutcome:
         """Undo every file change the tools made from `message_id` on (newest first) and mark those
@@ -439,7 +450,16 @@ class Agent:
         self, session_id: str, text: str, context: list[ContextPart] | None = None
     ) -> TurnResult:
         """Run one turn; a prompt to a busy session waits its turn (first in, first out)."""
-        state = await self.session(session_id)
+        cancels = self._cancels.get(session_id, 0)
+        self._prompts_loading[session_id] = self._prompts_loading.get(session_id, 0) + 1
+        try:
+            state = await self.session(session_id)
+        finally:
+            left = self._prompts_loading.pop(session_id) - 1
+            if left:
+                self._prompts_loading[session_id] = left
+        if self._cancels.get(session_id, 0) != cancels:  # cancelled while the session loaded
+            return TurnResult(session_id, None, "cancelled", "", Usage())
         ticket = _Ticket()
         state.queue.append(ticket)
         try:
@@ -456,19 +476,24 @@ class Agent:
                 state.queue.remove(ticket)
 
     async def cancel(self, session_id: str) -> bool:
-        """Cancel the running turn and every queued prompt of the session."""
+        """Cancel the running turn and every queued prompt of the session (and those waiting for
+        it to load)."""
+        cancelled = False
+        if self._prompts_loading.get(session_id):
+            self._cancels[session_id] = self._cancels.get(session_id, 0) + 1
+            cancelled = True
         state = self._sessions.get(session_id)
         if state is None:
-            if await self.store.get_session(session_id) is None:
+            if not cancelled and await self.store.get_session(session_id) is None:
                 raise KeyError(f"unknown sessionId {session_id!r}")
-            return False
-        cancelled = False
+            return cancelled
         for ticket in state.queue:
             if not ticket.cancelled:
                 ticket.cancelled = True
                 cancelled = True
         if state.task is not None and not state.task.done():
-            state.task.cancel()
+            if not state.finishing:  # already cancelled, storing what it had
+                state.task.cancel()
             cancelled = True
         return cancelled
 
@@ -486,8 +511,10 @@ class Agent:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
+            state.finishing = True
             return await turn.finish_cancelled()
         finally:
+            state.finishing = False
             _turns_running -= 1
             turn.flush_deltas()  # nothing streamed stays unshown, whatever ended the turn
 
@@ -526,9 +553,10 @@ class _Turn:
     def write_behind(self, write: Callable[[], Awaitable[None]]) -> None:
         """Start a store write, after the ones started before it, without waiting for it: the
         step goes on meanwhile (the SDK builds and sends the request while the new assistant
-        message is stored; the stream goes on while a finished block is). The step's end waits
-        for them (settle_writes) before it stores the step as done, and before any other write
-        of the turn: a completed step is on disk, in the order it happened, as before."""
+        message is stored; the stream goes on while a finished text block is). The step's end
+        waits for them (settle_writes) before it stores the step as done, and before any other
+        write of the turn: a completed step is on disk, in the order it happened, as before; so
+        is a tool call before its tool-call event."""
         previous = self.writes
 
         async def after_previous() -> None:
@@ -786,7 +814,11 @@ class _Turn:
                     f"Your input for {part.tool} was not valid JSON ({exc}); nothing was run."
                 )
             part.title = tool.title(part.input) if tool else part.tool
+            # Stored before it is announced: a front end that saw a call start finds it in the
+            # history, whatever happens next (a kill). Text needs no such wait: it was shown
+            # as it streamed, and what is stored of it is what was shown, or a start of it.
             self.save_part_behind(part)
+            await self.settle_writes()
             self.emit(
                 ToolCallEvent(
                     session_id=self.session_id,
@@ -799,15 +831,20 @@ class _Turn:
         else:
             self.save_part_behind(part)
 
+    def part_index(self, part: Part) -> int:
+        """The part's place in the assistant message: by identity, as two parts may be equal
+        (the same text twice), and each has its own row."""
+        assert self.assistant is not None
+        return next(i for i, p in enumerate(self.assistant.parts) if p is part)
+
     async def save_part(self, part: Part) -> None:
         assert self.assistant is not None
-        index = self.assistant.parts.index(part)
-        await self.store.save_part(self.assistant.id, index, part)
+        await self.store.save_part(self.assistant.id, self.part_index(part), part)
 
     def save_part_behind(self, part: Part) -> None:
         """save_part with write_behind, of the part as it is now."""
         assert self.assistant is not None
-        index = self.assistant.parts.index(part)
+        index = self.part_index(part)
         copy = part.model_copy(deep=True)
         self.write_behind(partial(self.store.save_part, self.assistant.id, index, copy))
 
