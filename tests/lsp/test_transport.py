@@ -162,3 +162,48 @@ def test_client_disconnect_mid_turn_cancels_and_persists(
     assistant = messages[1]
     assert assistant.finish_reason == "cancelled"  # type: ignore[attr-defined]
     assert assistant.parts[0].cancelled and assistant.parts[0].text  # type: ignore[attr-defined]
+
+
+def test_errors_answered_to_the_client_are_one_line_not_a_traceback(
+    tmp_path: Path, module_api: MessagesAPIServer
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    env = {**server_env(module_api, tmp_path), "AGENTLS_LOG": "INFO"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentls.cli.main", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=workspace,
+    )
+    client = RawClient(proc)
+    try:
+        client.send(
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "processId": None,
+                    "rootUri": workspace.as_uri(),
+                    "capabilities": {},
+                    "initializationOptions": {"agent": {"model": "claude-sonnet-5-5"}},
+                },
+            }
+        )
+        client.until(lambda m: m.get("id") == 1)
+        client.send({"method": "initialized", "params": {}})
+        client.send({"id": 2, "method": "agent/prompt", "params": {"text": "no session id"}})
+        answer = client.until(lambda m: m.get("id") == 2)
+        client.send({"id": 3, "method": "shutdown"})
+        client.until(lambda m: m.get("id") == 3)
+        client.send({"method": "exit"})
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    error = answer["error"]
+    assert isinstance(error, dict) and error["code"] == -32602 and "sessionId" in error["message"]
+    log = stderr.decode(errors="replace")
+    assert "Traceback" not in log, log
+    assert "answered with error -32602" in log and "sessionId" in log

@@ -965,6 +965,23 @@ def build_server() -> AgentServer:
     return server
 
 
+class _AnsweredErrors(logging.Filter):
+    """pygls logs every error a request handler raises, with its traceback. The JSON-RPC errors
+    this server raises (invalid params, a request refused while the settings are bad, a cancelled
+    request) are answers the client gets, not failures of the server: one line at INFO instead
+    (shown with AGENTLS_LOG=INFO). Any other exception keeps its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, JsonRpcException):
+            record.msg = f"{record.getMessage()}: answered with error {exc.code}: {exc.message}"
+            record.args = None
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
 def serve(prefix: bytes = b"", early: EarlyAnswer | None = None) -> int:
     """Run on stdin/stdout until `exit` or end of input. Either way, running turns are cancelled
     and persisted before the process ends (a client that disconnects mid-turn loses nothing).
@@ -974,6 +991,7 @@ def serve(prefix: bytes = b"", early: EarlyAnswer | None = None) -> int:
     from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 
     logging.basicConfig(level=os.environ.get("AGENTLS_LOG", "WARNING"), stream=sys.stderr)
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_AnsweredErrors())
     server = build_server()
     started = time.monotonic()
     log.info("agentls serve starting (pid %d)", os.getpid())
