@@ -343,3 +343,19 @@ async def test_update_message_with_session_usage_writes_both(db_path: Path) -> N
     assert record.usage == Usage(input_tokens=15, output_tokens=2, cost_usd=0.75)
     assert await store.load_messages(session.id) == [message]
     await store.close()
+
+
+async def test_a_part_row_holding_two_values_fails_the_load_and_says_where(db_path: Path) -> None:
+    store, session_id = await _session_with_rows(db_path)
+    forged = TextPart(text="x").model_dump_json() + "," + TextPart(text="y").model_dump_json()
+    _corrupt(
+        db_path,
+        "UPDATE parts SET data = '" + forged + "' WHERE message_id = 'msg_2' AND idx = 1",
+    )
+    with pytest.raises(ValidationError) as info:
+        await store.load_messages(session_id)
+    assert any(
+        "part 1 (in order) of message 'msg_2'" in note
+        for note in getattr(info.value, "__notes__", [])
+    )
+    await store.close()
