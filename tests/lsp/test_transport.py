@@ -17,14 +17,7 @@ def test_broken_frames_are_logged_and_the_server_keeps_serving(
     tmp_path: Path, module_api: MessagesAPIServer
 ) -> None:
     env = server_env(module_api, tmp_path)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentls.cli.main", "serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=tmp_path,
-    )
+    proc = spawn_serve(env, tmp_path, subprocess.PIPE)
 
     def frame(body: bytes) -> bytes:
         return b"Content-Length: %d\r\n\r\n" % len(body) + body
@@ -64,6 +57,18 @@ def test_broken_frames_are_logged_and_the_server_keeps_serving(
     assert b"Traceback" in stderr or b"error" in stderr.lower()
 
 
+def spawn_serve(env: dict[str, str], cwd: Path, stderr: int) -> subprocess.Popen[bytes]:
+    """`agentls serve` on pipes (stderr: subprocess.PIPE or DEVNULL)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentls.cli.main", "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env=env,
+        cwd=cwd,
+    )
+
+
 class RawClient:
     """JSON-RPC over the server's pipes, by hand: for what a well-behaved client never does."""
 
@@ -94,6 +99,23 @@ class RawClient:
             if predicate(message):
                 return message
 
+    def initialize(self, workspace: Path) -> None:
+        """initialize (id 1, the model from initializationOptions), then initialized."""
+        self.send(
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "processId": None,
+                    "rootUri": workspace.as_uri(),
+                    "capabilities": {},
+                    "initializationOptions": {"agent": {"model": "claude-sonnet-5-5"}},
+                },
+            }
+        )
+        self.until(lambda m: m.get("id") == 1)
+        self.send({"method": "initialized", "params": {}})
+
 
 def test_client_disconnect_mid_turn_cancels_and_persists(
     tmp_path: Path, module_api: MessagesAPIServer
@@ -110,30 +132,10 @@ def test_client_disconnect_mid_turn_cancels_and_persists(
     )
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentls.cli.main", "serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=server_env(module_api, tmp_path),
-        cwd=workspace,
-    )
+    proc = spawn_serve(server_env(module_api, tmp_path), workspace, subprocess.DEVNULL)
     client = RawClient(proc)
     try:
-        client.send(
-            {
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "processId": None,
-                    "rootUri": workspace.as_uri(),
-                    "capabilities": {},
-                    "initializationOptions": {"agent": {"model": "claude-sonnet-5-5"}},
-                },
-            }
-        )
-        client.until(lambda m: m.get("id") == 1)
-        client.send({"method": "initialized", "params": {}})
+        client.initialize(workspace)
         client.send({"id": 2, "method": "agent/newSession", "params": {}})
         session_id = client.until(lambda m: m.get("id") == 2)["result"]["sessionId"]  # type: ignore[index]
         client.send(
@@ -170,30 +172,10 @@ def test_errors_answered_to_the_client_are_one_line_not_a_traceback(
     workspace = tmp_path / "ws"
     workspace.mkdir()
     env = {**server_env(module_api, tmp_path), "AGENTLS_LOG": "INFO"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentls.cli.main", "serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=workspace,
-    )
+    proc = spawn_serve(env, workspace, subprocess.PIPE)
     client = RawClient(proc)
     try:
-        client.send(
-            {
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "processId": None,
-                    "rootUri": workspace.as_uri(),
-                    "capabilities": {},
-                    "initializationOptions": {"agent": {"model": "claude-sonnet-5-5"}},
-                },
-            }
-        )
-        client.until(lambda m: m.get("id") == 1)
-        client.send({"method": "initialized", "params": {}})
+        client.initialize(workspace)
         client.send({"id": 2, "method": "agent/prompt", "params": {"text": "no session id"}})
         answer = client.until(lambda m: m.get("id") == 2)
         client.send({"id": 3, "method": "shutdown"})
