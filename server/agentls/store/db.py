@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
@@ -26,6 +27,10 @@ from agentls.history import (
     now_ms,
     repair_interrupted,
 )
+from agentls.store import packed
+from agentls.store.packed import PackError
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 V = TypeVar("V")
@@ -138,7 +143,75 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "CREATE INDEX file_changes_by_session ON file_changes (session_id, id)",
     ),
+    (
+        # Runs of finished messages kept packed (store/packed.py), read instead of their rows.
+        # A run holds the `count` messages of its session with seq first_seq..last_seq; runs
+        # do not overlap. A table with rowids, and an index holding the seq range: finding a
+        # seq's run then reads none of the (large) data, which a WITHOUT ROWID table would.
+        """
+        CREATE TABLE packed_messages (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
+            count INTEGER NOT NULL,
+            data BLOB NOT NULL
+        )
+        """,
+        "CREATE INDEX packed_messages_by_seq ON packed_messages (session_id, first_seq, last_seq)",
+        # Any change to a row of a packed message drops its run, in the same transaction and
+        # whichever process makes it: a run is never read stale. (A message's seq changes when
+        # a compaction inserts its summary before it: the runs at both seqs go.)
+        """
+        CREATE TRIGGER messages_insert_unpacks AFTER INSERT ON messages BEGIN
+            DELETE FROM packed_messages WHERE session_id = NEW.session_id
+                AND first_seq <= NEW.seq AND last_seq >= NEW.seq;
+        END
+        """,
+        """
+        CREATE TRIGGER messages_update_unpacks AFTER UPDATE ON messages BEGIN
+            DELETE FROM packed_messages WHERE session_id = OLD.session_id
+                AND first_seq <= OLD.seq AND last_seq >= OLD.seq;
+            DELETE FROM packed_messages WHERE session_id = NEW.session_id
+                AND first_seq <= NEW.seq AND last_seq >= NEW.seq;
+        END
+        """,
+        """
+        CREATE TRIGGER messages_delete_unpacks AFTER DELETE ON messages BEGIN
+            DELETE FROM packed_messages WHERE session_id = OLD.session_id
+                AND first_seq <= OLD.seq AND last_seq >= OLD.seq;
+        END
+        """,
+        """
+        CREATE TRIGGER parts_insert_unpacks AFTER INSERT ON parts BEGIN
+            DELETE FROM packed_messages WHERE id IN (
+                SELECT c.id FROM messages m JOIN packed_messages c
+                    ON c.session_id = m.session_id AND c.first_seq <= m.seq AND c.last_seq >= m.seq
+                WHERE m.id = NEW.message_id);
+        END
+        """,
+        """
+        CREATE TRIGGER parts_update_unpacks AFTER UPDATE ON parts BEGIN
+            DELETE FROM packed_messages WHERE id IN (
+                SELECT c.id FROM messages m JOIN packed_messages c
+                    ON c.session_id = m.session_id AND c.first_seq <= m.seq AND c.last_seq >= m.seq
+                WHERE m.id IN (OLD.message_id, NEW.message_id));
+        END
+        """,
+        """
+        CREATE TRIGGER parts_delete_unpacks AFTER DELETE ON parts BEGIN
+            DELETE FROM packed_messages WHERE id IN (
+                SELECT c.id FROM messages m JOIN packed_messages c
+                    ON c.session_id = m.session_id AND c.first_seq <= m.seq AND c.last_seq >= m.seq
+                WHERE m.id = OLD.message_id);
+        END
+        """,
+    ),
 )
+# A packed run holds at least this many messages (fewer load from their rows in a few ms), and
+# one packing writes at most PACK_MAX_MESSAGES (holding the write lock meanwhile).
+PACK_MIN_MESSAGES = 200
+PACK_MAX_MESSAGES = 2000
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -612,31 +685,13 @@ class Store:
         process, whose live tool calls must not be marked interrupted.
         """
 
-        # The messages, then all their parts' JSON in the same order, each with its message's
-        # seq: two statements in one read transaction (one snapshot even while another process
-        # writes), returning fewer values than one join would (the sqlite3 module's cost is per
-        # value). Counting each message's parts in SQL instead costs a lookup per message.
-        where = "m.session_id = ?"
-        params: tuple[str, ...] = (session_id,)
-        if since_message_id is not None:
-            # NULL when the message is not in this session, and then nothing matches.
-            where += " AND m.seq >= (SELECT seq FROM messages WHERE id = ? AND session_id = ?)"
-            params = (session_id, since_message_id, session_id)
-        messages_sql = (
-            "SELECT m.id, m.role, m.created_at, m.finish_reason, m.usage, m.error, m.reverted,"
-            f" m.seq FROM messages m WHERE {where} ORDER BY m.seq"
-        )
-        parts_sql = (
-            "SELECT m.seq, p.data FROM messages m JOIN parts p ON p.message_id = m.id"
-            f" WHERE {where} ORDER BY m.seq, p.idx"
-        )
-
         async def read(
             conn: aiosqlite.Connection,
-        ) -> tuple[list[Message], list[tuple[Message, list[int]]]]:
-            heads = await conn.execute_fetchall(messages_sql, params)
-            part_rows = await conn.execute_fetchall(parts_sql, params)
-            messages, unfinished = _build_messages(session_id, heads, part_rows)
+        ) -> tuple[list[Message], list[tuple[Message, list[int]]]] | None:
+            history = await _read_history(conn, session_id, since_message_id)
+            if history is None:
+                return None
+            messages, unfinished = history
             # Where the parts of the messages to repair are on disk (their idx, in order).
             located = [
                 (
@@ -654,10 +709,16 @@ class Store:
             return messages, located
 
         async def body(conn: aiosqlite.Connection) -> list[Message]:
-            messages, unfinished = await _transaction(conn, read, "BEGIN")
-            if not messages and since_message_id is not None:
-                # The since message itself would have matched had it been in the session.
+            try:
+                loaded = await _transaction(conn, read, "BEGIN")
+            except PackError as exc:
+                # Read from the rows instead, which are the record, and pack again later.
+                log.warning("session %s: %s; reading its messages from their rows", session_id, exc)
+                await _transaction(conn, _unpack_session(session_id), "BEGIN IMMEDIATE")
+                loaded = await _transaction(conn, read, "BEGIN")
+            if loaded is None:
                 raise KeyError(f"message {since_message_id!r} is not in session {session_id!r}")
+            messages, unfinished = loaded
             if not unfinished:
                 return messages
             # Where each unfinished tool part lives on disk, found by the part object's identity.
@@ -682,6 +743,59 @@ class Store:
             return messages
 
         return await self._exclusive(body)
+
+    async def pack_messages(
+        self,
+        session_id: str,
+        *,
+        min_messages: int = PACK_MIN_MESSAGES,
+        max_messages: int = PACK_MAX_MESSAGES,
+    ) -> int:
+        """Pack the session's oldest messages that no packed run holds (at most max_messages),
+        as one run, when there are at least min_messages of them before the first message
+        holding an unfinished tool call (a turn running, or one to repair at the next load).
+        Returns how many it packed (0: too few). Call it when the session is idle: a run whose
+        messages change again is dropped (see packed_messages' triggers) and its work lost.
+        """
+
+        async def body(conn: aiosqlite.Connection) -> int:
+            rows = list(
+                await conn.execute_fetchall(
+                    "SELECT min(m.seq) FROM messages m WHERE m.session_id = ? AND NOT EXISTS"
+                    " (SELECT 1 FROM packed_messages c WHERE c.session_id = m.session_id"
+                    " AND c.first_seq <= m.seq AND c.last_seq >= m.seq)",
+                    (session_id,),
+                )
+            )
+            if not rows or rows[0][0] is None:
+                return 0
+            first = int(rows[0][0])
+            heads, part_rows = await _read_rows(conn, session_id, first, None, max_messages)
+            if len(heads) < min_messages:
+                return 0
+            messages, unfinished = _build_messages(session_id, heads, part_rows)
+            live = {id(message) for message in unfinished}
+            count = next(
+                (n for n, message in enumerate(messages) if id(message) in live), len(messages)
+            )
+            if count < min_messages:
+                return 0
+            seqs = [int(head[7]) for head in heads[:count]]
+            data = packed.pack(messages[:count], seqs)
+            # Later runs overlapping this one (messages of a dropped run before them are packed
+            # again with them) go.
+            await conn.execute(
+                "DELETE FROM packed_messages WHERE session_id = ? AND first_seq BETWEEN ? AND ?",
+                (session_id, first, seqs[-1]),
+            )
+            await conn.execute(
+                "INSERT INTO packed_messages (session_id, first_seq, last_seq, count, data)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (session_id, first, seqs[-1], count, data),
+            )
+            return count
+
+        return await self._write(body)
 
     # Permission grants
 
@@ -725,6 +839,105 @@ class Store:
             (session_id,),
         )
         return [(row[0], row[1], row[2]) for row in rows]
+
+
+_HEAD_COLUMNS = "m.id, m.role, m.created_at, m.finish_reason, m.usage, m.error, m.reverted, m.seq"
+
+
+def _seq_range(first: int, last: int | None) -> tuple[str, tuple[int, ...]]:
+    """The condition on m.seq for first..last (no upper bound when last is None)."""
+    if last is None:
+        return "m.seq >= ?", (first,)
+    return "m.seq BETWEEN ? AND ?", (first, last)
+
+
+async def _read_rows(
+    conn: aiosqlite.Connection, session_id: str, first: int, last: int | None, limit: int = -1
+) -> tuple[list[Sequence[Any]], list[Sequence[Any]]]:
+    """The rows of the session's messages with seq first..last in order (at most `limit`), and
+    all their parts' JSON in the same order, each with its message's seq (_build_messages).
+
+    Two statements (run them in one read transaction: one snapshot even while another process
+    writes), returning fewer values than one join would (the sqlite3 module's cost is per
+    value). Counting each message's parts in SQL instead costs a lookup per message.
+    """
+    where, params = _seq_range(first, last)
+    heads: list[Sequence[Any]] = list(
+        await conn.execute_fetchall(
+            f"SELECT {_HEAD_COLUMNS} FROM messages m WHERE m.session_id = ? AND {where}"
+            " ORDER BY m.seq LIMIT ?",
+            (session_id, *params, limit),
+        )
+    )
+    if not heads:
+        return [], []
+    where, params = _seq_range(first, heads[-1][7])
+    part_rows: list[Sequence[Any]] = list(
+        await conn.execute_fetchall(
+            "SELECT m.seq, p.data FROM messages m JOIN parts p ON p.message_id = m.id"
+            f" WHERE m.session_id = ? AND {where} ORDER BY m.seq, p.idx",
+            (session_id, *params),
+        )
+    )
+    return heads, part_rows
+
+
+async def _read_history(
+    conn: aiosqlite.Connection, session_id: str, since_message_id: str | None
+) -> tuple[list[Message], list[Message]] | None:
+    """The session's messages in order (from since_message_id on) and those of them holding an
+    unfinished tool call; None when since_message_id is not a message of the session.
+
+    Runs of packed messages (store/packed.py) are unpacked; the messages no run holds are read
+    from their rows. Raises PackError when a run cannot be unpacked.
+    """
+    first = 1  # a message's seq (1, 2, ...)
+    if since_message_id is not None:
+        rows = list(
+            await conn.execute_fetchall(
+                "SELECT seq FROM messages WHERE id = ? AND session_id = ?",
+                (since_message_id, session_id),
+            )
+        )
+        if not rows:
+            return None
+        first = int(rows[0][0])
+    runs = list(
+        await conn.execute_fetchall(
+            "SELECT first_seq, last_seq, count, data FROM packed_messages"
+            " WHERE session_id = ? AND first_seq >= ? ORDER BY first_seq",
+            (session_id, first),
+        )
+    )
+    # (first seq, messages) for each run and each stretch between them read from the rows.
+    segments: list[tuple[int, list[Message]]] = []
+    unfinished: list[Message] = []
+    gaps: list[tuple[int, int | None]] = []
+    for run_first, run_last, count, data in runs:
+        if first < run_first:
+            gaps.append((first, run_first - 1))
+        segments.append((run_first, packed.unpack(data, session_id, run_first, run_last, count)))
+        first = run_last + 1
+    gaps.append((first, None))
+    for gap_first, gap_last in gaps:
+        heads, part_rows = await _read_rows(conn, session_id, gap_first, gap_last)
+        if heads:
+            messages, live = _build_messages(session_id, heads, part_rows)
+            segments.append((int(heads[0][7]), messages))
+            unfinished += live
+    if len(segments) == 1:
+        return segments[0][1], unfinished
+    segments.sort(key=lambda segment: segment[0])
+    return [message for _, messages in segments for message in messages], unfinished
+
+
+def _unpack_session(session_id: str) -> Callable[[aiosqlite.Connection], Awaitable[None]]:
+    """A transaction body dropping the session's packed runs."""
+
+    async def body(conn: aiosqlite.Connection) -> None:
+        await conn.execute("DELETE FROM packed_messages WHERE session_id = ?", (session_id,))
+
+    return body
 
 
 def _build_messages(
