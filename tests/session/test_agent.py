@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, ClassVar
@@ -635,3 +637,52 @@ async def test_two_equal_blocks_are_each_stored(
         "Same words.",
         "Same words.",
     ]
+
+
+async def test_finished_history_is_packed_once_idle_and_a_new_process_continues_from_it(
+    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
+) -> None:
+    h = await make_harness(ALLOW_ALL, pack_min_messages=5)
+    (h.root / "notes.txt").write_text("alpha\n")
+    session = await h.agent.new_session()
+
+    def packed_runs() -> list[tuple[int, int]]:
+        conn = sqlite3.connect(tmp_path / "data" / "agentls.db")
+        try:
+            return list(
+                conn.execute(
+                    "SELECT first_seq, last_seq FROM packed_messages WHERE session_id = ?",
+                    (session.id,),
+                )
+            )
+        finally:
+            conn.close()
+
+    async def turn(k: int) -> None:
+        api.enqueue(
+            reply(text(f"Reading {k}."), tool_use("read", {"path": "notes.txt"})),
+            reply(text(f"Done {k}.")),
+        )
+        result = await h.agent.prompt(session.id, f"task {k}")
+        assert result.finish_reason == "end_turn"
+        # The packing (if any) runs in the background once the turn has ended.
+        while h.agent._packing:
+            await asyncio.sleep(0.01)
+
+    await turn(0)  # 3 messages: too few to pack
+    assert packed_runs() == []
+    await turn(1)
+    assert packed_runs() == [(1, 6)]
+    await turn(2)  # 3 more since: too few for another run
+    assert packed_runs() == [(1, 6)]
+
+    # Another process (another store and agent) loads the session from the run and the rows
+    # after it, and its next request carries the same history as this one's would.
+    state = await h.agent.session(session.id)
+    second = await make_harness(ALLOW_ALL)
+    assert await second.store.load_messages(session.id) == state.messages
+    api.enqueue(reply(text("Third agent answer.")))
+    await second.agent.prompt(session.id, "and now?")
+    body = second.accepted_requests()[-1]
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant"] * 6 + ["user"]
+    assert "alpha" in json.dumps(body["messages"][1:3])

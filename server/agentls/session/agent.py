@@ -80,7 +80,7 @@ from agentls.permission.rules import (
 from agentls.session.compaction import Compactor
 from agentls.session.rules_files import RulesFiles
 from agentls.session.system_prompt import build_system
-from agentls.store import SessionRecord, Store
+from agentls.store import PACK_MAX_MESSAGES, PACK_MIN_MESSAGES, SessionRecord, Store
 from agentls.tools.base import (
     EditOutcome,
     PermissionDenied,
@@ -151,6 +151,9 @@ class SessionState:
     finishing: bool = False
     # Operations using the state outside a turn (a revert): it stays loaded while they run.
     users: int = 0
+    # How many messages the session had when the store was last asked to pack its history
+    # (Agent.pack_later); None: not yet since it was loaded.
+    pack_checked: int | None = None
 
     @property
     def busy(self) -> bool:
@@ -269,6 +272,7 @@ class Agent:
         provider_factory: Callable[[str, Settings], Provider] = make_provider,
         watch_rules: bool = True,
         keep_idle_sessions: int = KEEP_IDLE_SESSIONS,
+        pack_min_messages: int = PACK_MIN_MESSAGES,
     ) -> None:
         self.store = store
         self.workspace = workspace
@@ -282,6 +286,11 @@ class Agent:
         # Least recently used first (see KEEP_IDLE_SESSIONS).
         self._sessions: OrderedDict[str, SessionState] = OrderedDict()
         self.keep_idle_sessions = max(1, keep_idle_sessions)
+        # Packing a session's finished history (Store.pack_messages), in the background once it
+        # is idle; at most one task a session.
+        self.pack_min_messages = max(1, pack_min_messages)
+        self._packing: dict[str, asyncio.Task[None]] = {}
+        self._closing = False
         # Prompts waiting for their session to load (not in its queue yet), and how many cancels
         # each session had while some were: a cancel then ends those prompts too.
         self._prompts_loading: dict[str, int] = {}
@@ -316,6 +325,7 @@ class Agent:
         return self._providers[model]
 
     async def aclose(self) -> None:
+        self._closing = True
         # A copy: a request handled meanwhile may load or drop sessions.
         states = list(self._sessions.values())
         for state in states:
@@ -327,6 +337,10 @@ class Agent:
                     await state.task
                 except BaseException:  # noqa: BLE001 - shutting down
                     pass
+        # A packing ends after its current transaction (the store finishes it even if
+        # cancelled): waiting costs at most one of them.
+        for task in list(self._packing.values()):
+            await asyncio.wait([task])
         for provider in self._providers.values():
             await provider.aclose()
         await self.rules_files.aclose()
@@ -341,7 +355,7 @@ class Agent:
             cwd=str(self.root),
             model=model or self.settings.model,
         )
-        state = SessionState(record=record, messages=[])
+        state = SessionState(record=record, messages=[], pack_checked=0)
         self._sessions[record.id] = state
         self._drop_idle_sessions(keep=state)
         return record
@@ -470,10 +484,46 @@ class Agent:
                 # Before the turn's task and objects exist (see "The garbage collector").
                 freeze_heap()
                 state.task = asyncio.create_task(self._run_turn(state, text, context or []))
-                return await state.task
+                result = await state.task
         finally:
             if ticket in state.queue:
                 state.queue.remove(ticket)
+        self.pack_later(state)
+        return result
+
+    def pack_later(self, state: SessionState) -> None:
+        """Have the store pack the session's finished history (Store.pack_messages: a later
+        load reads it several times faster), in the background, when the session is idle and
+        enough messages came since the last time (or it was loaded since)."""
+        session_id = state.record.id
+        if (
+            self._closing
+            or session_id in self._packing
+            or not state.idle
+            or (
+                state.pack_checked is not None
+                and len(state.messages) - state.pack_checked < self.pack_min_messages
+            )
+        ):
+            return
+        state.pack_checked = len(state.messages)
+
+        async def pack() -> None:
+            try:
+                # One run of at most PACK_MAX_MESSAGES a transaction, so other writes get the
+                # lock in between.
+                while not self._closing:
+                    packed = await self.store.pack_messages(
+                        session_id, min_messages=self.pack_min_messages
+                    )
+                    if packed < PACK_MAX_MESSAGES:
+                        break
+            except Exception:  # a cache: the session loads from its rows without it
+                log.warning("packing the history of session %s failed", session_id, exc_info=True)
+            finally:
+                self._packing.pop(session_id, None)
+
+        self._packing[session_id] = asyncio.create_task(pack())
 
     async def cancel(self, session_id: str) -> bool:
         """Cancel the running turn and every queued prompt of the session (and those waiting for

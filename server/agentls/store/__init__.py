@@ -1,6 +1,8 @@
 """Persistent storage of sessions, messages and permission grants in SQLite."""
 
 from agentls.store.db import (
+    PACK_MAX_MESSAGES,
+    PACK_MIN_MESSAGES,
     SCHEMA_VERSION,
     SessionRecord,
     Store,
@@ -10,6 +12,8 @@ from agentls.store.db import (
 )
 
 __all__ = [
+    "PACK_MAX_MESSAGES",
+    "PACK_MIN_MESSAGES",
     "SCHEMA_VERSION",
     "SessionRecord",
     "Store",
