@@ -8,6 +8,7 @@ import logging
 import marshal
 import random
 import sqlite3
+import zlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -217,24 +218,48 @@ async def test_a_message_added_after_the_runs_leaves_them(db_path: Path) -> None
     assert await load(db_path, session_id) == [*written, extra]
 
 
-@pytest.mark.parametrize(
-    "data",
-    [
-        b"\x00not marshal at all",
-        marshal.dumps(("agentls-packed/0/another format", []), 4),
-        # The right format, but not the 100 messages the row says.
-        b"",
-    ],
-    ids=["garbage", "another format", "wrong count"],
-)
+def _run(packed_format: str, body: bytes) -> bytes:
+    return marshal.dumps((packed_format, zlib.crc32(body), body), 4)
+
+
+def _damaged(data: bytes) -> bytes:
+    packed_format, checksum, body = marshal.loads(data)
+    middle = len(body) // 2
+    return marshal.dumps(
+        (packed_format, checksum, body[:middle] + bytes([body[middle] ^ 1]) + body[middle + 1 :]),
+        4,
+    )
+
+
+RUINS: dict[str, Callable[[bytes], bytes]] = {
+    "garbage": lambda data: b"\x00not marshal at all",
+    "another format": lambda data: _run("agentls-packed/0/another", marshal.loads(data)[2]),
+    "one bit flipped": _damaged,
+    # Whole and of this format, but not the 100 messages its row says.
+    "fewer messages": lambda data: _run(packed_module.FORMAT, marshal.dumps([], 4)),
+    "out of order": lambda data: _run(
+        packed_module.FORMAT, marshal.dumps(marshal.loads(marshal.loads(data)[2])[::-1], 4)
+    ),
+    "a part of no known type": lambda data: _run(
+        packed_module.FORMAT,
+        marshal.dumps(
+            [(*row[:8], [{"type": "unknown"}]) for row in marshal.loads(marshal.loads(data)[2])],
+            4,
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("ruin", list(RUINS))
 async def test_a_run_that_cannot_be_unpacked_is_dropped_and_the_rows_read(
-    db_path: Path, data: bytes, caplog: pytest.LogCaptureFixture
+    db_path: Path, ruin: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     session_id, written = await written_session(db_path, 250)
     assert await pack_all(db_path, session_id, min_messages=40, max_messages=100) == 250
-    if not data:
-        data = marshal.dumps((packed_module.FORMAT, []), 4)
-    sql(db_path, "UPDATE packed_messages SET data = ? WHERE first_seq = 101", (data,))
+    conn = sqlite3.connect(db_path)
+    (data,) = conn.execute("SELECT data FROM packed_messages WHERE first_seq = 101").fetchone()
+    conn.close()
+    sql(db_path, "UPDATE packed_messages SET data = ? WHERE first_seq = 101", (RUINS[ruin](data),))
     with caplog.at_level(logging.WARNING, logger="agentls.store.db"):
         assert await load(db_path, session_id) == written
     assert "reading its messages from their rows" in caplog.text
