@@ -686,3 +686,26 @@ async def test_finished_history_is_packed_once_idle_and_a_new_process_continues_
     body = second.accepted_requests()[-1]
     assert [m["role"] for m in body["messages"]] == ["user", "assistant"] * 6 + ["user"]
     assert "alpha" in json.dumps(body["messages"][1:3])
+
+
+async def test_a_history_shrunk_by_a_compaction_is_packed_again_once_idle(
+    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
+) -> None:
+    h = await make_harness(ALLOW_ALL, pack_min_messages=2)
+    session = await h.agent.new_session()
+    state = await h.agent.session(session.id)
+    # As a compaction leaves it: fewer messages than at the last packing.
+    state.pack_checked = 500
+    api.enqueue(reply(text("Short answer.")))
+    await h.agent.prompt(session.id, "hello")
+    while h.agent._packing:
+        await asyncio.sleep(0.01)
+    assert state.pack_checked == 2
+    conn = sqlite3.connect(tmp_path / "data" / "agentls.db")
+    try:
+        rows = conn.execute(
+            "SELECT first_seq, last_seq FROM packed_messages WHERE session_id = ?", (session.id,)
+        ).fetchall()
+    finally:
+        conn.close()
+    assert rows == [(1, 2)]

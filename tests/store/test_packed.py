@@ -201,9 +201,11 @@ async def test_every_change_to_a_packed_message_drops_its_run(db_path: Path, cha
     else:
         assert left == [1, 201, 301]  # the run holding message 150 (seq 151) went, alone
 
-    # Packing again packs the stretch the dropped run left (and what moved after it).
+    # Packing again packs the stretch the dropped run left (and what moved after it); after a
+    # compaction, from its summary on (a load reads nothing before it).
     assert await pack_all(db_path, session_id, min_messages=40, max_messages=1000) > 0
-    assert [first for first, _, _ in runs(db_path, session_id)][:2] == [1, 101]
+    again = [first for first, _, _ in runs(db_path, session_id)]
+    assert again == ([151] if change == "a summary inserted before it" else [1, 101])
     assert await load(db_path, session_id) == truth
 
 
@@ -303,3 +305,77 @@ def test_the_packed_format_names_every_field_and_context_parts_go_as_json() -> N
         assert name in packed_module.FORMAT
     # A part holding a model (a context part's Range) cannot be marshalled: it goes as JSON.
     assert set(packed_module.PLAIN_PARTS) == {"text", "thinking", "tool", "summary"}
+
+
+async def test_after_a_compaction_only_what_loads_is_packed_and_no_run_straddles_the_summary(
+    db_path: Path,
+) -> None:
+    session_id, written = await written_session(db_path, 500)
+    store = await Store.open(db_path)
+    assert await store.pack_messages(session_id, min_messages=40, max_messages=400) == 400
+    await store.close()
+    assert runs(db_path, session_id) == [(1, 400, 400)]
+    # The compaction keeps messages 430 on: its summary goes before them (seq 431).
+    store = await Store.open(db_path)
+    summary = _summary(session_id)
+    await store.add_summary(summary, written[430].id)
+    await store.update_session(session_id, summary_message_id=summary.id)
+    await store.close()
+    assert runs(db_path, session_id) == [(1, 400, 400)]  # all before the summary: untouched
+    # Packing starts at the summary: nothing before it (no load reads it) is packed, and the run
+    # there goes.
+    assert await pack_all(db_path, session_id, min_messages=40, max_messages=400) == 71
+    assert runs(db_path, session_id) == [(431, 501, 71)]
+    loaded = await load(db_path, session_id, summary.id)
+    assert loaded == [summary, *written[430:]]
+    assert loaded == await from_rows(db_path, session_id, summary.id)
+
+
+async def test_a_summary_appended_at_the_end_drops_the_runs_before_it_at_the_next_packing(
+    db_path: Path,
+) -> None:
+    session_id, written = await written_session(db_path, 300)
+    assert await pack_all(db_path, session_id, min_messages=40, max_messages=300) == 300
+    store = await Store.open(db_path)
+    summary = Message(
+        id=new_id("msg"),
+        session_id=session_id,
+        role="user",
+        created_at=5,
+        parts=[SummaryPart(text="so far", summarized_messages=100)],
+    )
+    # Written by another process (as a compaction of an older agentls would leave it): a
+    # summary at the end, the session starting there; the run before it stays.
+    await store.add_summary(summary, None)
+    await store.update_session(session_id, summary_message_id=summary.id)
+    for n in range(60):
+        await store.add_message(varied_message(random.Random(n), session_id, 1000 + n))
+    assert runs(db_path, session_id) == [(1, 300, 300)]
+    assert await store.pack_messages(session_id, min_messages=40) == 61
+    await store.close()
+    assert runs(db_path, session_id) == [(301, 361, 61)]
+    loaded = await load(db_path, session_id, summary.id)
+    assert loaded[0] == summary and len(loaded) == 61
+    assert loaded == await from_rows(db_path, session_id, summary.id)
+
+
+async def test_a_bad_run_is_read_from_the_rows_even_when_it_cannot_be_dropped(
+    db_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    session_id, written = await written_session(db_path, 120)
+    assert await pack_all(db_path, session_id, min_messages=10, max_messages=100) == 120
+    sql(db_path, "UPDATE packed_messages SET data = x'00' WHERE first_seq = 1")
+    store = await Store.open(db_path)
+    await store._conn.execute("PRAGMA busy_timeout = 50")
+    # Another process holds the write lock all along.
+    other = sqlite3.connect(db_path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with caplog.at_level(logging.WARNING, logger="agentls.store.db"):
+            assert await store.load_messages(session_id) == written
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+        await store.close()
+    assert "could not be dropped" in caplog.text
+    assert len(runs(db_path, session_id)) == 2

@@ -502,7 +502,8 @@ class Agent:
             or not state.idle
             or (
                 state.pack_checked is not None
-                and len(state.messages) - state.pack_checked < self.pack_min_messages
+                # Fewer since (not a history shrunk by a compaction, which moves the start).
+                and 0 <= len(state.messages) - state.pack_checked < self.pack_min_messages
             )
         ):
             return
@@ -511,12 +512,12 @@ class Agent:
         async def pack() -> None:
             try:
                 # One run of at most PACK_MAX_MESSAGES a transaction, so other writes get the
-                # lock in between.
-                while not self._closing:
+                # lock in between; a closing agent (a one-shot run ending) packs one at most.
+                while True:
                     packed = await self.store.pack_messages(
                         session_id, min_messages=self.pack_min_messages
                     )
-                    if packed < PACK_MAX_MESSAGES:
+                    if packed < PACK_MAX_MESSAGES or self._closing:
                         break
             except Exception:  # a cache: the session loads from its rows without it
                 log.warning("packing the history of session %s failed", session_id, exc_info=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sqlite3
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from itertools import accumulate
@@ -211,7 +212,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 # A packed run holds at least this many messages (fewer load from their rows in a few ms), and
 # one packing writes at most PACK_MAX_MESSAGES (holding the write lock meanwhile).
 PACK_MIN_MESSAGES = 200
-PACK_MAX_MESSAGES = 2000
+PACK_MAX_MESSAGES = 1000
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -685,10 +686,12 @@ class Store:
         process, whose live tool calls must not be marked interrupted.
         """
 
+        use_runs = True
+
         async def read(
             conn: aiosqlite.Connection,
         ) -> tuple[list[Message], list[tuple[Message, list[int]]]] | None:
-            history = await _read_history(conn, session_id, since_message_id)
+            history = await _read_history(conn, session_id, since_message_id, use_runs=use_runs)
             if history is None:
                 return None
             messages, unfinished = history
@@ -709,13 +712,19 @@ class Store:
             return messages, located
 
         async def body(conn: aiosqlite.Connection) -> list[Message]:
+            nonlocal use_runs
             try:
                 loaded = await _transaction(conn, read, "BEGIN")
             except PackError as exc:
-                # Read from the rows instead, which are the record, and pack again later.
+                # Read from the rows instead, which are the record; the session's runs go (the
+                # agent packs it again), if the write lock can be had.
                 log.warning("session %s: %s; reading its messages from their rows", session_id, exc)
-                await _transaction(conn, _unpack_session(session_id), "BEGIN IMMEDIATE")
+                use_runs = False
                 loaded = await _transaction(conn, read, "BEGIN")
+                try:
+                    await _transaction(conn, _unpack_session(session_id), "BEGIN IMMEDIATE")
+                except sqlite3.Error:
+                    log.warning("session %s: its packed runs could not be dropped", session_id)
             if loaded is None:
                 raise KeyError(f"message {since_message_id!r} is not in session {session_id!r}")
             messages, unfinished = loaded
@@ -759,12 +768,23 @@ class Store:
         """
 
         async def body(conn: aiosqlite.Connection) -> int:
+            # A load starts at the session's summary (after a compaction), and uses only the
+            # runs starting there or later: what comes before it is never packed.
             rows = list(
                 await conn.execute_fetchall(
-                    "SELECT min(m.seq) FROM messages m WHERE m.session_id = ? AND NOT EXISTS"
-                    " (SELECT 1 FROM packed_messages c WHERE c.session_id = m.session_id"
-                    " AND c.first_seq <= m.seq AND c.last_seq >= m.seq)",
+                    "SELECT coalesce((SELECT m.seq FROM sessions s JOIN messages m"
+                    " ON m.id = s.summary_message_id AND m.session_id = s.id WHERE s.id = ?), 1)",
                     (session_id,),
+                )
+            )
+            since = int(rows[0][0])
+            rows = list(
+                await conn.execute_fetchall(
+                    "SELECT min(m.seq) FROM messages m WHERE m.session_id = ? AND m.seq >= ?"
+                    " AND NOT EXISTS (SELECT 1 FROM packed_messages c"
+                    " WHERE c.session_id = m.session_id AND c.first_seq >= ?"
+                    " AND c.first_seq <= m.seq AND c.last_seq >= m.seq)",
+                    (session_id, since, since),
                 )
             )
             if not rows or rows[0][0] is None:
@@ -782,11 +802,13 @@ class Store:
                 return 0
             seqs = [int(head[7]) for head in heads[:count]]
             data = packed.pack(messages[:count], seqs)
-            # Later runs overlapping this one (messages of a dropped run before them are packed
-            # again with them) go.
+            # Runs overlapping this one go (the messages of a dropped run before later ones are
+            # packed again with theirs), and those starting before the summary, which no load
+            # uses.
             await conn.execute(
-                "DELETE FROM packed_messages WHERE session_id = ? AND first_seq BETWEEN ? AND ?",
-                (session_id, first, seqs[-1]),
+                "DELETE FROM packed_messages WHERE session_id = ? AND (first_seq < ?"
+                " OR (first_seq <= ? AND last_seq >= ?))",
+                (session_id, since, seqs[-1], first),
             )
             await conn.execute(
                 "INSERT INTO packed_messages (session_id, first_seq, last_seq, count, data)"
@@ -883,7 +905,11 @@ async def _read_rows(
 
 
 async def _read_history(
-    conn: aiosqlite.Connection, session_id: str, since_message_id: str | None
+    conn: aiosqlite.Connection,
+    session_id: str,
+    since_message_id: str | None,
+    *,
+    use_runs: bool = True,
 ) -> tuple[list[Message], list[Message]] | None:
     """The session's messages in order (from since_message_id on) and those of them holding an
     unfinished tool call; None when since_message_id is not a message of the session.
@@ -902,12 +928,16 @@ async def _read_history(
         if not rows:
             return None
         first = int(rows[0][0])
-    runs = list(
-        await conn.execute_fetchall(
-            "SELECT first_seq, last_seq, count, data FROM packed_messages"
-            " WHERE session_id = ? AND first_seq >= ? ORDER BY first_seq",
-            (session_id, first),
+    runs = (
+        list(
+            await conn.execute_fetchall(
+                "SELECT first_seq, last_seq, count, data FROM packed_messages"
+                " WHERE session_id = ? AND first_seq >= ? ORDER BY first_seq",
+                (session_id, first),
+            )
         )
+        if use_runs
+        else []
     )
     # (first seq, messages) for each run and each stretch between them read from the rows.
     segments: list[tuple[int, list[Message]]] = []

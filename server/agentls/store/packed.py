@@ -21,7 +21,9 @@ read from their rows.
 
 from __future__ import annotations
 
+import hashlib
 import marshal
+import re
 import zlib
 from collections.abc import Sequence
 from typing import Any, get_args
@@ -61,8 +63,15 @@ def _holds_model(annotation: Any) -> bool:
 
 
 def _plain(cls: type[BaseModel]) -> bool:
-    """Whether a model's fields hold only plain values: its __dict__ can be marshalled."""
-    return not any(_holds_model(field.annotation) for field in cls.model_fields.values())
+    """Whether a model can be made from its packed __dict__ as model_construct would: its fields
+    hold only plain values (marshal can hold them), and it keeps nothing else (no private
+    attributes, no post-init hook, no extra fields)."""
+    return (
+        not cls.__private_attributes__
+        and cls.__pydantic_post_init__ is None
+        and cls.model_config.get("extra") != "allow"
+        and not any(_holds_model(field.annotation) for field in cls.model_fields.values())
+    )
 
 
 def _discriminator(cls: type[BaseModel]) -> str:
@@ -82,7 +91,17 @@ _PART_FIELDS: dict[str, frozenset[str]] = {
 _USAGE_FIELDS = frozenset(Usage.model_fields)
 _FORMAT_MODELS: tuple[type[BaseModel], ...] = (Message, Usage, *_PART_CLASSES)
 
-FORMAT = f"agentls-packed/{_LAYOUT}/marshal{marshal.version}/" + ";".join(
+
+def _schema_digest() -> str:
+    """A digest of Message's validation schema (its parts', its usage's): a change to any field's
+    type, allowed values or default changes it, and older runs are not unpacked as if valid."""
+    # The schema's refs carry the id() of their class, which differs from one process to the
+    # next: left out.
+    text = re.sub(r"(?<=')([\w.]+):\d+(?=')", r"\1", repr(Message.__pydantic_core_schema__))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+FORMAT = f"agentls-packed/{_LAYOUT}/marshal{marshal.version}/{_schema_digest()}/" + ";".join(
     f"{cls.__name__}:{','.join(cls.model_fields)}" for cls in _FORMAT_MODELS
 )
 
