@@ -35,9 +35,10 @@ def table() -> str:
         busy = len(details.get("measured_while_busy", []))
         steal = details.get("steal_share")
         stolen = "" if steal is None else f", {steal:.0%} of CPU time stolen by the host"
+        medians = "" if data["runs"] == taken["runs"] else f"medians of {data['runs']}, "
         runs_info.append(
             f"{name} {data['machine']['taken_at'][:16].replace('T', ' ')} "
-            f"({waits - busy} of {waits} measurements on idle cores{stolen})"
+            f"({medians}{waits - busy} of {waits} measurements on idle cores{stolen})"
         )
         for f in data["figures"]:
             floor = fmt(f["floor"], f["unit"]) if f["floor"] is not None else ""

@@ -401,6 +401,8 @@ class BenchResult:
     details: dict[str, Any] = field(default_factory=dict)
     # The machine is shared: the load averages around the run say how quiet it was.
     load_before: list[float] = field(default_factory=lambda: [round(x, 2) for x in os.getloadavg()])
+    # Measured runs (rounds) per figure, when a benchmark takes more than runs().
+    rounds: int | None = None
 
     def add(self, figure: Figure) -> Figure:
         self.figures.append(figure)
@@ -413,7 +415,7 @@ class BenchResult:
             "benchmark": self.name,
             "machine": machine(),
             "load_avg_before": self.load_before,
-            "runs": runs(),
+            "runs": self.rounds or runs(),
             "figures": [asdict(f) for f in self.figures],
             "details": self.details,
         }

@@ -199,8 +199,14 @@ async def measure(root: Path, n: int) -> dict[str, dict[str, Any]]:
     return out
 
 
+# A round takes well under a second, and one stall of the shared host (20 to 30 ms, as long as a
+# search) in the tool's or rg's timing of a round moves a median of 5: medians of 15 at least.
+SEARCH_ROUNDS = 15
+
+
 def run(result: BenchResult) -> None:
-    n = max(runs(), 5)
+    n = max(runs(), SEARCH_ROUNDS)
+    result.rounds = n
     with temp_dir("search") as tmp:
         root = tmp / "tree"
         t = time.perf_counter()

@@ -7,7 +7,6 @@ import signal
 import sqlite3
 import sys
 import textwrap
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -450,7 +449,7 @@ async def test_session_crud_and_usage_totals(store: Store) -> None:
     assert got.wire()["summaryMessageId"] == "msg_summary"
 
 
-async def test_list_sessions_order_filter_and_speed(store: Store) -> None:
+async def test_list_sessions_order_filter_and_limit(store: Store) -> None:
     a = await store.create_session("a", "/one", "m")
     await asyncio.sleep(0.003)
     b = await store.create_session("b", "/two", "m")
@@ -468,11 +467,7 @@ async def test_list_sessions_order_filter_and_speed(store: Store) -> None:
     assert await store.list_sessions(cwd="/none") == []
 
     await asyncio.gather(*(store.create_session(f"s{i}", f"/p{i % 7}", "m") for i in range(1000)))
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        listed = await store.list_sessions()
-        best = min(best, time.perf_counter() - start)
+    listed = await store.list_sessions()
     assert len(listed) == 1000
     assert [s.updated_at for s in listed] == sorted((s.updated_at for s in listed), reverse=True)
 
@@ -605,7 +600,7 @@ async def test_closed_store_refuses_work(db_path: Path) -> None:
         await store.list_sessions()
 
 
-async def test_loading_5000_messages_is_fast(db_path: Path) -> None:
+async def test_a_5000_message_session_written_by_another_process_loads_whole(db_path: Path) -> None:
     store = await Store.open(db_path)
     session = await store.create_session("big", "/w", "m")
     await store.close()
@@ -654,11 +649,7 @@ async def test_loading_5000_messages_is_fast(db_path: Path) -> None:
     conn.close()
 
     store = await Store.open(db_path)
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        messages = await store.load_messages(session.id)
-        best = min(best, time.perf_counter() - start)
+    messages = await store.load_messages(session.id)
     await store.close()
     assert len(messages) == 5000
     assert messages[4999].tool_parts()[0].input == {"path": "f4999.py"}

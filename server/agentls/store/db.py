@@ -69,6 +69,30 @@ _CONSTRUCT_OK = (
 _new = object.__new__
 _set = object.__setattr__
 
+
+def _unpack_trigger(table: str, event: str, rows: list[str]) -> str:
+    """A trigger dropping, after each row of `table` changed by `event`, the packed runs holding
+    the message of the row's old or new state (`rows`: OLD, NEW). Part of migration 3: what it
+    returns must never change (a new migration would replace the triggers)."""
+    if table == "messages":
+        drops = [
+            f"DELETE FROM packed_messages WHERE session_id = {row}.session_id"
+            f" AND first_seq <= {row}.seq AND last_seq >= {row}.seq;"
+            for row in rows
+        ]
+    else:
+        ids = ", ".join(f"{row}.message_id" for row in rows)
+        drops = [
+            "DELETE FROM packed_messages WHERE id IN (SELECT c.id FROM messages m"
+            " JOIN packed_messages c ON c.session_id = m.session_id AND c.first_seq <= m.seq"
+            f" AND c.last_seq >= m.seq WHERE m.id IN ({ids}));"
+        ]
+    body = " ".join(drops)
+    return (
+        f"CREATE TRIGGER {table}_{event.lower()}_unpacks AFTER {event} ON {table} BEGIN {body} END"
+    )
+
+
 # Migration N (1-based) is MIGRATIONS[N - 1]; PRAGMA user_version records the last one applied.
 # Never edit a released migration: append a new one, since existing databases have already run it.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -163,50 +187,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # Any change to a row of a packed message drops its run, in the same transaction and
         # whichever process makes it: a run is never read stale. (A message's seq changes when
         # a compaction inserts its summary before it: the runs at both seqs go.)
-        """
-        CREATE TRIGGER messages_insert_unpacks AFTER INSERT ON messages BEGIN
-            DELETE FROM packed_messages WHERE session_id = NEW.session_id
-                AND first_seq <= NEW.seq AND last_seq >= NEW.seq;
-        END
-        """,
-        """
-        CREATE TRIGGER messages_update_unpacks AFTER UPDATE ON messages BEGIN
-            DELETE FROM packed_messages WHERE session_id = OLD.session_id
-                AND first_seq <= OLD.seq AND last_seq >= OLD.seq;
-            DELETE FROM packed_messages WHERE session_id = NEW.session_id
-                AND first_seq <= NEW.seq AND last_seq >= NEW.seq;
-        END
-        """,
-        """
-        CREATE TRIGGER messages_delete_unpacks AFTER DELETE ON messages BEGIN
-            DELETE FROM packed_messages WHERE session_id = OLD.session_id
-                AND first_seq <= OLD.seq AND last_seq >= OLD.seq;
-        END
-        """,
-        """
-        CREATE TRIGGER parts_insert_unpacks AFTER INSERT ON parts BEGIN
-            DELETE FROM packed_messages WHERE id IN (
-                SELECT c.id FROM messages m JOIN packed_messages c
-                    ON c.session_id = m.session_id AND c.first_seq <= m.seq AND c.last_seq >= m.seq
-                WHERE m.id = NEW.message_id);
-        END
-        """,
-        """
-        CREATE TRIGGER parts_update_unpacks AFTER UPDATE ON parts BEGIN
-            DELETE FROM packed_messages WHERE id IN (
-                SELECT c.id FROM messages m JOIN packed_messages c
-                    ON c.session_id = m.session_id AND c.first_seq <= m.seq AND c.last_seq >= m.seq
-                WHERE m.id IN (OLD.message_id, NEW.message_id));
-        END
-        """,
-        """
-        CREATE TRIGGER parts_delete_unpacks AFTER DELETE ON parts BEGIN
-            DELETE FROM packed_messages WHERE id IN (
-                SELECT c.id FROM messages m JOIN packed_messages c
-                    ON c.session_id = m.session_id AND c.first_seq <= m.seq AND c.last_seq >= m.seq
-                WHERE m.id = OLD.message_id);
-        END
-        """,
+        _unpack_trigger("messages", "INSERT", ["NEW"]),
+        _unpack_trigger("messages", "UPDATE", ["OLD", "NEW"]),
+        _unpack_trigger("messages", "DELETE", ["OLD"]),
+        _unpack_trigger("parts", "INSERT", ["NEW"]),
+        _unpack_trigger("parts", "UPDATE", ["OLD", "NEW"]),
+        _unpack_trigger("parts", "DELETE", ["OLD"]),
     ),
 )
 # A packed run holds at least this many messages (fewer load from their rows in a few ms), and
