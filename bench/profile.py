@@ -273,6 +273,62 @@ def profile_loop(tmp: Path) -> Path:
     return out
 
 
+def profile_load(tmp: Path) -> Path:
+    """Loading the loop's 5,000-message session (Agent.session on a fresh store), packed as the
+    agent leaves it, then from its rows alone: one profile each."""
+    import shutil
+
+    from pyinstrument import Profiler
+
+    from agentls.config import Settings
+    from agentls.disk_workspace import DiskWorkspace
+    from agentls.session.agent import Agent
+    from agentls.store import PACK_MAX_MESSAGES, Store
+    from bench import loop
+
+    out = RESULTS / "profile-load.txt"
+    root = tmp / "ws"
+    root.mkdir()
+    db = tmp / "data" / "agentls.db"
+    rows_db = tmp / "rows" / "agentls.db"
+
+    async def build() -> str:
+        store = await Store.open(db)
+        sid = await loop.build(store, root)
+        await store.close()
+        rows_db.parent.mkdir()
+        shutil.copy(db, rows_db)
+        store = await Store.open(db)
+        while await store.pack_messages(sid) >= PACK_MAX_MESSAGES:
+            pass
+        await store.close()
+        return sid
+
+    async def loads(path: Path, sid: str, profiler: Profiler) -> None:
+        kept = []
+        for _ in range(10):
+            store = await Store.open(path)
+            agent = Agent(
+                store=store, workspace=DiskWorkspace(root), settings=Settings(model=loop.MODEL)
+            )
+            profiler.start()
+            state = await agent.session(sid)
+            profiler.stop()
+            kept.append(state.messages)  # fresh memory for each load, as in a new process
+            await agent.aclose()
+            await store.close()
+
+    sid = asyncio.run(build())
+    texts = []
+    for label, path in (("packed (as the agent leaves it)", db), ("from its rows alone", rows_db)):
+        profiler = Profiler(interval=0.0002, async_mode="disabled")
+        asyncio.run(loads(path, sid, profiler))
+        texts.append(f"== load, {label}: 10 loads ==\n")
+        texts.append(profiler.output_text(unicode=False, color=False, show_all=False))
+    out.write_text("\n".join(texts))
+    return out
+
+
 def profile_search(tmp: Path) -> Path:
     from pyinstrument import Profiler
 
@@ -304,13 +360,15 @@ def profile_search(tmp: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.profile")
-    parser.add_argument("name", choices=("steps50", "turn", "stream", "start", "loop", "search"))
+    parser.add_argument(
+        "name", choices=("steps50", "turn", "stream", "start", "loop", "load", "search")
+    )
     args = parser.parse_args(argv)
     RESULTS.mkdir(parents=True, exist_ok=True)
     runner: Any = globals()[f"profile_{args.name}"]
     with temp_dir(f"profile-{args.name}") as tmp:
         out = runner(tmp)
-    if args.name in ("loop", "search", "turn", "start"):
+    if args.name in ("loop", "load", "search", "turn", "start"):
         print(out.read_text())
     else:
         print(summarize(out))
