@@ -136,6 +136,20 @@ def _prompt(session_id: str, k: int) -> Any:
     )
 
 
+async def pack_session(store: Any, session_id: str) -> list[float]:
+    """Pack the session as the agent does once it is idle (Agent.pack_later: a transaction per
+    run until a run comes out short); the time each transaction took."""
+    from agentls.store import PACK_MAX_MESSAGES
+
+    took = []
+    while True:
+        t = time.perf_counter()
+        packed = await store.pack_messages(session_id)
+        took.append(time.perf_counter() - t)
+        if packed < PACK_MAX_MESSAGES:
+            return took
+
+
 def _message_count() -> int:
     return TURNS * (STEPS_PER_TURN + 2)
 
@@ -307,7 +321,7 @@ async def measure(tmp: Path, srv: Any, n: int, profiler: Any = None) -> dict[str
     from agentls.disk_workspace import DiskWorkspace
     from agentls.history import ApiHistory, to_api_messages
     from agentls.session.agent import Agent
-    from agentls.store import PACK_MAX_MESSAGES, Store
+    from agentls.store import Store
     from agentls.tools.registry import ToolRegistry, default_tools
 
     root = tmp / "ws"
@@ -330,15 +344,8 @@ async def measure(tmp: Path, srv: Any, n: int, profiler: Any = None) -> dict[str
     rows_db.parent.mkdir()
     shutil.copy(db, rows_db)
     store = await Store.open(db)
-    pack_s = []
-    while True:
-        t = time.perf_counter()
-        packed = await store.pack_messages(sid)
-        pack_s.append(time.perf_counter() - t)
-        if packed < PACK_MAX_MESSAGES:
-            break
+    out["pack_s"] = await pack_session(store, sid)
     await store.close()
-    out["pack_s"] = pack_s
 
     # -- loading and listing, each on a fresh connection as a new process would. What each
     # load makes is kept until the end: each then fills fresh memory, as in a new process

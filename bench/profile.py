@@ -283,7 +283,7 @@ def profile_load(tmp: Path) -> Path:
     from agentls.config import Settings
     from agentls.disk_workspace import DiskWorkspace
     from agentls.session.agent import Agent
-    from agentls.store import PACK_MAX_MESSAGES, Store
+    from agentls.store import Store
     from bench import loop
 
     out = RESULTS / "profile-load.txt"
@@ -299,8 +299,7 @@ def profile_load(tmp: Path) -> Path:
         rows_db.parent.mkdir()
         shutil.copy(db, rows_db)
         store = await Store.open(db)
-        while await store.pack_messages(sid) >= PACK_MAX_MESSAGES:
-            pass
+        await loop.pack_session(store, sid)
         await store.close()
         return sid
 

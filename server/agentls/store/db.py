@@ -40,34 +40,26 @@ DB_FILENAME = "agentls.db"
 # How long a statement waits for another process's lock before failing with "database is locked".
 BUSY_TIMEOUT_MS = 5000
 
-_PART_ADAPTER: TypeAdapter[Part] = TypeAdapter(Part)
+_PART_ADAPTER = packed.PART_ADAPTER
 _PARTS_ADAPTER: TypeAdapter[list[Part]] = TypeAdapter(list[Part])
 _USAGE_ADAPTER: TypeAdapter[Usage] = TypeAdapter(Usage)
 _USAGES_ADAPTER: TypeAdapter[list[Usage]] = TypeAdapter(list[Usage])
 _MESSAGE_FIELDS = frozenset(Message.model_fields)
 _ROLES = frozenset(get_args(Message.model_fields["role"].annotation))
 _FINISH_REASONS = frozenset(get_args(FinishReason))
-# What _message assumes of Message to build one as model_construct does: these fields, no
-# private attributes, no post-init hook, no extra fields kept. Otherwise it validates them all.
-_CONSTRUCT_OK = (
-    not Message.__private_attributes__
-    and Message.__pydantic_post_init__ is None
-    and Message.model_config.get("extra") != "allow"
-    and set(_MESSAGE_FIELDS)
-    == {
-        "id",
-        "session_id",
-        "role",
-        "created_at",
-        "parts",
-        "finish_reason",
-        "usage",
-        "error",
-        "reverted",
-    }
-)
-_new = object.__new__
-_set = object.__setattr__
+# What _message assumes of Message to build one as model_construct does: these fields, and
+# packed.constructible. Otherwise it validates them all.
+_CONSTRUCT_OK = packed.constructible(Message) and set(_MESSAGE_FIELDS) == {
+    "id",
+    "session_id",
+    "role",
+    "created_at",
+    "parts",
+    "finish_reason",
+    "usage",
+    "error",
+    "reverted",
+}
 
 
 def _unpack_trigger(table: str, event: str, rows: list[str]) -> str:
@@ -609,17 +601,11 @@ class Store:
         async def body(conn: aiosqlite.Connection) -> None:
             seq: int | None = None
             if before_message_id is not None:
-                rows = list(
-                    await conn.execute_fetchall(
-                        "SELECT seq FROM messages WHERE id = ? AND session_id = ?",
-                        (before_message_id, session_id),
-                    )
-                )
-                if not rows:
+                seq = await _message_seq(conn, session_id, before_message_id)
+                if seq is None:
                     raise KeyError(
                         f"message {before_message_id!r} is not in session {session_id!r}"
                     )
-                seq = int(rows[0][0])
                 # Make room: shift the later messages up by one, through negative values so no
                 # two rows ever share a seq (SQLite checks UNIQUE row by row).
                 await conn.execute(
@@ -707,8 +693,10 @@ class Store:
                 log.warning("session %s: %s; reading its messages from their rows", session_id, exc)
                 use_runs = False
                 loaded = await _transaction(conn, read, "BEGIN")
-                try:
-                    await _transaction(conn, _unpack_session(session_id), "BEGIN IMMEDIATE")
+                try:  # one statement: a transaction of its own (see _execute)
+                    await conn.execute(
+                        "DELETE FROM packed_messages WHERE session_id = ?", (session_id,)
+                    )
                 except sqlite3.Error:
                     log.warning("session %s: its packed runs could not be dropped", session_id)
             if loaded is None:
@@ -905,15 +893,10 @@ async def _read_history(
     """
     first = 1  # a message's seq (1, 2, ...)
     if since_message_id is not None:
-        rows = list(
-            await conn.execute_fetchall(
-                "SELECT seq FROM messages WHERE id = ? AND session_id = ?",
-                (since_message_id, session_id),
-            )
-        )
-        if not rows:
+        since = await _message_seq(conn, session_id, since_message_id)
+        if since is None:
             return None
-        first = int(rows[0][0])
+        first = since
     runs = (
         list(
             await conn.execute_fetchall(
@@ -947,13 +930,14 @@ async def _read_history(
     return [message for _, messages in segments for message in messages], unfinished
 
 
-def _unpack_session(session_id: str) -> Callable[[aiosqlite.Connection], Awaitable[None]]:
-    """A transaction body dropping the session's packed runs."""
-
-    async def body(conn: aiosqlite.Connection) -> None:
-        await conn.execute("DELETE FROM packed_messages WHERE session_id = ?", (session_id,))
-
-    return body
+async def _message_seq(conn: aiosqlite.Connection, session_id: str, message_id: str) -> int | None:
+    """The seq of the message in the session; None when it is not one of the session's."""
+    rows = list(
+        await conn.execute_fetchall(
+            "SELECT seq FROM messages WHERE id = ? AND session_id = ?", (message_id, session_id)
+        )
+    )
+    return int(rows[0][0]) if rows else None
 
 
 def _build_messages(
@@ -1042,15 +1026,9 @@ def _message(value: dict[str, Any], fields_set: set[str] | None = None) -> Messa
         and (finish_reason is None or finish_reason in _FINISH_REASONS)
         and (error is None or type(error) is str)
     ):
-        message = _new(Message)
-        _set(message, "__dict__", value)
-        _set(
-            message,
-            "__pydantic_fields_set__",
-            set(_MESSAGE_FIELDS) if fields_set is None else fields_set,
+        message: Message = packed.construct(
+            Message, value, set(_MESSAGE_FIELDS) if fields_set is None else fields_set
         )
-        _set(message, "__pydantic_extra__", None)
-        _set(message, "__pydantic_private__", None)
         return message
     try:
         return Message.model_validate(value)

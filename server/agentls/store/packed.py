@@ -41,7 +41,8 @@ from agentls.history import (
     Usage,
 )
 
-_PART_ADAPTER: TypeAdapter[Part] = TypeAdapter(Part)
+# Validates one part from its JSON (also store.db's, for rows).
+PART_ADAPTER: TypeAdapter[Part] = TypeAdapter(Part)
 _PART_CLASSES: tuple[type[BaseModel], ...] = (
     TextPart,
     ThinkingPart,
@@ -62,15 +63,21 @@ def _holds_model(annotation: Any) -> bool:
     return any(_holds_model(arg) for arg in get_args(annotation))
 
 
-def _plain(cls: type[BaseModel]) -> bool:
-    """Whether a model can be made from its packed __dict__ as model_construct would: its fields
-    hold only plain values (marshal can hold them), and it keeps nothing else (no private
-    attributes, no post-init hook, no extra fields)."""
+def constructible(cls: type[BaseModel]) -> bool:
+    """Whether a model is whole once its __dict__ holds its (valid) field values, as construct()
+    makes it: no private attributes, no post-init hook, no extra fields kept."""
     return (
         not cls.__private_attributes__
         and cls.__pydantic_post_init__ is None
         and cls.model_config.get("extra") != "allow"
-        and not any(_holds_model(field.annotation) for field in cls.model_fields.values())
+    )
+
+
+def _plain(cls: type[BaseModel]) -> bool:
+    """Whether a part can be packed as its __dict__ and made again by construct(): its fields
+    hold only plain values (marshal can hold them)."""
+    return constructible(cls) and not any(
+        _holds_model(field.annotation) for field in cls.model_fields.values()
     )
 
 
@@ -146,8 +153,13 @@ def pack(messages: Sequence[Message], seqs: Sequence[int]) -> bytes:
     return marshal.dumps((FORMAT, zlib.crc32(body), body), 4)
 
 
-def _model(cls: type[BaseModel], values: dict[str, Any], fields_set: set[str]) -> Any:
-    """A model holding these (already valid) values, as model_construct makes one."""
+# Messages and usages are made by construct() too.
+_CONSTRUCTIBLE = constructible(Message) and constructible(Usage)
+
+
+def construct(cls: type[BaseModel], values: dict[str, Any], fields_set: set[str]) -> Any:
+    """A model holding these (already valid) values, as model_construct makes one, without its
+    Python loop over the fields (`constructible` says for which models that is whole)."""
     model = _new(cls)
     _set(model, "__dict__", values)
     _set(model, "__pydantic_fields_set__", fields_set)
@@ -172,6 +184,8 @@ def unpack(
         rows = marshal.loads(body)
     except (EOFError, ValueError, TypeError) as exc:
         raise PackError(f"an unreadable packed run: {exc}") from exc
+    if not _CONSTRUCTIBLE:
+        raise PackError("messages are no longer made from their fields alone")
     if type(rows) is not list or len(rows) != count:
         raise PackError("a packed run holding another number of messages than its row says")
     # Each model holds every field, so one set of the fields present serves all models of a
@@ -180,7 +194,7 @@ def unpack(
     usage_fields = set(_USAGE_FIELDS)
     part_fields = {kind: set(fields) for kind, fields in _PART_FIELDS.items()}
     plain = PLAIN_PARTS
-    validate_part = _PART_ADAPTER.validate_json
+    validate_part = PART_ADAPTER.validate_json
     new = _new
     put = _set
     messages: list[Message] = []
@@ -194,7 +208,7 @@ def unpack(
             parts: list[Any] = []
             for value in raw:
                 if type(value) is dict:
-                    # As _model, inlined: 10,000 parts.
+                    # As construct(), inlined: 10,000 parts.
                     kind = value["type"]
                     part = new(plain[kind])
                     put(part, "__dict__", value)
@@ -205,7 +219,7 @@ def unpack(
                 else:
                     parts.append(validate_part(value))
             append(
-                _model(
+                construct(
                     Message,
                     {
                         "id": message_id,
@@ -214,7 +228,7 @@ def unpack(
                         "created_at": created_at,
                         "parts": parts,
                         "finish_reason": finish_reason,
-                        "usage": None if usage is None else _model(Usage, usage, usage_fields),
+                        "usage": None if usage is None else construct(Usage, usage, usage_fields),
                         "error": error,
                         "reverted": reverted,
                     },
