@@ -1,7 +1,7 @@
 """Run the benchmarks: `python -m bench [NAME...]` (all when none is named; `make bench`).
 
 Each benchmark prints its figures and writes bench/results/NAME.json (figures, samples, the
-machine). `python -m bench --table` prints the README table from the JSON files present.
+machine). `python -m bench --table` prints the table of docs/benchmarks.md from the JSON files present.
 BENCH_RUNS sets the number of measured runs per figure (default 5: medians of 5).
 """
 
@@ -67,7 +67,7 @@ def table() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help=f"any of {', '.join(BENCHMARKS)}")
-    parser.add_argument("--table", action="store_true", help="print the README table and exit")
+    parser.add_argument("--table", action="store_true", help="print the table of docs/benchmarks.md and exit")
     args = parser.parse_args(argv)
     if args.table:
         print(table())

@@ -382,7 +382,7 @@ def machine() -> dict[str, Any]:
 
 @dataclass
 class Figure:
-    """One row of the README table."""
+    """One row of the table in docs/benchmarks.md."""
 
     name: str
     value: float
