@@ -59,6 +59,9 @@ class PermissionRequestEvent(EventBase):
     input: dict[str, Any]
     diff: str | None = None
     edit: dict[str, Any] | None = None
+    # What answering "always" would allow, in the words shown to the user (e.g. "Always allow
+    # `git status` commands"); None: "always" is not offered for this call.
+    always: str | None = None
 
 
 class PermissionResolvedEvent(EventBase):

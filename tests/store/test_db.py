@@ -500,11 +500,11 @@ async def test_grants_round_trip(db_path: Path) -> None:
     await store.close()
     store = await Store.open(db_path)
     assert await store.list_grants(session.id) == [
-        ("bash", "npm test*", "allow"),
-        ("edit", None, "allow"),
-        ("bash", "rm *", "deny"),
+        ("bash", "npm test*", "allow", False),
+        ("edit", None, "allow", False),
+        ("bash", "rm *", "deny", False),
     ]
-    assert await store.list_grants(other.id) == [("read", None, "allow")]
+    assert await store.list_grants(other.id) == [("read", None, "allow", False)]
     await store.close()
 
 

@@ -15,12 +15,17 @@ from agentls.history import new_id
 
 Decision = Literal["once", "always", "reject"]
 DECISIONS: tuple[str, ...] = ("once", "always", "reject")
+# Where an "always" answer is kept: the session, or the project (every later session of the
+# workspace root).
+Scope = Literal["session", "project"]
+SCOPES: tuple[str, ...] = ("session", "project")
 
 
 @dataclass
 class Answer:
     decision: Decision | Literal["timeout", "cancelled"]
     feedback: str | None = None
+    scope: Scope = "session"
 
 
 class ApprovalError(Exception):
@@ -67,10 +72,17 @@ class ApprovalBroker:
                 self._close(request_id, "answered")
 
     def answer(
-        self, session_id: str, request_id: str, decision: str, feedback: str | None = None
+        self,
+        session_id: str,
+        request_id: str,
+        decision: str,
+        feedback: str | None = None,
+        scope: str = "session",
     ) -> None:
         if decision not in DECISIONS:
             raise ApprovalError(f"decision must be one of once, always, reject (got {decision!r})")
+        if scope not in SCOPES:
+            raise ApprovalError(f"scope must be session or project (got {scope!r})")
         pending = self._pending.get(request_id)
         if pending is None or pending.future.done():
             state = self._closed.get(request_id)
@@ -81,7 +93,7 @@ class ApprovalBroker:
             raise ApprovalError(
                 f"requestId {request_id!r} does not belong to session {session_id!r}"
             )
-        pending.future.set_result(Answer(decision, feedback))  # type: ignore[arg-type]
+        pending.future.set_result(Answer(decision, feedback, scope))  # type: ignore[arg-type]
         # Stays in _pending until its waiter takes the answer (which may not have started yet).
         self._closed[request_id] = "answered"
 

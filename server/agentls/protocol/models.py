@@ -60,11 +60,17 @@ class CancelResult(Result):
     cancelled: bool
 
 
+GrantScope = Literal["session", "project"]
+
+
 class ApproveParams(Params):
     session_id: str
     request_id: str
     decision: Literal["once", "always", "reject"]
     feedback: str | None = None
+    # Where an "always" is kept: this session (default), or every later session of this
+    # workspace root ("project", persisted; `agentls permissions` lists and revokes them).
+    scope: GrantScope = "session"
 
 
 class ApproveResult(Result):

@@ -376,8 +376,8 @@ class Agent:
             grants = await self.store.list_grants(session_id)
         state = SessionState(record=record, messages=messages)
         state.grants = [
-            Rule(tool=tool, pattern=pattern, action=action)  # type: ignore[arg-type]
-            for tool, pattern, action in grants
+            Rule(tool=g.tool, pattern=g.pattern, action=g.action)  # type: ignore[arg-type]
+            for g in grants
         ]
         # Another task may have loaded it meanwhile; keep the first.
         state = self._sessions.setdefault(session_id, state)

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from itertools import accumulate
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar, get_args
+from typing import Any, NamedTuple, TypeVar, get_args
 
 import aiosqlite
 from pydantic import TypeAdapter, ValidationError
@@ -186,12 +186,55 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         _unpack_trigger("parts", "UPDATE", ["OLD", "NEW"]),
         _unpack_trigger("parts", "DELETE", ["OLD"]),
     ),
+    (
+        # "Always" grants are literal (permission/grants.py): `exact` marks a pattern compared to
+        # the subject as it is, no glob. Rows of older databases read 0 and keep their meaning.
+        "ALTER TABLE permission_grants ADD COLUMN exact INTEGER NOT NULL DEFAULT 0",
+        # "Always, in this project": grants every later session of a workspace root loads.
+        """
+        CREATE TABLE project_grants (
+            id INTEGER PRIMARY KEY,
+            root TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            pattern TEXT,
+            action TEXT NOT NULL,
+            exact INTEGER NOT NULL DEFAULT 0,
+            label TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX project_grants_by_root ON project_grants (root, id)",
+    ),
 )
 # A packed run holds at least this many messages (fewer load from their rows in a few ms), and
 # one packing writes at most PACK_MAX_MESSAGES (holding the write lock meanwhile).
 PACK_MIN_MESSAGES = 200
 PACK_MAX_MESSAGES = 1000
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class StoredGrant(NamedTuple):
+    """A session's permission grant as stored: exact (a literal pattern, no glob) is False for
+    the grants of databases older than the flag."""
+
+    tool: str
+    pattern: str | None
+    action: str
+    exact: bool = False
+
+
+class ProjectGrant(NamedTuple):
+    """A grant of every session of one workspace root ("always, in this project"), with the
+    words the user was shown when it was given."""
+
+    id: int
+    root: str
+    tool: str
+    pattern: str | None
+    action: str
+    exact: bool
+    label: str
+    created_at: int
 
 
 class StoreVersionError(RuntimeError):
@@ -795,14 +838,73 @@ class Store:
 
     # Permission grants
 
-    async def add_grant(self, session_id: str, tool: str, pattern: str | None, action: str) -> None:
+    async def add_grant(
+        self,
+        session_id: str,
+        tool: str,
+        pattern: str | None,
+        action: str,
+        *,
+        exact: bool = False,
+    ) -> None:
         """Remember a permission decision; the same grant added twice is kept once."""
         await self._execute(
-            "INSERT INTO permission_grants (session_id, tool, pattern, action, created_at)"
-            " SELECT ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM permission_grants"
-            " WHERE session_id = ? AND tool = ? AND pattern IS ? AND action = ?)",
-            (session_id, tool, pattern, action, now_ms(), session_id, tool, pattern, action),
+            "INSERT INTO permission_grants (session_id, tool, pattern, action, exact, created_at)"
+            " SELECT ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM permission_grants"
+            " WHERE session_id = ? AND tool = ? AND pattern IS ? AND action = ? AND exact = ?)",
+            (session_id, tool, pattern, action, int(exact), now_ms())
+            + (session_id, tool, pattern, action, int(exact)),
         )
+
+    async def add_project_grant(
+        self,
+        root: str,
+        tool: str,
+        pattern: str | None,
+        action: str,
+        *,
+        exact: bool,
+        label: str,
+    ) -> None:
+        """Remember a grant for every later session of workspace `root`; kept once."""
+        await self._execute(
+            "INSERT INTO project_grants (root, tool, pattern, action, exact, label, created_at)"
+            " SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM project_grants"
+            " WHERE root = ? AND tool = ? AND pattern IS ? AND action = ? AND exact = ?)",
+            (root, tool, pattern, action, int(exact), label, now_ms())
+            + (root, tool, pattern, action, int(exact)),
+        )
+
+    async def list_project_grants(self, root: str) -> list[ProjectGrant]:
+        """The grants of workspace `root`, in the order they were given."""
+        rows = await self._fetchall(
+            "SELECT id, root, tool, pattern, action, exact, label, created_at FROM project_grants"
+            " WHERE root = ? ORDER BY id",
+            (root,),
+        )
+        return [_project_grant(row) for row in rows]
+
+    async def revoke_project_grant(self, root: str, number: int) -> ProjectGrant | None:
+        """Delete the `number`-th (1-based, as list_project_grants orders them) grant of `root`
+        and return it; None when there is no such grant."""
+
+        async def body(conn: aiosqlite.Connection) -> ProjectGrant | None:
+            if number < 1:
+                return None
+            rows = list(
+                await conn.execute_fetchall(
+                    "SELECT id, root, tool, pattern, action, exact, label, created_at"
+                    " FROM project_grants WHERE root = ? ORDER BY id LIMIT 1 OFFSET ?",
+                    (root, number - 1),
+                )
+            )
+            if not rows:
+                return None
+            grant = _project_grant(rows[0])
+            await conn.execute("DELETE FROM project_grants WHERE id = ?", (grant.id,))
+            return grant
+
+        return await self._write(body)
 
     async def add_file_change(
         self, session_id: str, message_id: str, path: str, before: str | None, after: str
@@ -828,13 +930,27 @@ class Store:
         )
         return [(row[0], row[1], row[2], row[3]) for row in rows]
 
-    async def list_grants(self, session_id: str) -> list[tuple[str, str | None, str]]:
-        """(tool, pattern, action) triples in the order they were granted."""
+    async def list_grants(self, session_id: str) -> list[StoredGrant]:
+        """The session's grants in the order they were granted."""
         rows = await self._fetchall(
-            "SELECT tool, pattern, action FROM permission_grants WHERE session_id = ? ORDER BY id",
+            "SELECT tool, pattern, action, exact FROM permission_grants WHERE session_id = ?"
+            " ORDER BY id",
             (session_id,),
         )
-        return [(row[0], row[1], row[2]) for row in rows]
+        return [StoredGrant(row[0], row[1], row[2], bool(row[3])) for row in rows]
+
+
+def _project_grant(row: Sequence[Any]) -> ProjectGrant:
+    return ProjectGrant(
+        id=row[0],
+        root=row[1],
+        tool=row[2],
+        pattern=row[3],
+        action=row[4],
+        exact=bool(row[5]),
+        label=row[6],
+        created_at=row[7],
+    )
 
 
 _HEAD_COLUMNS = "m.id, m.role, m.created_at, m.finish_reason, m.usage, m.error, m.reverted, m.seq"
