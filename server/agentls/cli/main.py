@@ -42,6 +42,27 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--cwd", default=None, help="only sessions of this workspace")
     sessions.add_argument("--limit", type=int, default=50)
 
+    permissions = sub.add_parser(
+        "permissions",
+        help='list the grants given with "always, in this project", or revoke one',
+    )
+    permissions.add_argument(
+        "--cwd", default=None, help="the workspace root (default: the current directory)"
+    )
+    permissions.add_argument("--json", action="store_true", help="print JSON")
+    permissions.add_argument(
+        "--revoke", type=int, default=None, metavar="N", help="remove grant number N of the list"
+    )
+
+    trust = sub.add_parser(
+        "trust",
+        help="trust a workspace's .agentls/config.json (its exact content), or revoke or list",
+    )
+    trust.add_argument("dir", nargs="?", default=None, help="the workspace (default: here)")
+    trust_mode = trust.add_mutually_exclusive_group()
+    trust_mode.add_argument("--revoke", action="store_true", help="take the trust back")
+    trust_mode.add_argument("--list", action="store_true", help="list the trusted files")
+
     sub.add_parser("models", help="list the known models and their prices")
     sub.add_parser("serve", help="speak LSP on stdin/stdout (what an editor starts)")
     return parser
@@ -65,6 +86,12 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(_sessions(args))
     if args.command == "models":
         return _models()
+    if args.command == "trust":
+        from agentls.cli.trust import trust_command
+
+        return trust_command(args)
+    if args.command == "permissions":
+        return asyncio.run(_permissions(args))
     return EXIT_USAGE
 
 
@@ -123,6 +150,63 @@ async def _sessions(args: argparse.Namespace) -> int:
             f"{r.id:<32} {when:<16} {u.input_tokens:>10,} {cache:>21} {u.output_tokens:>9,} "
             f"{cost:>10}  {r.title}  ({r.cwd})"
         )
+    return EXIT_OK
+
+
+async def _permissions(args: argparse.Namespace) -> int:
+    """List the project grants of a workspace root, numbered, or revoke one by its number."""
+    import json
+    import os
+    from datetime import datetime
+
+    from agentls.store import Store, default_db_path
+
+    root = os.path.realpath(args.cwd or os.getcwd())
+    store = await Store.open(default_db_path())
+    try:
+        if args.revoke is not None:
+            grants = await store.list_project_grants(root)
+            revoked = await store.revoke_project_grant(root, args.revoke)
+            if revoked is None:
+                have = (
+                    f"there are {len(grants)}, numbered 1 to {len(grants)}"
+                    if grants
+                    else "there are none"
+                )
+                print(
+                    f"agentls: no project grant number {args.revoke} for {root} ({have}; "
+                    "`agentls permissions` lists them)",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
+            print(f"Revoked {args.revoke}: {revoked.label} ({root})")
+            return EXIT_OK
+        grants = await store.list_project_grants(root)
+    finally:
+        await store.close()
+    if args.json:
+        listed = [
+            {
+                "number": number,
+                "root": g.root,
+                "tool": g.tool,
+                "pattern": g.pattern,
+                "action": g.action,
+                "exact": g.exact,
+                "label": g.label,
+                "createdAt": g.created_at,
+            }
+            for number, g in enumerate(grants, 1)
+        ]
+        print(json.dumps(listed, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not grants:
+        print(f"No project grants for {root}.")
+        return EXIT_OK
+    print(f"Project grants for {root} (`agentls permissions --revoke N` removes one):")
+    for number, g in enumerate(grants, 1):
+        when = datetime.fromtimestamp(g.created_at / 1000).strftime("%Y-%m-%d %H:%M")
+        print(f"{number:>3}. {g.label}  (since {when})")
     return EXIT_OK
 
 
@@ -189,6 +273,18 @@ def _json_printer(out: TextIO) -> Any:
     return sink
 
 
+def approval_prompt(query: Any, always: str | None) -> str:
+    """The question at the terminal; its "always" choices say exactly what they allow (the
+    grant's label), and are left out when "always" is not offered."""
+    what = f"bash `{query.subject}`" if query.tool == "bash" else query.title
+    if not always:
+        return f"Allow {what}? [y]es once / [n]o: "
+    return (
+        f"Allow {what}? [y]es once / [a]lways ({always}, this session) / "
+        "[p]roject (always, in this project) / [n]o: "
+    )
+
+
 def make_cli_asker(yes: bool, out: TextIO) -> Any:
     import asyncio
 
@@ -209,13 +305,15 @@ def make_cli_asker(yes: bool, out: TextIO) -> Any:
             )
         if query.diff:
             out.write("\n" + query.diff + "\n")
-        out.write(f"\nAllow {query.title}? [y]es once / [a]lways / [n]o: ")
+        out.write(f"\n{approval_prompt(query, ctx.always)}")
         out.flush()
         reply = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
         if reply in ("y", "yes"):
             return Answer("once")
-        if reply in ("a", "always"):
+        if ctx.always and reply in ("a", "always"):
             return Answer("always")
+        if ctx.always and reply in ("p", "project"):
+            return Answer("always", scope="project")
         out.write("Feedback for the agent (optional): ")
         out.flush()
         feedback = (await asyncio.to_thread(sys.stdin.readline)).strip()
@@ -250,6 +348,8 @@ async def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"agentls: bad configuration: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if settings.untrusted_notice:
+        print(settings.untrusted_notice, file=sys.stderr)
     out = sys.stdout
     store = await Store.open(default_db_path())
     agent = Agent(

@@ -69,7 +69,7 @@ from agentls.protocol.models import (
     SessionInfo,
     TurnFinishReason,
 )
-from agentls.session.agent import Agent, AskContext, SessionBusyError
+from agentls.session.agent import Agent, AskContext, SessionBusyError, answer_taken
 from agentls.store import Store, default_db_path
 
 log = logging.getLogger(__name__)
@@ -513,6 +513,7 @@ class AgentServer(LanguageServer):
                 input=query.input,
                 diff=query.diff,
                 edit=edit_json,
+                always=ctx.always,
             )
         )
         message_task = None
@@ -537,7 +538,9 @@ class AgentServer(LanguageServer):
                 message_task.cancel()
         agent.emit(
             PermissionResolvedEvent(
-                session_id=ctx.session_id, request_id=request_id, decision=answer.decision
+                session_id=ctx.session_id,
+                request_id=request_id,
+                decision=answer_taken(answer, ctx),
             )
         )
         return answer
@@ -550,7 +553,13 @@ class AgentServer(LanguageServer):
         if query.diff:
             diff = query.diff if len(query.diff) < 1500 else query.diff[:1500] + "\n... (diff cut)"
             text += "\n\n" + diff
-        actions = {"Allow once": "once", "Always": "always", "Reject": "reject"}
+        # Each "always" button names what it allows (ctx.always, the grant's label); none when
+        # "always" is not offered for this call.
+        actions: dict[str, tuple[str, str]] = {"Allow once": ("once", "session")}
+        if ctx.always:
+            actions[f"{ctx.always} (this session)"] = ("always", "session")
+            actions[f"{ctx.always} (this project)"] = ("always", "project")
+        actions["Reject"] = ("reject", "session")
         try:
             result = await self.window_show_message_request_async(
                 types.ShowMessageRequestParams(
@@ -564,9 +573,10 @@ class AgentServer(LanguageServer):
         except Exception:
             log.exception("showMessageRequest failed")
             return
-        decision = actions.get(result.title, "reject") if result is not None else "reject"
+        chosen = actions.get(result.title) if result is not None else None
+        decision, scope = chosen or ("reject", "session")
         try:
-            ctx.agent.approve(ctx.session_id, request_id, decision)
+            ctx.agent.approve(ctx.session_id, request_id, decision, scope=scope)
         except ApprovalError:
             pass  # answered elsewhere (a code action, agent/approve) or expired: never applied twice
 
@@ -782,7 +792,13 @@ def build_server() -> AgentServer:
         agent = await ls.agent()
         await ls.session_or_error(agent, params.session_id)
         try:
-            agent.approve(params.session_id, params.request_id, params.decision, params.feedback)
+            agent.approve(
+                params.session_id,
+                params.request_id,
+                params.decision,
+                params.feedback,
+                params.scope,
+            )
         except ApprovalError as exc:
             raise invalid(f"Invalid params: requestId: {exc}") from None
         return ApproveResult().wire()

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agentls.config import Settings, config_home
 from agentls.events import (
@@ -67,7 +67,7 @@ from agentls.model.base import (
 )
 from agentls.model.catalog import model_info, price
 from agentls.model.thinking import thinking_request
-from agentls.permission.broker import Answer, ApprovalBroker
+from agentls.permission.broker import Answer, ApprovalBroker, Decision
 from agentls.permission.rules import (
     FILE_TOOLS,
     PathFilter,
@@ -128,6 +128,9 @@ class AskContext:
     call_id: str
     query: PermissionQuery
     agent: Agent
+    # What "always" would allow, in the words to show (the grant's label); None: "always" is
+    # not offered for this call, and an "always" answer counts as "once".
+    always: str | None = None
 
 
 @dataclass(eq=False)
@@ -174,11 +177,19 @@ class SessionState:
 KEEP_IDLE_SESSIONS = 8
 
 
+def _stored_rule(tool: str, pattern: str | None, action: str, exact: bool) -> Rule:
+    """A grant read from the store as a rule (exact: a literal pattern; False for the grants
+    of databases from before the flag, which keep their glob meaning)."""
+    return Rule(tool=tool, pattern=pattern, action=action)  # type: ignore[arg-type]
+
+
 def rules_of(settings: Settings) -> PermissionRules:
     """The configured rules, with the secret globs (built-in and `secretPatterns`) asking."""
-    return PermissionRules.from_config(
+    rules = PermissionRules.from_config(
         settings.permissions, secret_patterns=secret_globs(settings.secret_patterns)
     )
+    # An untrusted workspace config's deny and ask rules, last: they only ever tighten.
+    return rules.extended(settings.workspace_restrictions)
 
 
 # The garbage collector. A long session keeps its history in memory (5,000 messages: 50,000
@@ -297,6 +308,10 @@ class Agent:
         self._cancels: dict[str, int] = {}
         self._sinks: list[EventSink] = []
         self.rules = rules_of(settings)
+        # The grants given "always, in this project" for this root (Store.list_project_grants),
+        # read again whenever a session is created or loaded: after the configured rules and
+        # before each session's own grants (see CallContext.rules).
+        self.project_grants: list[Rule] = []
         # AGENTS.md / CLAUDE.md, watched from the first turn on (see rules_files.py). A one-shot
         # `agentls run` does without the watcher: the stat check at each step sees every edit.
         self.rules_files = RulesFiles(self.root, config_home(), watch=watch_rules)
@@ -347,9 +362,17 @@ class Agent:
 
     # ---- sessions -----------------------------------------------------------------------
 
+    async def load_project_grants(self) -> None:
+        """Read this root's project grants (given here, or by another agentls process since)."""
+        self.project_grants = [
+            _stored_rule(g.tool, g.pattern, g.action, g.exact)
+            for g in await self.store.list_project_grants(str(self.root))
+        ]
+
     async def new_session(
         self, title: str | None = None, model: str | None = None
     ) -> SessionRecord:
+        await self.load_project_grants()
         record = await self.store.create_session(
             title=clean_text(title) if title else "New session",
             cwd=str(self.root),
@@ -374,11 +397,9 @@ class Agent:
                 session_id, since_message_id=record.summary_message_id
             )
             grants = await self.store.list_grants(session_id)
+            await self.load_project_grants()
         state = SessionState(record=record, messages=messages)
-        state.grants = [
-            Rule(tool=g.tool, pattern=g.pattern, action=g.action)  # type: ignore[arg-type]
-            for g in grants
-        ]
+        state.grants = [_stored_rule(g.tool, g.pattern, g.action, g.exact) for g in grants]
         # Another task may have loaded it meanwhile; keep the first.
         state = self._sessions.setdefault(session_id, state)
         self._sessions.move_to_end(session_id)
@@ -449,10 +470,16 @@ class Agent:
         return RevertOutcome(files=files, bash_not_undone=bash_ran, problems=problems)
 
     def approve(
-        self, session_id: str, request_id: str, decision: str, feedback: str | None = None
+        self,
+        session_id: str,
+        request_id: str,
+        decision: str,
+        feedback: str | None = None,
+        scope: str = "session",
     ) -> None:
-        """Answer a permission request; raises ApprovalError for unknown/answered/expired ones."""
-        self.broker.answer(session_id, request_id, decision, feedback)
+        """Answer a permission request; raises ApprovalError for unknown/answered/expired ones.
+        `scope` says where an "always" is kept: the session, or the project (its root)."""
+        self.broker.answer(session_id, request_id, decision, feedback, scope)
 
     def is_busy(self, session_id: str) -> bool:
         state = self._sessions.get(session_id)
@@ -1014,6 +1041,7 @@ class _Turn:
         tool = self.agent.registry.get(part.tool)
         part.status = "running"
         await self.save_part(part)
+        ctx: CallContext | None = None
         try:
             if tool is None:
                 known = ", ".join(self.agent.registry.names())
@@ -1035,6 +1063,8 @@ class _Turn:
                 f"The {part.tool} tool failed unexpectedly: {exc.__class__.__name__}: {exc}",
                 is_error=True,
             )
+        if ctx is not None and ctx.notes:
+            result.output = "\n\n".join([result.output, *ctx.notes])
         part.status = "error" if result.is_error else "completed"
         # Tool output is data from anywhere (file names, command output): storable UTF-8.
         part.output = clean_text(result.output)
@@ -1130,10 +1160,13 @@ class CallContext:
         self.call_id = part.call_id
         self.session_id = turn.session_id
         self._part = part
+        # Said to the model after the tool's own output (e.g. that "always" was not offered).
+        self.notes: list[str] = []
 
     @property
     def rules(self) -> PermissionRules:
-        return self._agent.rules.extended(self._turn.state.grants)
+        """The configured rules, then the project's grants, then the session's."""
+        return self._agent.rules.extended([*self._agent.project_grants, *self._turn.state.grants])
 
     def is_outside(self, path: Path) -> bool:
         root = self._agent.root
@@ -1263,6 +1296,7 @@ async def broker_asker(ctx: AskContext) -> Answer:
             title=query.title,
             input=query.input,
             diff=query.diff,
+            always=ctx.always,
         )
     )
     try:
@@ -1276,7 +1310,15 @@ async def broker_asker(ctx: AskContext) -> Answer:
         raise
     agent.emit(
         PermissionResolvedEvent(
-            session_id=ctx.session_id, request_id=request_id, decision=answer.decision
+            session_id=ctx.session_id, request_id=request_id, decision=answer_taken(answer, ctx)
         )
     )
     return answer
+
+
+def answer_taken(answer: Answer, ctx: AskContext) -> Decision | Literal["timeout", "cancelled"]:
+    """The decision as the loop takes it, for askers' permission-resolved events: "always" where
+    it was not offered (ctx.always is None) is "once" (CallContext.authorize tells the model)."""
+    if answer.decision == "always" and ctx.always is None:
+        return "once"
+    return answer.decision
