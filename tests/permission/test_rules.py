@@ -1,6 +1,7 @@
 import pytest
 
-from agentls.permission.rules import PermissionRules, Rule, parse_rules, split_commands
+from agentls.permission.bash import analyze
+from agentls.permission.rules import PermissionRules, Rule, parse_rules
 
 
 def test_defaults_allow_reading_and_ask_for_changes() -> None:
@@ -98,10 +99,59 @@ def test_compound_command_allowed_when_every_part_is() -> None:
     assert rules.evaluate("bash", "git status | wc -l") == "allow"
 
 
-def test_split_commands_respects_quotes() -> None:
-    assert split_commands("echo 'a; b' && ls") == ["echo 'a; b'", "ls"]
-    assert split_commands('echo "x | y"') == ['echo "x | y"']
-    assert split_commands("echo $(date) ; pwd") == ["date", "echo $(date)", "pwd"]
+def test_the_analysis_respects_quotes() -> None:
+    assert [c.text for c in analyze("echo 'a; b' && ls").commands] == ["echo a; b", "ls"]
+    assert [c.text for c in analyze('echo "x | y"').commands] == ["echo x | y"]
+    assert sorted(c.text for c in analyze("echo $(date) ; pwd").commands) == [
+        "date",
+        "echo $(date)",
+        "pwd",
+    ]
+
+
+def test_long_form_last_match_wins_whatever_the_patterns() -> None:
+    denied_last = PermissionRules.from_config(
+        [
+            {"tool": "edit", "pattern": "src/**", "action": "allow"},
+            {"tool": "edit", "action": "deny"},
+        ]
+    )
+    assert denied_last.evaluate("edit", "src/a.py") == "deny"
+    allowed_last = PermissionRules.from_config(
+        [
+            {"tool": "edit", "action": "deny"},
+            {"tool": "edit", "pattern": "src/**", "action": "allow"},
+        ]
+    )
+    assert allowed_last.evaluate("edit", "src/a.py") == "allow"
+    assert allowed_last.evaluate("edit", "lib/a.py") == "deny"
+
+
+def test_short_form_bash_pattern_beats_its_star_whatever_the_order() -> None:
+    for config in (
+        {"bash": {"*": "allow", "rm": "deny"}},
+        {"bash": {"rm": "deny", "*": "allow"}},
+    ):
+        rules = PermissionRules.from_config(config)
+        assert rules.evaluate("bash", "rm -rf x") == "deny", config
+        assert rules.evaluate("bash", "ls") == "allow", config
+
+
+def test_sandboxed_is_for_bash_only() -> None:
+    with pytest.raises(ValueError, match="only to bash"):
+        parse_rules({"edit": "sandboxed"})
+    rules = PermissionRules.from_config({"bash": "sandboxed"})
+    assert rules.evaluate("bash", "touch x", sandboxed=True) == "allow"
+    assert rules.evaluate("bash", "touch x") == "ask"
+
+
+def test_exact_rules_match_one_literal_path() -> None:
+    rules = PermissionRules.from_config(None).extended(
+        [Rule(tool="write", pattern="**", action="allow", exact=True)]
+    )
+    assert rules.evaluate("write", "**") == "allow"
+    assert rules.evaluate("write", "a.py") == "ask"
+    assert rules.evaluate("write", "/etc/passwd", outside_workspace=True) == "deny"
 
 
 def test_bad_configuration_is_a_clear_error() -> None:

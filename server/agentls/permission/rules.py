@@ -1,4 +1,7 @@
-"""Permission rules: (tool or "*", optional pattern) -> allow | ask | deny; the last match wins."""
+"""Permission rules: (tool or "*", optional pattern) -> allow | ask | deny (| sandboxed for bash).
+
+The last matching rule wins, in the order the rules are listed: defaults, then configuration, then
+the session's "always" grants. Secret globs only ever make a file stricter (see _decide)."""
 
 from __future__ import annotations
 
@@ -7,43 +10,81 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
-Action = Literal["allow", "ask", "deny"]
+if TYPE_CHECKING:
+    from agentls.permission.bash_decision import BashDecision
+
+Action = Literal["allow", "ask", "deny", "sandboxed"]
+Decision = Literal["allow", "ask", "deny"]
 FILE_TOOLS = frozenset({"read", "write", "edit", "glob", "grep", "list"})
 READ_TOOLS = ("read", "glob", "grep", "list")
 
 
 class Rule(BaseModel):
+    """`pattern`: a path glob for file tools, a command prefix for bash; None matches everything
+    (inside the workspace). `exact`: the pattern is the one literal subject it matches (a path
+    compared as a string, no glob, no `~`, no tree below it; for bash the whole normalised line)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     tool: str
     pattern: str | None = None
     action: Action
+    exact: bool = False
+
+    @model_validator(mode="after")
+    def _check(self) -> Rule:
+        if self.action == "sandboxed" and self.tool != "bash":
+            raise ValueError(
+                f'"sandboxed" applies only to bash (got it for {self.tool!r}); use allow, ask or deny'
+            )
+        if self.exact and self.pattern is None:
+            raise ValueError("an exact rule needs a pattern")
+        return self
 
 
 class SecretRule(Rule):
-    """A secret glob's "ask": it makes a matching file stricter, never looser. In particular it
-    never opens a path outside the workspace, which stays refused (e.g. ~/.ssh/id_rsa)."""
+    """A secret glob's "ask": it makes a matching file stricter, never looser, and only when the
+    deciding rule has no pattern (a rule whose pattern names the file opens it). It never opens a
+    path outside the workspace, which stays refused (e.g. ~/.ssh/id_rsa). Matched without regard
+    to case; `exclude` (a glob) names paths it leaves alone (an SSH key's `.pub`)."""
+
+    exclude: str | None = None
 
 
-_SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
+SEVERITY: dict[str, int] = {"allow": 0, "sandboxed": 0, "ask": 1, "deny": 2}
 
 
 # Files that usually hold secrets: reading them asks, and grep/glob leave them out of their results,
-# unless a rule with a pattern naming them allows it.
+# unless a rule with a pattern naming them allows it. Matched case-insensitively.
 SECRET_PATTERNS: tuple[str, ...] = (
-    "**/.env",
-    "**/.env.*",
+    "**/.env*",
+    "**/.envrc",
+    "**/.npmrc",
+    "**/.pypirc",
+    "**/.netrc",
+    "**/.pgpass",
+    "**/.git-credentials",
+    "**/.aws/credentials",
+    "**/.docker/config.json",
+    "**/.kube/config",
     "**/*.pem",
     "**/*.key",
+    "**/*.p12",
+    "**/*.pfx",
     "**/id_rsa*",
     "**/id_dsa*",
     "**/id_ecdsa*",
     "**/id_ed25519*",
+    "**/credentials.json",
+    "**/service-account*.json",
 )
+# SSH public keys are not secrets: the key globs leave `*.pub` alone.
+_SSH_KEY_PATTERNS = frozenset(p for p in SECRET_PATTERNS if p.startswith("**/id_"))
+_PUBLIC_KEY = "**/*.pub"
 
 
 def secret_globs(extra: Iterable[str] | None = None) -> tuple[str, ...]:
@@ -58,6 +99,18 @@ def secret_globs(extra: Iterable[str] | None = None) -> tuple[str, ...]:
             pattern = "**/" + pattern
         more.append(pattern)
     return (*SECRET_PATTERNS, *more)
+
+
+def secret_rules(patterns: Iterable[str]) -> list[SecretRule]:
+    return [
+        SecretRule(
+            tool="read",
+            pattern=p,
+            action="ask",
+            exclude=_PUBLIC_KEY if p in _SSH_KEY_PATTERNS else None,
+        )
+        for p in patterns
+    ]
 
 
 DEFAULT_RULES: tuple[Rule, ...] = (
@@ -100,8 +153,10 @@ def _glob_body(pattern: str) -> str:
 
 
 @lru_cache(maxsize=512)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(_glob_body(pattern) + r"\Z")
+def _glob_regex(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
+    return re.compile(
+        _glob_body(pattern) + r"\Z", re.DOTALL | (re.IGNORECASE if ignore_case else 0)
+    )
 
 
 def _literal_runs(pattern: str) -> list[str]:
@@ -133,90 +188,32 @@ def path_matches(pattern: str, subject: str) -> bool:
     return _glob_regex(_rule_pattern(pattern)).match(subject) is not None
 
 
-_SEPARATORS = ("&&", "||", ";", "|", "&", "\n")
+def rule_matches_path(rule: Rule, subject: str) -> bool:
+    """Whether a rule's pattern (not None) matches a path subject."""
+    assert rule.pattern is not None
+    if rule.exact:
+        return subject == rule.pattern
+    if isinstance(rule, SecretRule):
+        if _glob_regex(_rule_pattern(rule.pattern), True).match(subject) is None:
+            return False
+        return rule.exclude is None or not _glob_regex(rule.exclude, True).match(subject)
+    return path_matches(rule.pattern, subject)
 
 
-def split_commands(command: str) -> list[str]:
-    """Split a shell command into its simple commands: `;`, `&&`, `||`, `|`, `&`, newlines, and
-    the insides of `$( )` and backticks. Quotes are respected."""
-    parts: list[str] = []
-    current: list[str] = []
-    i = 0
-    quote: str | None = None
-    n = len(command)
-    while i < n:
-        c = command[i]
-        if quote:
-            if c == "\\" and quote == '"' and i + 1 < n:
-                current.append(command[i : i + 2])
-                i += 2
-                continue
-            if c == quote:
-                quote = None
-            elif quote == '"' and (command.startswith("$(", i) or c == "`"):
-                inner, end = _substitution(command, i)
-                parts.extend(split_commands(inner))
-                current.append(command[i:end])
-                i = end
-                continue
-            current.append(c)
-            i += 1
-            continue
-        if c in ("'", '"'):
-            quote = c
-            current.append(c)
-            i += 1
-            continue
-        if c == "\\" and i + 1 < n:
-            current.append(command[i : i + 2])
-            i += 2
-            continue
-        if command.startswith("$(", i) or c == "`":
-            inner, end = _substitution(command, i)
-            parts.extend(split_commands(inner))
-            current.append(command[i:end])
-            i = end
-            continue
-        sep = next((s for s in _SEPARATORS if command.startswith(s, i)), None)
-        if sep:
-            parts.append("".join(current))
-            current = []
-            i += len(sep)
-            continue
-        current.append(c)
-        i += 1
-    parts.append("".join(current))
-    return [p.strip() for p in parts if p.strip() and p.strip() not in ("(", ")", "{", "}")]
+def _rule_body(rule: Rule) -> str:
+    """A regex matching (at least) every subject the rule's pattern matches."""
+    assert rule.pattern is not None
+    if rule.exact:
+        return re.escape(rule.pattern)
+    body = _glob_body(_rule_pattern(rule.pattern))
+    return f"(?i:{body})" if isinstance(rule, SecretRule) else body
 
 
-def _substitution(command: str, start: int) -> tuple[str, int]:
-    """The text inside `$( ... )` or backticks starting at `start`, and the index after it."""
-    if command[start] == "`":
-        end = command.find("`", start + 1)
-        end = len(command) if end < 0 else end
-        return command[start + 1 : end], end + 1
-    depth = 0
-    i = start + 1
-    while i < len(command):
-        if command[i] == "(":
-            depth += 1
-        elif command[i] == ")":
-            depth -= 1
-            if depth == 0:
-                return command[start + 2 : i], i + 1
-        i += 1
-    return command[start + 2 :], len(command)
-
-
-def command_matches(prefix: str, command: str) -> bool:
-    prefix = prefix.strip()
-    if prefix.endswith("*"):
-        return command.startswith(prefix[:-1])
-    return command == prefix or command.startswith(prefix + " ")
-
-
-def bash_prefix(command: str, words: int = 2) -> str:
-    return " ".join(command.split()[:words])
+def _rule_runs(rule: Rule) -> list[str]:
+    assert rule.pattern is not None
+    if rule.exact:
+        return [rule.pattern] if rule.pattern else []
+    return _literal_runs(_rule_pattern(rule.pattern))
 
 
 class PermissionRules:
@@ -233,27 +230,42 @@ class PermissionRules:
         with_defaults: bool = True,
         secret_patterns: Iterable[str] = SECRET_PATTERNS,
     ) -> PermissionRules:
-        configured = parse_rules(value)
         rules: list[Rule] = list(DEFAULT_RULES) if with_defaults else []
-        rules.extend(configured)
-        # Secrets ask even after a blanket {"read": "allow"} or {"*": "allow"}; only a configured
-        # rule whose pattern names them (kept in its order, after these) opens them.
-        rules.extend(SecretRule(tool="read", pattern=p, action="ask") for p in secret_patterns)
-        rules.extend(r for r in configured if r.pattern is not None)
+        rules.extend(parse_rules(value))
+        # Secrets ask even after a blanket {"read": "allow"} or {"*": "allow"}; only a rule whose
+        # pattern names them, deciding as the last match, opens them (see _decide).
+        rules.extend(secret_rules(secret_patterns))
         return cls(rules)
 
     def extended(self, more: Iterable[Rule]) -> PermissionRules:
         return PermissionRules([*self.rules, *more])
 
-    def evaluate(self, tool: str, subject: str, *, outside_workspace: bool = False) -> Action:
+    def evaluate(
+        self,
+        tool: str,
+        subject: str,
+        *,
+        outside_workspace: bool = False,
+        root: Path | None = None,
+        sandboxed: bool = False,
+    ) -> Decision:
         """The action for this call. Outside the workspace only rules with a pattern count; with
-        none matching, the answer is deny."""
+        none matching, the answer is deny. For bash, `subject` is the command line and `root` the
+        workspace root it runs in (see decide_bash)."""
         if tool == "bash":
-            pieces = split_commands(subject) or [subject]
-            return self._evaluate_bash(pieces)
+            return self.decide_bash(subject, root=root, sandboxed=sandboxed).action
         return _decide(
-            self.rules, tool, outside_workspace, lambda pattern: path_matches(pattern, subject)
+            self.rules, tool, outside_workspace, lambda rule: rule_matches_path(rule, subject)
         )
+
+    def decide_bash(
+        self, command: str, *, root: Path | None, sandboxed: bool = False
+    ) -> BashDecision:
+        """Every command the line can run judged on its own (last matching rule), its redirections
+        as writes; the strictest answer wins. Unknowns ask, or deny where a deny rule could match."""
+        from agentls.permission.bash_decision import decide_bash
+
+        return decide_bash(self, command, root=root, sandboxed=sandboxed)
 
     def path_filter(
         self, tool: str, *, prefix: str = "", outside_workspace: bool = False
@@ -276,49 +288,42 @@ class PermissionRules:
             )
         return None
 
-    def _evaluate_bash(self, pieces: list[str]) -> Action:
-        """Each simple command is judged on its own (last matching rule); the strictest wins, so a
-        rule allows a compound command only if it allows every part of it."""
-        severity = {"allow": 0, "ask": 1, "deny": 2}
-        overall: Action = "allow"
-        for piece in pieces:
-            action: Action = "ask"
-            for rule in self.rules:
-                if rule.tool not in ("bash", "*"):
-                    continue
-                if rule.pattern is not None and not command_matches(rule.pattern, piece):
-                    continue
-                action = rule.action
-            if severity[action] > severity[overall]:
-                overall = action
-        return overall
-
     def opens_outside(self, tool: str, absolute_path: str) -> bool:
         """Whether some rule with a pattern names this outside path for this tool (not deny)."""
         return self.evaluate(tool, absolute_path, outside_workspace=True) != "deny"
 
 
 def _decide(
-    rules: Iterable[Rule], tool: str, outside_workspace: bool, matches: Callable[[str], bool]
-) -> Action:
-    """The last matching rule's action (a secret rule only when it is stricter); `matches` tells
-    whether a rule's pattern matches the subject."""
+    rules: Iterable[Rule], tool: str, outside_workspace: bool, matches: Callable[[Rule], bool]
+) -> Decision:
+    """The last matching rule's action; `matches` tells whether a rule's pattern matches the
+    subject. Outside the workspace a rule without a pattern does not count, and no match is deny.
+    A matching secret rule makes the answer at least its own when the deciding rule has no
+    pattern (a default, a blanket allow), never when a rule naming the path decided."""
     result: Action | None = None
+    by_pattern = False
+    secret: Action | None = None
     for rule in rules:
         if rule.tool != tool and rule.tool != "*":
+            continue
+        if isinstance(rule, SecretRule):
+            if matches(rule) and (secret is None or SEVERITY[rule.action] > SEVERITY[secret]):
+                secret = rule.action
             continue
         if rule.pattern is None:
             if outside_workspace:
                 continue
-        elif not matches(rule.pattern):
-            continue
-        if isinstance(rule, SecretRule) and (
-            result is None or _SEVERITY[rule.action] < _SEVERITY[result]
-        ):
+        elif not matches(rule):
             continue
         result = rule.action
+        by_pattern = rule.pattern is not None
     if result is None:
-        return "deny" if outside_workspace else "ask"
+        result = "deny" if outside_workspace else "ask"
+        by_pattern = outside_workspace
+    if secret is not None and not by_pattern and SEVERITY[secret] > SEVERITY[result]:
+        result = secret
+    if result == "sandboxed":
+        return "ask"
     return result
 
 
@@ -329,9 +334,9 @@ class PathFilter:
 
     The rules without a pattern give one answer, `default`, decided once, for every path that no
     rule pattern matches. A pattern can only match a path that contains its longest plain run
-    (".env", ".pem", "id_rsa" for the secret globs), so one substring scan of a whole listing finds
-    the few paths that need the rules walked; a pattern without any plain part ("*") makes every
-    path such a candidate."""
+    (".env", ".pem", "id_rsa" for the secret globs), so one substring scan of a whole listing
+    (lower-cased: secret globs ignore case) finds the few paths that need the rules walked; a
+    pattern without any plain part ("*") makes every path such a candidate."""
 
     def __init__(
         self,
@@ -345,27 +350,31 @@ class PathFilter:
         self._tool = tool
         self._outside = outside_workspace
         self.prefix = prefix
-        self.default = _decide(self._rules, tool, outside_workspace, lambda _p: False) == "allow"
-        patterns = sorted({_rule_pattern(r.pattern) for r in self._rules if r.pattern is not None})
+        self.default = _decide(self._rules, tool, outside_workspace, lambda _r: False) == "allow"
+        patterned = [r for r in self._rules if r.pattern is not None]
         # A superset test (matches some pattern) before the rules are walked for a path.
         self._any: re.Pattern[str] | None = None
-        if patterns:
-            union = "|".join(f"(?:{_glob_body(p)})" for p in patterns)
-            self._any = re.compile(f"(?:{union})\\Z")
-        # Each pattern's longest plain run (a needle holding another finds nothing more); None
-        # when a pattern has none: then every path is a candidate.
+        if patterned:
+            bodies = sorted({_rule_body(r) for r in patterned})
+            union = "|".join(f"(?:{b})" for b in bodies)
+            self._any = re.compile(f"(?:{union})\\Z", re.DOTALL)
+        # Each pattern's longest plain run, lower-cased (a needle holding another finds nothing
+        # more); None when a pattern has none, or one holds a line break: every path a candidate.
         self._needles: tuple[str, ...] | None = None
-        runs = [_literal_runs(p) for p in patterns]
+        runs = [_rule_runs(r) for r in patterned]
         if all(runs):
-            needles = {max(r, key=len) for r in runs}
-            self._needles = tuple(
-                sorted(n for n in needles if not any(m != n and m in n for m in needles))
-            )
+            needles = {max(r, key=len).lower() for r in runs}
+            if not any("\n" in n for n in needles):
+                self._needles = tuple(
+                    sorted(n for n in needles if not any(m != n and m in n for m in needles))
+                )
 
     def __call__(self, name: str) -> bool:
         subject = self.prefix + name
-        if self._needles is not None and not any(n in subject for n in self._needles):
-            return self.default
+        if self._needles is not None:
+            lowered = subject.lower()
+            if not any(n in lowered for n in self._needles):
+                return self.default
         return self._allows(subject)
 
     def split(self, names: Sequence[str]) -> tuple[list[str], int]:
@@ -388,13 +397,14 @@ class PathFilter:
             return True
         prefix = self.prefix
         text = prefix + listing.replace("\n", "\n" + prefix) if prefix else listing
+        text = text.lower()
         return not any(needle in text for needle in self._needles)
 
     def _allows(self, subject: str) -> bool:
         if self._any is None or self._any.match(subject) is None:
             return self.default
         action = _decide(
-            self._rules, self._tool, self._outside, lambda pattern: path_matches(pattern, subject)
+            self._rules, self._tool, self._outside, lambda rule: rule_matches_path(rule, subject)
         )
         return action == "allow"
 
@@ -408,16 +418,19 @@ class PathFilter:
         text = prefix + ("\n" + prefix).join(names)
         if text.count("\n") != len(names) - 1:  # a name (or the prefix) holds a line break
             return names
+        lowered = text.lower()
+        if len(lowered) != len(text):  # lower-casing moved the offsets (rare letters)
+            return names
         found: set[str] = set()
         for needle in self._needles:
-            i = text.find(needle)
+            i = lowered.find(needle)
             while i >= 0:
-                start = text.rfind("\n", 0, i) + 1
-                end = text.find("\n", i)
+                start = lowered.rfind("\n", 0, i) + 1
+                end = lowered.find("\n", i)
                 if end < 0:
-                    end = len(text)
+                    end = len(lowered)
                 found.add(text[start + len(prefix) : end])
-                i = text.find(needle, max(end, i + 1))
+                i = lowered.find(needle, max(end, i + 1))
         return found
 
     def _not_default(self, names: Sequence[str]) -> set[str]:
@@ -428,7 +441,8 @@ class PathFilter:
 
 def parse_rules(value: Any) -> list[Rule]:
     """Configuration to rules. The short form {tool: action} puts "*" first so a tool's own entry
-    wins; the long form is a list of {tool, pattern?, action} in order."""
+    wins (and within {"bash": {pattern: action}} a pattern's entry beats its "*"); the long form is
+    a list of {tool, pattern?, action} in order (the last match wins)."""
     if value is None:
         return []
     if isinstance(value, dict):
@@ -453,3 +467,16 @@ def parse_rules(value: Any) -> list[Rule]:
     raise ValueError(
         "permissions must be a mapping {tool: action} or a list of {tool, pattern?, action} rules"
     )
+
+
+def split_commands(command: str) -> list[str]:
+    """Deprecated (session/agent.py's old "always"; use grants.grant_for): the normalised text of
+    every command the line can run."""
+    from agentls.permission.bash import analyze
+
+    return [c.text for c in analyze(command).commands]
+
+
+def bash_prefix(command: str, words: int = 2) -> str:
+    """Deprecated with split_commands."""
+    return " ".join(command.split()[:words])

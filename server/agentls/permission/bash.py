@@ -1,0 +1,427 @@
+"""What a bash command line can run, read with the tree-sitter-bash grammar.
+
+analyze(line) finds every simple command the line can run (lists, pipelines, subshells, command and
+process substitutions, here-documents, function bodies, compound statements, the strings given to
+`bash -c` and `eval`, parsed again), sees through wrappers (env, sudo, xargs, nohup, timeout, ...),
+normalises each command word (`/bin/rm`, `\\rm`, `r''m`, `$'rm'` -> rm) and lists the files its
+redirections and `tee` write. What it cannot be sure of goes into `problems`; the rules then ask or
+deny (permission/bash_decision.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+from agentls.permission.bash_words import (
+    WordValue,
+    options_then_command,
+    word_value,
+)
+
+MAX_DEPTH = 6  # bash -c 'bash -c "..."': deeper than this is a problem, not a recursion
+
+# Variables whose value changes which program runs or what it loads.
+DANGEROUS_VARIABLES = frozenset(
+    {
+        "PATH",
+        "BASH_ENV",
+        "ENV",
+        "IFS",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "CDPATH",
+        "HOME",
+        "GLOBIGNORE",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "PYTHONHOME",
+        "PYTHONINSPECT",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "PERL5OPT",
+        "PERL5LIB",
+        "PERLLIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "GIT_EXEC_PATH",
+        "GIT_EDITOR",
+        "GIT_PAGER",
+        "GIT_CONFIG",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_DIR",
+        "GIT_TEMPLATE_DIR",
+        "GIT_ASKPASS",
+        "SSH_ASKPASS",
+        "PAGER",
+        "EDITOR",
+        "VISUAL",
+        "PROMPT_COMMAND",
+        "BROWSER",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "MANPAGER",
+        "SHELL",
+    }
+)
+_DANGEROUS_PREFIXES = (
+    "LD_",
+    "GIT_SSH",
+    "GIT_CONFIG_KEY_",
+    "GIT_CONFIG_VALUE_",
+    "BASH_FUNC_",
+    "DYLD_",
+)
+
+SHELLS = frozenset(
+    {"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash"}
+)
+# Commands that run the rest of their words as a command, with nothing else to judge: the inner
+# command is judged alone (its own rules), the wrapper's name kept in Command.wrappers.
+TRANSPARENT_WRAPPERS = frozenset(
+    {
+        "command",
+        "builtin",
+        "exec",
+        "nohup",
+        "time",
+        "nice",
+        "timeout",
+        "stdbuf",
+        "setsid",
+        "coproc",
+        "env",
+        "busybox",
+        "ionice",
+        "chrt",
+        "taskset",
+        "unbuffer",
+        "caffeinate",
+        "nocache",
+    }
+)
+# Commands that run another command they are given, and are judged themselves too.
+OPAQUE_WRAPPERS = frozenset({"sudo", "doas", "xargs", "find", "su", "runuser", "watch", "parallel"})
+WRAPPERS = TRANSPARENT_WRAPPERS | OPAQUE_WRAPPERS
+_CD = frozenset({"cd", "pushd", "popd"})
+_NAME_OK = re.compile(r"[A-Za-z0-9_.+:@%,=^~-]+\Z")
+_NOT_WRITES = re.compile(r"/dev/(?:null|stdout|stderr|fd/\d+)\Z")
+_OUTPUT_REDIRECTS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
+
+
+@dataclass(frozen=True)
+class Command:
+    """One simple command. argv: its words, normalised (argv[0] the bare command name); words that
+    are not literals keep their source text. literal: the command name is a plain literal name."""
+
+    argv: tuple[str, ...]
+    literal: bool = True
+    wrappers: tuple[str, ...] = ()  # the wrappers it was seen through, outermost first
+    path: str | None = None  # the command word as written when it named a directory ("./ls")
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.argv)
+
+    @property
+    def name(self) -> str:
+        return self.argv[0] if self.argv else ""
+
+
+@dataclass(frozen=True)
+class BashAnalysis:
+    commands: tuple[Command, ...]
+    writes: tuple[str | None, ...]  # redirection and tee targets (`~` expanded); None: not literal
+    problems: tuple[str, ...]  # why the analysis cannot be sure
+    line: str = ""
+
+    @property
+    def certain(self) -> bool:
+        return (
+            not self.problems and all(c.literal for c in self.commands) and None not in self.writes
+        )
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Parser:
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def normalise_line(line: str) -> str:
+    """The form an exact bash rule holds: the line without surrounding whitespace."""
+    return line.strip()
+
+
+@lru_cache(maxsize=256)
+def analyze(line: str) -> BashAnalysis:
+    walker = _Walker()
+    walker.line(line, 0)
+    writes = walker.writes
+    if walker.changes_dir:  # `cd x && ls > f`: relative targets are no longer relative to root
+        writes = [w if w is None or w.startswith("/") else None for w in writes]
+    return BashAnalysis(
+        commands=tuple(walker.commands),
+        writes=tuple(writes),
+        problems=tuple(dict.fromkeys(walker.problems)),
+        line=line,
+    )
+
+
+@dataclass
+class _Walker:
+    commands: list[Command] = field(default_factory=list)
+    writes: list[str | None] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    changes_dir: bool = False
+    home_changed: bool = False
+
+    def line(self, text: str, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            self.problems.append("commands nested deeper than the analysis follows")
+            return
+        if "\0" in text:
+            self.problems.append("the line holds a NUL byte")
+            text = text.replace("\0", " ")
+        if any(ord(c) < 32 and c not in "\t\n" for c in text) or "\x7f" in text:
+            self.problems.append("the line holds a control character")
+        tree = _parser().parse(text.encode("utf-8", "surrogateescape"))
+        if tree.root_node.has_error:
+            self.problems.append("the line does not parse")
+        self.node(tree.root_node, depth)
+
+    # ---- the tree --------------------------------------------------------------------------
+
+    def node(self, node: Node, depth: int) -> None:
+        kind = node.type
+        if kind == "command":
+            self.command(node, depth)
+            return
+        if kind in ("declaration_command", "unset_command"):
+            argv = [(node.children[0].text or b"").decode("utf-8", "replace")]
+            for child in node.named_children:
+                if child.type != "variable_assignment":
+                    value = self.value(child)
+                    argv.append(value.text if value else (child.text or b"").decode())
+            self.commands.append(Command(argv=tuple(argv)))
+        elif kind == "variable_assignment":
+            self.assignment(node)
+        elif kind == "file_redirect":
+            self.redirect(node)
+        elif kind == "heredoc_redirect":
+            self.heredoc(node)
+        for child in node.children:
+            self.node(child, depth)
+
+    def assignment(self, node: Node) -> None:
+        name = node.child_by_field_name("name")
+        var = (name.text or b"").decode("utf-8", "replace") if name is not None else ""
+        self.check_variable(var)
+
+    def check_variable(self, var: str) -> None:
+        if var == "HOME":
+            self.home_changed = True
+        if var in DANGEROUS_VARIABLES or var.startswith(_DANGEROUS_PREFIXES):
+            self.problems.append(f"sets {var}, which changes what runs")
+
+    def redirect(self, node: Node) -> None:
+        op = next((c.type for c in node.children if not c.is_named), "")
+        dest = node.child_by_field_name("destination")
+        if op not in _OUTPUT_REDIRECTS:
+            return
+        if dest is None:
+            self.writes.append(None)
+            return
+        if op == ">&" or dest.type == "number":
+            text = (dest.text or b"").decode("utf-8", "replace")
+            if dest.type == "number" or re.fullmatch(r"\d*-?", text):
+                return  # 2>&1, >&2, >&-: a descriptor, not a file
+        self.write_target(self.value(dest))
+
+    def heredoc(self, node: Node) -> None:
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        body = next((c for c in node.children if c.type == "heredoc_body"), None)
+        quoted = start is not None and any(q in (start.text or b"") for q in (b"'", b'"', b"\\"))
+        if body is not None and not quoted and b"`" in (body.text or b""):
+            # tree-sitter-bash leaves backticks in a here-document's text unparsed
+            self.problems.append("a here-document holds a backtick substitution")
+
+    def write_target(self, value: WordValue | None) -> None:
+        if value is None or value.special:
+            self.writes.append(None)
+            return
+        target = value.text
+        if value.tilde:
+            if self.home_changed:
+                self.writes.append(None)
+                return
+            target = os.path.expanduser(target)
+        if _NOT_WRITES.match(target):
+            return
+        self.writes.append(target)
+
+    def value(self, node: Node) -> WordValue | None:
+        return word_value(node)
+
+    # ---- simple commands -------------------------------------------------------------------
+
+    def command(self, node: Node, depth: int) -> None:
+        for child in node.children:  # substitutions in arguments, assignments, redirects
+            if child.type != "command_name":
+                self.node(child, depth)
+            else:
+                for grandchild in child.children:
+                    self.node(grandchild, depth)
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
+            return  # only assignments / redirections
+        words: list[WordValue | None] = [self.value(name_node)]
+        raw: list[str] = [(name_node.text or b"").decode("utf-8", "replace")]
+        for arg in node.children_by_field_name("argument"):
+            words.append(self.value(arg))
+            raw.append((arg.text or b"").decode("utf-8", "replace"))
+        argv = [w.text if w is not None else r for w, r in zip(words, raw, strict=True)]
+        literal = [w is not None and not w.special for w in words]
+        self.simple(argv, literal, (), depth)
+
+    def simple(
+        self, argv: list[str], literal: list[bool], wrappers: tuple[str, ...], depth: int
+    ) -> None:
+        """One command's words (literal[i]: word i is a plain literal), wrappers seen through."""
+        if not argv:
+            return
+        word = argv[0]
+        path: str | None = None
+        name = word
+        if literal[0] and "/" in word:
+            path = word
+            name = word.rsplit("/", 1)[1]
+        name_ok = literal[0] and bool(_NAME_OK.match(name)) and not name.startswith("~")
+        argv = [name, *argv[1:]]
+        command = Command(argv=tuple(argv), literal=name_ok, wrappers=wrappers, path=path)
+        if not name_ok:
+            self.commands.append(command)
+            return
+        if name in _CD:
+            self.changes_dir = True
+        if name in TRANSPARENT_WRAPPERS or name in OPAQUE_WRAPPERS:
+            if name in OPAQUE_WRAPPERS:
+                self.commands.append(command)
+            inner = self.unwrap(name, argv, literal, depth)
+            if inner is None:
+                if name in TRANSPARENT_WRAPPERS:
+                    self.commands.append(command)
+                return
+            start = inner
+            if start < len(argv):
+                self.simple(argv[start:], literal[start:], (*wrappers, name), depth)
+            elif name in TRANSPARENT_WRAPPERS:
+                self.commands.append(command)
+            return
+        self.commands.append(command)
+        self.code_arguments(name, argv, literal, depth)
+        if name == "tee":
+            self.tee(argv, literal)
+
+    def unwrap(self, name: str, argv: list[str], literal: list[bool], depth: int) -> int | None:
+        """The index of the wrapped command's first word (len(argv): none); None when the words
+        cannot be read (not literal where it matters), which is a problem."""
+        if name == "find":
+            self.find(argv, literal, depth)
+            return len(argv)
+        found = options_then_command(name, argv, literal, self, depth)
+        if found is None:
+            self.problems.append(f"cannot tell which command `{name}` runs")
+        return found
+
+    def find(self, argv: list[str], literal: list[bool], depth: int) -> None:
+        i = 1
+        while i < len(argv):
+            if argv[i] in ("-exec", "-execdir", "-ok", "-okdir"):
+                j = i + 1
+                while j < len(argv) and argv[j] not in (";", "+"):
+                    j += 1
+                if j > i + 1:
+                    self.simple(argv[i + 1 : j], literal[i + 1 : j], ("find",), depth)
+                i = j + 1
+                continue
+            if argv[i] in ("-fprint", "-fprint0", "-fprintf", "-fls") and i + 1 < len(argv):
+                self.writes.append(argv[i + 1] if literal[i + 1] else None)
+            i += 1
+
+    def tee(self, argv: list[str], literal: list[bool]) -> None:
+        options = True
+        for word, lit in zip(argv[1:], literal[1:], strict=True):
+            if options and word == "--":
+                options = False
+                continue
+            if options and word.startswith("-") and word != "-":
+                continue
+            self.write_target(WordValue(word, special=not lit))
+
+    def code_arguments(self, name: str, argv: list[str], literal: list[bool], depth: int) -> None:
+        """Arguments that are themselves shell code: `bash -c STRING`, eval, trap, alias."""
+        if name in SHELLS:
+            code = _shell_code(argv)
+            if code is None:
+                self.problems.append(f"`{name}` reads commands from its input or from an option")
+            elif code >= 0:
+                if literal[code]:
+                    self.nested(argv[code], depth)
+                else:
+                    self.problems.append(f"the code given to `{name} -c` is not a literal")
+        elif name == "eval":
+            if all(literal[1:]):
+                self.nested(" ".join(argv[1:]), depth)
+            else:
+                self.problems.append("the code given to eval is not a literal")
+        elif name == "trap" and len(argv) > 2 and not argv[1].startswith("-"):
+            if literal[1]:
+                self.nested(argv[1], depth)
+            else:
+                self.problems.append("the code given to trap is not a literal")
+        elif name == "alias":
+            for word, lit in zip(argv[1:], literal[1:], strict=True):
+                if "=" in word and lit:
+                    self.nested(word.split("=", 1)[1], depth)
+                elif "=" in word:
+                    self.problems.append("an alias whose value is not a literal")
+
+    def nested(self, code: str, depth: int) -> None:
+        self.line(code, depth + 1)
+
+
+def _shell_code(argv: list[str]) -> int | None:
+    """For `bash [options] ...`: the index of the -c string; -1 when it runs a script file; None
+    when it reads commands from its input (or `-c` has no string)."""
+    has_c = False
+    i = 1
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            i += 1
+            break
+        if word in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            i += 2
+            continue
+        if word.startswith("--"):
+            i += 1
+            continue
+        if word.startswith(("-", "+")) and len(word) > 1:
+            if word.startswith("-") and "c" in word[1:]:
+                has_c = True
+            if "s" in word[1:]:
+                return None
+            i += 1
+            continue
+        break
+    if i >= len(argv):
+        return None
+    return i if has_c else -1
