@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
 from agentls.history import WireModel
 from agentls.model.catalog import DEFAULT_MODEL
-from agentls.permission.rules import parse_rules
+from agentls.permission.rules import Rule, parse_rules
 
 
 def config_home() -> Path:
@@ -59,12 +59,32 @@ class Settings(WireModel):
     # More globs of files that hold secrets, on top of .env, *.pem, *.key and SSH keys: reading
     # them asks, and grep/glob leave them out ("*.secret" matches at any depth).
     secret_patterns: list[str] | None = None
+    # The bash sandbox (bubblewrap, see tools/sandbox.py): "auto" uses it when it works here,
+    # "required" refuses to run bash without it, "off" never uses it. sandboxNetwork: commands
+    # in the sandbox may use the network.
+    sandbox: Literal["auto", "off", "required"] = "auto"
+    sandbox_network: bool = False
     # Language server: how long to wait for the editor's diagnostics after an edit, and extra
     # checks to run after an edit when the editor pushes none ({"*.py": "ruff check {path}"}).
     verify_wait_s: float = Field(default=1.5, ge=0, le=30)
     verify_commands: dict[str, str] | None = None
     # How long to wait for the editor to answer workspace/applyEdit before reporting a failure.
     apply_edit_timeout_s: float = Field(default=30.0, gt=0)
+
+    # Set by load_settings, never read from a file or the wire: an untrusted workspace config's
+    # deny and ask rules (each only makes a call stricter), and the line that tells the user
+    # what of that file was ignored (see agentls.trust).
+    _workspace_restrictions: tuple[Rule, ...] = PrivateAttr(default=())
+    _untrusted_notice: str | None = PrivateAttr(default=None)
+
+    @property
+    def workspace_restrictions(self) -> tuple[Rule, ...]:
+        return self._workspace_restrictions
+
+    @property
+    def untrusted_notice(self) -> str | None:
+        """ "agentls: ignored allow rules ... in FILE: ... (run `agentls trust DIR` ...)", or None."""
+        return self._untrusted_notice
 
     @field_validator("thinking", mode="before")
     @classmethod
@@ -86,28 +106,95 @@ class Settings(WireModel):
         return Settings.model_validate(data)
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
+def parse_json_object(path: Path, raw: bytes | str) -> dict[str, Any]:
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not valid JSON ({exc})") from exc
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object")
     return data
 
 
-def load_settings(workspace_root: Path | None, overrides: dict[str, Any] | None = None) -> Settings:
-    """Defaults < ~/.config/agentls/config.json < <workspace>/.agentls/config.json < overrides."""
-    settings = Settings()
-    layers = [_read_json(config_home() / "config.json")]
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    return parse_json_object(path, raw)
+
+
+# A workspace config larger than this is refused (it comes from the repository, not the user).
+MAX_WORKSPACE_CONFIG_BYTES = 1_000_000
+
+
+def read_workspace_bytes(path: Path) -> bytes | None:
+    """The workspace config's bytes, read once (what is hashed for trust is what is parsed); None
+    when there is none. A FIFO, a device or a huge file is an error, never a hang."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{path}: not a regular file")
+        data = handle.read(MAX_WORKSPACE_CONFIG_BYTES + 1)
+    if len(data) > MAX_WORKSPACE_CONFIG_BYTES:
+        raise ValueError(f"{path}: larger than {MAX_WORKSPACE_CONFIG_BYTES:,} bytes")
+    return data
+
+
+def load_settings(
+    workspace_root: Path | None,
+    overrides: dict[str, Any] | None = None,
+    *,
+    workspace_trusted: bool = False,
+    editor: bool = False,
+) -> Settings:
+    """Defaults < ~/.config/agentls/config.json < <workspace>/.agentls/config.json < overrides.
+
+    The workspace's file counts in full only when it is trusted: `workspace_trusted` (the editor
+    says the workspace is trusted) or its exact content was trusted with `agentls trust`.
+    Otherwise it only tightens (agentls.trust.restrict): its deny and ask rules come after every
+    other rule and never loosen one, its secretPatterns add to the others, the rest is ignored
+    and `untrusted_notice` says so (`editor`: the notice also mentions the editor's trust)."""
+    from agentls.trust import TrustStore, restrict, workspace_config
+
+    user = _read_json(config_home() / "config.json")
+    layers = [user]
+    untrusted = None
     if workspace_root is not None:
-        layers.append(_read_json(workspace_root / ".agentls" / "config.json"))
+        path = workspace_config(workspace_root)
+        data = read_workspace_bytes(path)
+        if data is not None:
+            layer = parse_json_object(path, data)
+            state = "trusted" if workspace_trusted else TrustStore().state(path, data)
+            if state == "trusted":
+                layers.append(layer)
+            else:
+                untrusted = restrict(path, layer, state)
     layers.append(overrides or {})
+    settings = Settings()
     for layer in layers:
         if layer:
             settings = settings.merged(layer)
+    if untrusted is not None:
+        extra = untrusted.kept.get("secretPatterns")
+        if extra is not None:
+            try:
+                more = Settings.model_validate({"secretPatterns": extra}).secret_patterns or []
+            except ValueError as exc:
+                raise ValueError(f"{untrusted.file}: secretPatterns: {exc}") from exc
+            settings = settings.model_copy(
+                update={"secret_patterns": [*(settings.secret_patterns or []), *more]}
+            )
+        settings._workspace_restrictions = tuple(untrusted.restrictions)
+        settings._untrusted_notice = untrusted.notice(editor=editor)
     return settings

@@ -523,7 +523,14 @@ def test_a_first_message_left_to_pygls_is_answered_as_it_always_was(
 def test_bad_settings_are_reported_and_the_agent_refuses_until_fixed(tmp_path: Path) -> None:
     (tmp_path / ".agentls").mkdir()
     (tmp_path / ".agentls" / "config.json").write_text('{"maxSteps": "many"}')
-    init = initialize({"rootUri": tmp_path.as_uri(), "capabilities": {}})
+    # A trusted workspace: an untrusted one's maxSteps would be ignored (see agentls.trust).
+    init = initialize(
+        {
+            "rootUri": tmp_path.as_uri(),
+            "capabilities": {},
+            "initializationOptions": {"agent": {"workspaceTrusted": True}},
+        }
+    )
     fixed = {"settings": {"agent": {"model": "scripted:echo"}}}
     config = tmp_path / ".agentls" / "config.json"
     proc = spawn(tmp_path)

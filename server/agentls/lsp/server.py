@@ -68,6 +68,7 @@ from agentls.protocol.models import (
     RunOnSelectionResult,
     SessionInfo,
     TurnFinishReason,
+    WorkspaceTrustParams,
 )
 from agentls.session.agent import Agent, AskContext, SessionBusyError, answer_taken
 from agentls.store import Store, default_db_path
@@ -348,6 +349,15 @@ class AgentServer(LanguageServer):
         self.agent_caps = ClientAgentCapabilities()
         self.position_encoding = "utf-16"
         self.init_overrides: dict[str, Any] = {}
+        # The overrides the settings were last loaded with (initialize's, then a configuration
+        # change's), so a grant of workspace trust can load them again.
+        self.overrides: dict[str, Any] = {}
+        # Whether the editor says the workspace is trusted (initializationOptions.agent.
+        # workspaceTrusted, a configuration change, agent/workspaceTrust). Untrusted by default:
+        # the workspace's .agentls/config.json then only tightens, unless `agentls trust`
+        # recorded its content (see agentls.trust).
+        self.workspace_trusted = False
+        self._notices_shown: set[str] = set()
         # Why the settings could not be loaded at initialize; the agent refuses to work until a
         # workspace/didChangeConfiguration brings valid ones.
         self.config_error: str | None = None
@@ -375,10 +385,11 @@ class AgentServer(LanguageServer):
             agent_options = options.get("agent") if isinstance(options, dict) else None
             if agent_options is not None and not isinstance(agent_options, dict):
                 raise invalid("initializationOptions.agent: must be an object")
-            overrides = AgentInitOptions.model_validate(agent_options or {}).model_dump(
-                by_alias=True, exclude_none=True
-            )
-            self.settings = load_settings(self.root, overrides)
+            init = AgentInitOptions.model_validate(agent_options or {})
+            overrides = init.model_dump(by_alias=True, exclude_none=True)
+            overrides.pop("workspaceTrusted", None)
+            self.workspace_trusted = init.workspace_trusted is True
+            self.settings = self.load(overrides)
             self.init_overrides = overrides
             self.config_error = None
         except Exception as exc:
@@ -477,16 +488,47 @@ class AgentServer(LanguageServer):
             return
         if not isinstance(agent_settings, dict):
             raise invalid("agent settings must be an object")
-        overrides = {
-            **self.init_overrides,
-            **AgentInitOptions.model_validate(agent_settings).model_dump(
-                by_alias=True, exclude_none=True
-            ),
-        }
-        self.settings = load_settings(self.root, overrides)
+        options = AgentInitOptions.model_validate(agent_settings)
+        changed = options.model_dump(by_alias=True, exclude_none=True)
+        changed.pop("workspaceTrusted", None)
+        trusted = self.workspace_trusted
+        if options.workspace_trusted is not None:
+            trusted = options.workspace_trusted
+        self.reload_settings({**self.init_overrides, **changed}, trusted)
+
+    def load(self, overrides: dict[str, Any]) -> Settings:
+        settings = load_settings(
+            self.root, overrides, workspace_trusted=self.workspace_trusted, editor=True
+        )
+        self.overrides = overrides
+        return settings
+
+    def reload_settings(self, overrides: dict[str, Any] | None, trusted: bool) -> None:
+        """Load the settings again (new overrides, a grant of workspace trust) and hand them to the
+        agent: no restart. Raises on bad settings, leaving the previous ones in force."""
+        previous = self.workspace_trusted
+        self.workspace_trusted = trusted
+        try:
+            self.settings = self.load(self.overrides if overrides is None else overrides)
+        except Exception:
+            self.workspace_trusted = previous
+            raise
         self.config_error = None
         if self._agent is not None:
             self._agent.update_settings(self.settings)
+        self.tell_untrusted()
+
+    def tell_untrusted(self) -> None:
+        """Once per server run and file state: which keys of an untrusted workspace config were
+        ignored, and how to trust it."""
+        notice = self.settings.untrusted_notice
+        if notice is None or notice in self._notices_shown:
+            return
+        self._notices_shown.add(notice)
+        log.warning("%s", notice)
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=notice)
+        )
 
     # ---- approvals ----------------------------------------------------------------------
 
@@ -514,6 +556,7 @@ class AgentServer(LanguageServer):
                 diff=query.diff,
                 edit=edit_json,
                 always=ctx.always,
+                sandboxed=query.sandboxed,
             )
         )
         message_task = None
@@ -694,6 +737,7 @@ def build_server() -> AgentServer:
     @server.feature(types.INITIALIZED)
     def initialized(ls: AgentServer, params: types.InitializedParams) -> None:
         ls.start_background_import()
+        ls.tell_untrusted()
         if ls.config_error is not None:
             ls.window_show_message(
                 types.ShowMessageParams(
@@ -866,6 +910,22 @@ def build_server() -> AgentServer:
             bash_not_undone=outcome.bash_not_undone,
             note=note,
         ).wire()
+
+    @request("agent/workspaceTrust")
+    async def workspace_trust(ls: AgentServer, raw: Any) -> None:
+        # The editor granted (or withdrew) trust: the workspace config applies in full (or only
+        # tightens) from the next tool call on, without a restart.
+        try:
+            params = parse(WorkspaceTrustParams, raw)
+            ls.reload_settings(None, params.trusted)
+        except (JsonRpcInvalidParams, ValidationError, ValueError) as exc:
+            detail = exc.message if isinstance(exc, JsonRpcInvalidParams) else str(exc)
+            log.warning("agent/workspaceTrust: %s", detail)
+            ls.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Error, message=f"agentls: bad agent settings: {detail}"
+                )
+            )
 
     @request("agent/diagnostics")
     async def diagnostics(ls: AgentServer, raw: Any) -> None:

@@ -150,6 +150,21 @@ class AgentInitOptions(Params):
     model: str | None = None
     permissions: dict[str, Any] | list[dict[str, Any]] | None = None
     max_steps: int | None = None
+    # Whether the editor trusts the workspace (VS Code: vscode.workspace.isTrusted). Absent or
+    # false: the workspace's .agentls/config.json only tightens (its deny and ask rules and
+    # secretPatterns count; allow rules, verifyCommands and every other key are ignored) unless
+    # `agentls trust` recorded its exact content. A later didChangeConfiguration or
+    # agent/workspaceTrust that sets it reloads the settings without a restart.
+    workspace_trusted: bool | None = Field(default=None, strict=True)
+
+
+class WorkspaceTrustParams(Params):
+    """Client -> server notification `agent/workspaceTrust`: the editor's trust in the workspace
+    changed (VS Code: onDidGrantWorkspaceTrust). The settings are loaded again at once, with the
+    workspace's .agentls/config.json in full when `trusted` (no restart); the next tool call
+    uses them."""
+
+    trusted: bool = Field(strict=True)
 
 
 class ClientAgentCapabilities(Params):
@@ -172,7 +187,10 @@ REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/getMessages": (GetMessagesParams, GetMessagesResult),
     "agent/revert": (RevertParams, RevertResult),
 }
-CLIENT_NOTIFICATIONS: dict[str, type[Params]] = {"agent/diagnostics": DiagnosticsParams}
+CLIENT_NOTIFICATIONS: dict[str, type[Params]] = {
+    "agent/diagnostics": DiagnosticsParams,
+    "agent/workspaceTrust": WorkspaceTrustParams,
+}
 COMMANDS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent.approve": (ApproveParams, ApproveResult),
     "agent.runOnSelection": (RunOnSelectionParams, RunOnSelectionResult),

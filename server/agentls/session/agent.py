@@ -68,15 +68,8 @@ from agentls.model.base import (
 from agentls.model.catalog import model_info, price
 from agentls.model.thinking import thinking_request
 from agentls.permission.broker import Answer, ApprovalBroker, Decision
-from agentls.permission.rules import (
-    FILE_TOOLS,
-    PathFilter,
-    PermissionRules,
-    Rule,
-    bash_prefix,
-    secret_globs,
-    split_commands,
-)
+from agentls.permission.grants import Grant, grant_for
+from agentls.permission.rules import PathFilter, PermissionRules, Rule, secret_globs
 from agentls.session.compaction import Compactor
 from agentls.session.rules_files import RulesFiles
 from agentls.session.system_prompt import build_system
@@ -91,6 +84,8 @@ from agentls.tools.base import (
     Workspace,
 )
 from agentls.tools.registry import ToolRegistry, default_tools
+from agentls.tools.sandbox import SandboxPolicy
+from agentls.trust import restricted
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +175,7 @@ KEEP_IDLE_SESSIONS = 8
 def _stored_rule(tool: str, pattern: str | None, action: str, exact: bool) -> Rule:
     """A grant read from the store as a rule (exact: a literal pattern; False for the grants
     of databases from before the flag, which keep their glob meaning)."""
-    return Rule(tool=tool, pattern=pattern, action=action)  # type: ignore[arg-type]
+    return Rule(tool=tool, pattern=pattern, action=action, exact=exact)  # type: ignore[arg-type]
 
 
 def rules_of(settings: Settings) -> PermissionRules:
@@ -188,8 +183,8 @@ def rules_of(settings: Settings) -> PermissionRules:
     rules = PermissionRules.from_config(
         settings.permissions, secret_patterns=secret_globs(settings.secret_patterns)
     )
-    # An untrusted workspace config's deny and ask rules, last: they only ever tighten.
-    return rules.extended(settings.workspace_restrictions)
+    # An untrusted workspace config's deny and ask rules: a floor that only ever tightens.
+    return restricted(rules, settings.workspace_restrictions)
 
 
 # The garbage collector. A long session keeps its history in memory (5,000 messages: 50,000
@@ -1160,6 +1155,12 @@ class CallContext:
         self.call_id = part.call_id
         self.session_id = turn.session_id
         self._part = part
+        settings = turn.agent.settings
+        self.sandbox = SandboxPolicy(
+            mode=settings.sandbox,
+            network=settings.sandbox_network,
+            secret_globs=secret_globs(settings.secret_patterns),
+        )
         # Said to the model after the tool's own output (e.g. that "always" was not offered).
         self.notes: list[str] = []
 
@@ -1211,9 +1212,24 @@ class CallContext:
         return self.rules.read_filter(self._agent.root, base)
 
     async def authorize(self, query: PermissionQuery) -> None:
-        action = self.rules.evaluate(
-            query.tool, query.subject, outside_workspace=query.outside_workspace
-        )
+        agent = self._agent
+        sandboxed = query.sandboxed
+
+        def evaluate(rules: PermissionRules) -> str:
+            return rules.evaluate(
+                query.tool,
+                query.subject,
+                outside_workspace=query.outside_workspace,
+                root=agent.root,
+                sandboxed=sandboxed,
+            )
+
+        # The configuration first: a grant answers a question, it never overrides a deny (one
+        # configured after the grant was given included). Grants are allows at the end of the
+        # list, so they can only turn this "ask" into "allow".
+        action = evaluate(agent.rules)
+        if action == "ask" and (agent.project_grants or self._turn.state.grants):
+            action = evaluate(self.rules)
         if action == "allow":
             return
         if action == "deny":
@@ -1221,13 +1237,29 @@ class CallContext:
                 f"Permission denied: a rule forbids {query.tool} on {query.subject}. Do not retry it; "
                 "tell the user or find another way."
             )
-        answer = await self._agent.asker(
-            AskContext(self.session_id, self.call_id, query, self._agent)
+        grant = grant_for(
+            query.tool, query.subject, outside_workspace=query.outside_workspace, root=agent.root
         )
+        answer = await agent.asker(
+            AskContext(
+                self.session_id,
+                self.call_id,
+                query,
+                agent,
+                always=grant.label if grant is not None else None,
+            )
+        )
+        if answer.decision == "always" and grant is None:
+            self.notes.append(
+                '(The user answered "always", but "always" is not offered for this call: it was '
+                "allowed this once. A similar call will ask again.)"
+            )
+            return
         if answer.decision == "once":
             return
         if answer.decision == "always":
-            await self._grant_always(query)
+            assert grant is not None
+            await self._grant_always(grant, answer.scope)
             return
         if answer.decision == "timeout":
             raise PermissionDenied(
@@ -1239,20 +1271,27 @@ class CallContext:
             message += f"\nTheir feedback: {feedback}"
         raise PermissionDenied(message)
 
-    async def _grant_always(self, query: PermissionQuery) -> None:
-        if query.tool == "bash":
-            prefixes = sorted(
-                {bash_prefix(p) for p in split_commands(query.subject)}
-                or {bash_prefix(query.subject)}
-            )
-            rules = [Rule(tool="bash", pattern=p, action="allow") for p in prefixes if p]
-        elif query.tool in FILE_TOOLS:
-            rules = [Rule(tool=query.tool, pattern=query.subject, action="allow")]
-        else:
-            rules = [Rule(tool=query.tool, action="allow")]
-        for rule in rules:
-            self._turn.state.grants.append(rule)
-            await self._agent.store.add_grant(self.session_id, rule.tool, rule.pattern, rule.action)
+    async def _grant_always(self, grant: Grant, scope: str) -> None:
+        """Keep exactly the grant's rules (what its label said), for this session or for every
+        later session of this workspace root."""
+        agent = self._agent
+        for rule in grant.rules:
+            if scope == "project":
+                if rule not in agent.project_grants:
+                    agent.project_grants.append(rule)
+                await agent.store.add_project_grant(
+                    str(agent.root),
+                    rule.tool,
+                    rule.pattern,
+                    rule.action,
+                    exact=rule.exact,
+                    label=grant.label,
+                )
+            else:
+                self._turn.state.grants.append(rule)
+                await agent.store.add_grant(
+                    self.session_id, rule.tool, rule.pattern, rule.action, exact=rule.exact
+                )
 
     def progress(self, message: str) -> None:
         self._agent.emit(
@@ -1297,6 +1336,7 @@ async def broker_asker(ctx: AskContext) -> Answer:
             input=query.input,
             diff=query.diff,
             always=ctx.always,
+            sandboxed=query.sandboxed,
         )
     )
     try:

@@ -1,0 +1,101 @@
+"""`agentls trust [DIR]`, `agentls trust --revoke [DIR]`, `agentls trust --list`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from agentls.trust import TrustStore, TrustStoreError, enabled_by, workspace_config
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> int:
+    print(f"agentls: {message}", file=sys.stderr)
+    return code
+
+
+def trust_command(args: argparse.Namespace) -> int:
+    store = TrustStore()
+    try:
+        if args.list:
+            return _list(store)
+        raw = args.dir or os.getcwd()
+        root = Path(raw)
+        if not root.exists():
+            return _fail(f"{raw}: no such directory")
+        if not root.is_dir():
+            return _fail(f"{raw}: not a directory")
+        file = workspace_config(root)
+        if args.revoke:
+            if store.revoke(file):
+                print(f"No longer trusted: {file}")
+                return EXIT_OK
+            return _fail(f"{file} was not trusted (`agentls trust --list` lists what is)")
+        return _trust(store, file)
+    except TrustStoreError as exc:
+        return _fail(str(exc), EXIT_FAILED)
+
+
+def _trust(store: TrustStore, file: Path) -> int:
+    from agentls.config import Settings, parse_json_object, read_workspace_bytes
+
+    try:
+        data = read_workspace_bytes(file)
+        if data is None:
+            return _fail(
+                f"no {file} to trust (a workspace's settings live in .agentls/config.json)"
+            )
+        layer = parse_json_object(file, data)
+    except ValueError as exc:
+        return _fail(f"cannot trust it: {exc}")
+    # Trusting a file that says something invalid would only trade one error for another.
+    from pydantic import ValidationError
+
+    try:
+        Settings.model_validate(layer)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(p) for p in error["loc"])
+        return _fail(f"cannot trust {file}: {where}: {error['msg']}")
+    except ValueError as exc:
+        return _fail(f"cannot trust {file}: {exc}")
+    previous = store.state(file, data)
+    store.trust(file, data)
+    lines = enabled_by(layer)
+    again = " again (it changed since it was trusted)" if previous == "changed" else ""
+    print(f"Trusted{again}: {file} (this exact content; an edit needs trusting again)")
+    if lines:
+        print("It enables:")
+        for line in lines:
+            print(f"  {line}")
+    else:
+        print("It enables nothing an untrusted workspace could not already do.")
+    return EXIT_OK
+
+
+def _list(store: TrustStore) -> int:
+    from agentls.config import read_workspace_bytes
+
+    records = store.records()
+    if not records:
+        print("No trusted workspace files.")
+        return EXIT_OK
+    print(f"Trusted workspace files ({store.path}):")
+    for record in sorted(records.values(), key=lambda r: r.path):
+        try:
+            data = read_workspace_bytes(Path(record.path))
+        except ValueError:
+            data = None
+        if data is None:
+            note = "  (gone)"
+        elif store.state(Path(record.path), data) != "trusted":
+            note = "  (changed since: not trusted now)"
+        else:
+            note = ""
+        print(f"  {record.path}  since {record.trusted_at}{note}")
+    return EXIT_OK

@@ -1,0 +1,336 @@
+"""Workspace trust: what a workspace's own config file may change, and the user's record of the
+workspace files they trusted.
+
+A repository is not the user. Its `.agentls/config.json` is read either way, but until the user
+trusts that file's exact content (`agentls trust DIR`, or an editor that says the workspace is
+trusted) it may only tighten: its deny and ask rules apply, and only on top of everything else
+(they can make a call stricter, never looser); `secretPatterns` add to the user's; every other key
+(allow and sandboxed rules, `verifyCommands`, `sandbox`, `model`, limits...) is ignored, and the
+user is told once which file and which keys.
+
+The record lives in config_home()/trusted-workspaces.json (0600, written atomically):
+{"version": 1, "files": {"/abs/dir/.agentls/config.json": {"sha256": ..., "trustedAt": ...}}}.
+A file whose content changed since it was trusted is untrusted again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shlex
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from agentls.permission.rules import PathFilter, PermissionRules, Rule, parse_rules
+
+if TYPE_CHECKING:
+    from agentls.permission.bash_decision import BashDecision
+    from agentls.permission.rules import Decision
+
+WORKSPACE_CONFIG = Path(".agentls") / "config.json"
+STORE_NAME = "trusted-workspaces.json"
+# The keys an untrusted workspace config may set (either spelling). `permissions` is cut down to
+# its deny and ask rules; `secretPatterns` only adds globs that ask. Nothing else is plainly
+# harmless: a model costs money, a limit raised lets a hostile prompt run longer, a command runs.
+UNTRUSTED_KEYS = frozenset({"permissions", "secretPatterns", "secret_patterns"})
+TIGHTENING_ACTIONS = frozenset({"deny", "ask"})
+
+TrustState = Literal["trusted", "changed", "untrusted"]
+
+
+class TrustStoreError(ValueError):
+    """The trust store cannot be read or written; the message names the file and what to do."""
+
+
+def store_path() -> Path:
+    from agentls.config import config_home
+
+    return config_home() / STORE_NAME
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class TrustRecord:
+    path: str
+    sha256: str
+    trusted_at: str
+
+
+class TrustStore:
+    """The user's trusted workspace files, by absolute path and sha256 of their content."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or store_path()
+
+    def records(self) -> dict[str, TrustRecord]:
+        try:
+            raw = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise TrustStoreError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
+        try:
+            data = json.loads(raw)
+            files = data["files"]
+            if not isinstance(files, dict):
+                raise TypeError("files is not an object")
+            return {
+                str(path): TrustRecord(str(path), str(entry["sha256"]), str(entry["trustedAt"]))
+                for path, entry in files.items()
+            }
+        except (ValueError, KeyError, TypeError) as exc:
+            raise TrustStoreError(
+                f"{self.path} is not a valid trust store ({exc}); delete it and trust again"
+            ) from exc
+
+    def state(self, file: Path, data: bytes) -> TrustState:
+        """Whether this content of `file` is trusted. A store that cannot be read trusts nothing."""
+        try:
+            record = self.records().get(str(file))
+        except TrustStoreError:
+            return "untrusted"
+        if record is None:
+            return "untrusted"
+        return "trusted" if record.sha256 == digest(data) else "changed"
+
+    def trust(self, file: Path, data: bytes) -> TrustRecord:
+        record = TrustRecord(
+            str(file), digest(data), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        )
+        with self._locked():
+            records = self.records()
+            records[record.path] = record
+            self._write(records)
+        return record
+
+    def revoke(self, file: Path) -> bool:
+        with self._locked():
+            records = self.records()
+            if records.pop(str(file), None) is None:
+                return False
+            self._write(records)
+        return True
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One writer at a time (two `agentls trust` at once must not lose one of the two)."""
+        import fcntl
+
+        self._make_dir()
+        try:
+            fd = os.open(self.path.with_name(STORE_NAME + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise TrustStoreError(f"cannot write in {self.path.parent}: {exc.strerror}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _make_dir(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise TrustStoreError(
+                f"cannot create {self.path.parent}: {exc.strerror or exc}"
+            ) from exc
+
+    def _write(self, records: dict[str, TrustRecord]) -> None:
+        body = {
+            "version": 1,
+            "files": {
+                r.path: {"sha256": r.sha256, "trustedAt": r.trusted_at}
+                for r in sorted(records.values(), key=lambda r: r.path)
+            },
+        }
+        text = json.dumps(body, indent=2) + "\n"
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".trusted-", dir=self.path.parent)
+            try:
+                os.fchmod(fd, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except OSError as exc:
+            raise TrustStoreError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+
+
+def workspace_config(root: Path) -> Path:
+    """The workspace's config file, under the real path of the root."""
+    return Path(os.path.realpath(root)) / WORKSPACE_CONFIG
+
+
+@dataclass
+class UntrustedConfig:
+    """What an untrusted workspace config keeps and what it loses."""
+
+    file: Path
+    state: TrustState
+    kept: dict[str, Any] = field(default_factory=dict)
+    # Its deny and ask rules, each only ever making a call stricter (see RestrictedRules).
+    restrictions: list[Rule] = field(default_factory=list)
+    # What was ignored, in words: "allow rules", "verifyCommands", "model".
+    ignored: list[str] = field(default_factory=list)
+
+    def notice(self, editor: bool = False) -> str | None:
+        """The one line that tells the user; None when nothing was ignored."""
+        if not self.ignored:
+            return None
+        what = _words(self.ignored)
+        root = shlex.quote(str(self.file.parent.parent))
+        how = "trust the workspace in the editor or run" if editor else "run"
+        if self.state == "changed":
+            why = "it changed since it was trusted"
+            fix = f"{how} `agentls trust {root}` to trust it again"
+        else:
+            why = "this workspace is not trusted"
+            fix = f"{how} `agentls trust {root}` to trust this file"
+        return f"agentls: ignored {what} in {self.file}: {why} ({fix})"
+
+
+def _words(items: list[str]) -> str:
+    if len(items) == 1:
+        return items[0]
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def restrict(file: Path, layer: dict[str, Any], state: TrustState) -> UntrustedConfig:
+    """Cut an untrusted workspace config down to what may only tighten."""
+    out = UntrustedConfig(file=file, state=state)
+    dropped_actions: list[str] = []
+    for key, value in layer.items():
+        if key == "permissions":
+            try:
+                rules = parse_rules(value)
+            except ValueError as exc:
+                raise ValueError(f"{file}: permissions: {exc}") from exc
+            for rule in rules:
+                if rule.action in TIGHTENING_ACTIONS:
+                    out.restrictions.append(rule)
+                elif rule.action not in dropped_actions:
+                    dropped_actions.append(rule.action)
+        elif key in UNTRUSTED_KEYS:
+            out.kept["secretPatterns"] = value
+        else:
+            out.ignored.append(key)
+    out.ignored[:0] = [f"{action} rules" for action in dropped_actions]
+    return out
+
+
+def enabled_by(layer: dict[str, Any]) -> list[str]:
+    """What trusting this config would enable beyond an untrusted one, one line each (for the
+    `agentls trust` output)."""
+    lines: list[str] = []
+    try:
+        rules = parse_rules(layer.get("permissions"))
+    except ValueError:
+        rules = []
+    for rule in rules:
+        if rule.action not in TIGHTENING_ACTIONS:
+            subject = f"{rule.tool} {rule.pattern}" if rule.pattern else rule.tool
+            lines.append(f"{rule.action}: {subject}")
+    commands = layer.get("verifyCommands", layer.get("verify_commands"))
+    if isinstance(commands, dict):
+        for pattern, command in commands.items():
+            lines.append(f"verifyCommands: {pattern} -> {command}")
+    for key, value in layer.items():
+        if key in UNTRUSTED_KEYS or key in ("verifyCommands", "verify_commands"):
+            continue
+        lines.append(f"{key}: {json.dumps(value)}")
+    return lines
+
+
+_SEVERITY = {"allow": 0, "sandboxed": 0, "ask": 1, "deny": 2}
+# The floor's own base: no opinion (allow) on anything, inside the workspace or out.
+_NO_OPINION = (Rule(tool="*", action="allow"), Rule(tool="*", pattern="**", action="allow"))
+
+
+def restricted(rules: PermissionRules, restrictions: Sequence[Rule]) -> PermissionRules:
+    """`rules` with an untrusted workspace's deny and ask rules as a floor; `rules` itself when
+    there are none."""
+    if not restrictions:
+        return rules
+    return RestrictedRules(rules.rules, restrictions)
+
+
+class RestrictedRules(PermissionRules):
+    """Rules with a floor: every answer is the stricter of the rules' own and the floor's, the
+    floor being an untrusted workspace's deny and ask rules (a subject they do not match: no
+    opinion). So they tighten whatever comes before them (defaults, the user's rules) and never
+    loosen it: an ask never turns a user's deny into a question.
+
+    The user's grants ("always" answers, added by extended()) are also put in the floor after the
+    workspace's asks and before its denies: "always" lifts a question the workspace asked for,
+    never its deny. Within the workspace's own rules the strictest matching one counts (a deny
+    then an ask on the same command is a deny)."""
+
+    def __init__(
+        self,
+        rules: Iterable[Rule],
+        restrictions: Sequence[Rule],
+        grants: Sequence[Rule] = (),
+    ) -> None:
+        super().__init__(rules)
+        self.restrictions = list(restrictions)
+        self._grants = list(grants)
+        asks = [r for r in self.restrictions if r.action != "deny"]
+        denies = [r for r in self.restrictions if r.action == "deny"]
+        self.floor = PermissionRules([*_NO_OPINION, *asks, *self._grants, *denies])
+
+    def extended(self, more: Iterable[Rule]) -> PermissionRules:
+        more = list(more)
+        return RestrictedRules([*self.rules, *more], self.restrictions, [*self._grants, *more])
+
+    def evaluate(self, tool: str, subject: str, **kwargs: Any) -> Decision:
+        own = super().evaluate(tool, subject, **kwargs)
+        floor = self.floor.evaluate(tool, subject, **kwargs)
+        return floor if _SEVERITY[floor] > _SEVERITY[own] else own
+
+    def decide_bash(self, command: str, **kwargs: Any) -> BashDecision:
+        own = super().decide_bash(command, **kwargs)
+        floor = self.floor.decide_bash(command, **kwargs)
+        return floor if _SEVERITY[floor.action] > _SEVERITY[own.action] else own
+
+    def path_filter(
+        self, tool: str, *, prefix: str = "", outside_workspace: bool = False
+    ) -> PathFilter:
+        own = super().path_filter(tool, prefix=prefix, outside_workspace=outside_workspace)
+        floor = self.floor.path_filter(tool, prefix=prefix, outside_workspace=outside_workspace)
+        return _BothFilter(own, floor)
+
+
+class _BothFilter(PathFilter):
+    """What two PathFilters both show."""
+
+    def __init__(self, first: PathFilter, second: PathFilter) -> None:
+        self._first = first
+        self._second = second
+        self.prefix = first.prefix
+        self.default = first.default and second.default
+
+    def __call__(self, name: str) -> bool:
+        return self._first(name) and self._second(name)
+
+    def split(self, names: Sequence[str]) -> tuple[list[str], int]:
+        shown, _ = self._first.split(names)
+        if shown:
+            shown, _ = self._second.split(shown)
+        return shown, len(names) - len(shown)
+
+    def shows_all(self, listing: str) -> bool:
+        return self._first.shows_all(listing) and self._second.shows_all(listing)
