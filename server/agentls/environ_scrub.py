@@ -14,6 +14,7 @@ Linux, or with /proc unavailable, nothing changes. os.environ keeps every value.
 
 from __future__ import annotations
 
+import os
 import sys
 
 SECRET_PREFIX = b"ANTHROPIC_"
@@ -47,3 +48,28 @@ def scrub_initial_environment(prefix: bytes = SECRET_PREFIX) -> int:
         return count
     except (OSError, ValueError, IndexError):
         return 0
+
+
+# The API credentials, once taken out of os.environ (see take_credentials).
+CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+_held: dict[str, str] = {}
+
+
+def take_credentials() -> int:
+    """Move the API credentials out of os.environ into this module (`agentls run` and `serve`
+    call it at start). Nothing that copies os.environ then carries them (a child process started
+    with the default environment, a library that dumps it); the Anthropic provider reads them with
+    credential(). The key stays in this process's memory, which is why the server also makes
+    itself non-dumpable (agentls.hardening). Returns how many were taken."""
+    taken = 0
+    for name in CREDENTIAL_VARS:
+        value = os.environ.pop(name, None)
+        if value:
+            _held[name] = value
+            taken += 1
+    return taken
+
+
+def credential(name: str) -> str | None:
+    """os.environ's value (when something set it since), else the one take_credentials() took."""
+    return os.environ.get(name) or _held.get(name)

@@ -62,6 +62,9 @@ class PermissionRequestEvent(EventBase):
     # What answering "always" would allow, in the words shown to the user (e.g. "Always allow
     # `git status` commands"); None: "always" is not offered for this call.
     always: str | None = None
+    # bash: the command will run inside the sandbox (workspace writable, the rest read-only,
+    # secrets hidden, network off unless sandboxNetwork).
+    sandboxed: bool = False
 
 
 class PermissionResolvedEvent(EventBase):

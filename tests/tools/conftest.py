@@ -20,6 +20,7 @@ from agentls.tools.base import (
     ToolResult,
     Workspace,
 )
+from agentls.tools.sandbox import SandboxPolicy
 
 
 class ToolTestContext:
@@ -35,6 +36,8 @@ class ToolTestContext:
         self.deny_feedback: str | None = None  # set to deny every query with this feedback
         self.open_outside: list[Path] = []  # outside directories a "rule" opens
         self.progress_messages: list[str] = []
+        # bash runs without the sandbox here (its own tests: tests/security/test_sandbox.py).
+        self.sandbox = SandboxPolicy(mode="off")
         # The real default rules decide what searches may show (secrets are left out).
         self.rules = PermissionRules.from_config(None)
 

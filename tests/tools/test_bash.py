@@ -150,22 +150,30 @@ async def test_background_holding_output_is_stopped(run: RunTool) -> None:
     ]
     try:
         assert time.monotonic() - start < 5
-        assert result.output.endswith("Exit code: 0") and "Background processes" in result.output
+        assert result.output.endswith("Exit code: 0")
+        assert "left 1 background process running (sleep 100)" in result.output
+        assert result.metadata["stopped_processes"] == 1
         assert not alive(pids[0])
     finally:
         reap_later(pids)
 
 
-async def test_background_with_redirected_output_survives(run: RunTool) -> None:
+async def test_background_with_redirected_output_is_stopped_too(run: RunTool) -> None:
+    # Nothing a command starts outlives its call, whatever it does with its output.
     result = await run(bash, command="sleep 100 > /dev/null 2>&1 & echo child=$!")
     pids = [
         int(line.split("=")[1]) for line in result.output.splitlines() if line.startswith("child=")
     ]
     try:
-        assert "Background processes" not in result.output
-        assert alive(pids[0])
+        assert "left 1 background process running (sleep 100)" in result.output
+        assert not alive(pids[0])
     finally:
         reap_later(pids)
+
+
+async def test_no_note_when_nothing_was_left_running(run: RunTool) -> None:
+    result = await run(bash, command="sleep 0.01 & wait; echo done")
+    assert "background" not in result.output and result.metadata["stopped_processes"] == 0
 
 
 async def test_huge_output_is_capped(run: RunTool) -> None:

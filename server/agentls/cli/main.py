@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     import asyncio
 
     if args.command == "run":
+        _harden()
         return asyncio.run(_run(args))
     if args.command == "sessions":
         return asyncio.run(_sessions(args))
@@ -95,7 +96,18 @@ def main(argv: list[str] | None = None) -> int:
     return EXIT_USAGE
 
 
+def _harden() -> None:
+    # `run` and `serve` only, after the environment scrub (it writes /proc/self/mem, which a
+    # non-dumpable process cannot open): see agentls.hardening.
+    from agentls.environ_scrub import take_credentials
+    from agentls.hardening import harden_server
+
+    take_credentials()
+    harden_server()
+
+
 def _serve() -> int:
+    _harden()
     # Answers `initialize` with the standard library alone, then imports the server proper.
     from agentls.lsp.bootstrap import serve
 

@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from agentls.environ_scrub import credential
 from agentls.model.base import (
     BlockStart,
     BlockStop,
@@ -76,13 +77,16 @@ class AnthropicProvider:
             # Imported here: `import anthropic` costs most of a second, and a server must start fast.
             from anthropic import AsyncAnthropic
 
-            api_key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
-            if not api_key:
+            # Taken out of os.environ at start (environ_scrub.take_credentials): held there.
+            api_key = self._api_key or credential("ANTHROPIC_API_KEY")
+            auth_token = credential("ANTHROPIC_AUTH_TOKEN")
+            if not api_key and not auth_token:
                 raise ProviderError(
                     "No API key: set ANTHROPIC_API_KEY (or choose the offline model with --model scripted:demo)."
                 )
             self._client = AsyncAnthropic(
                 api_key=api_key,
+                auth_token=auth_token,
                 base_url=self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or None,
                 max_retries=0,
                 timeout=self.timeout_s,

@@ -6,9 +6,12 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+if TYPE_CHECKING:
+    from agentls.tools.sandbox import SandboxPolicy
 
 
 class ToolError(Exception):
@@ -84,6 +87,9 @@ class PermissionQuery:
     # so a front end can show or pre-build the change before it is approved.
     old_text: str | None = None
     new_text: str | None = None
+    # bash: the command will run inside the sandbox (tools/sandbox.py), every secret path hidden;
+    # a "sandboxed" rule then allows it without a question.
+    sandboxed: bool = False
 
 
 class ToolContext(Protocol):
@@ -93,6 +99,8 @@ class ToolContext(Protocol):
     ledger: ReadLedger
     call_id: str
     session_id: str
+    # How bash runs its commands: the sandbox settings (mode, network, secret globs).
+    sandbox: SandboxPolicy
 
     def resolve_path(self, raw: str | None, *, tool: str) -> Path:
         """Resolve a path argument against the workspace root; raises ToolError for a path outside

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import json
 import os
+import secrets
 import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
+from agentls.tools import sandbox
 from agentls.tools._common import expect_input, human_size, input_dict, kill_process_group, plural
 from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolError, ToolInput, ToolResult
+from agentls.tools.supervise import start_time, sweep_call
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -20,8 +28,12 @@ TAIL_BYTES = 30_000
 # Seconds between SIGTERM and SIGKILL.
 TIMEOUT_GRACE = 2.0
 CANCEL_GRACE = 0.5
-# After bash exits, how long background processes may keep the output pipe open.
-LINGER_GRACE = 1.0
+# Each call runs under this supervisor (a child subreaper: what the command starts ends with it).
+SUPERVISOR = str(Path(__file__).with_name("supervise.py"))
+# Every process of a call carries CALL_MARKER=<random> in its environment (unless it drops it).
+CALL_MARKER = "AGENTLS_CALL"
+# The supervisors of the calls running now, in this process (never swept by another call).
+_running: set[int] = set()
 _READ_CHUNK = 64 * 1024
 _PROGRESS_EVERY = 0.5
 
@@ -89,6 +101,37 @@ class OutputCapture:
         return head.decode("utf-8", "replace") + marker + tail.decode("utf-8", "replace")
 
 
+@dataclass
+class CallReport:
+    """What the supervisor (tools/supervise.py) reported when the call ended."""
+
+    stopped: list[str] = field(default_factory=list)
+    left: int = 0
+    complete: bool = False  # the supervisor reported (it was not killed first)
+
+    @classmethod
+    def parse(cls, raw: bytes) -> CallReport:
+        try:
+            data = json.loads(raw)
+            stopped = [str(x) for x in data["stopped"]]
+            count = int(data["count"])
+            left = int(data["left"])
+        except (ValueError, KeyError, TypeError):
+            return cls()
+        stopped += ["..."] * max(0, count - len(stopped))
+        return cls(stopped=stopped, left=left, complete=True)
+
+
+def _read_all(fd: int) -> bytes:
+    """Everything written to the report pipe (its writers are gone by now: no wait)."""
+    os.set_blocking(fd, False)
+    chunks = []
+    with contextlib.suppress(BlockingIOError, OSError):
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def child_env() -> dict[str, str]:
     """The server's environment minus its API credentials and settings (ANTHROPIC_*)."""
     return {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
@@ -117,9 +160,12 @@ class BashTool(Tool):
         f"{DEFAULT_TIMEOUT_MS} ms, max {MAX_TIMEOUT_MS}); on timeout the command and every "
         f"process it started are killed. Output over ~{(HEAD_BYTES + TAIL_BYTES) // 1000} KB is cut in "
         "the middle (start and end kept), so filter noisy output (e.g. `| tail -50`). Prefer read, "
-        "grep, glob, list and edit over cat, grep, find, ls and sed. Background processes that "
-        "still hold the output when the command ends are stopped; redirect their output to a file "
-        "(`cmd > /tmp/log 2>&1 &`) to keep them running."
+        "grep, glob, list and edit over cat, grep, find, ls and sed. Every process the command "
+        "starts ends with it: background processes and daemons are stopped when the command "
+        "ends, so run servers only for the duration of a command (start, use, then stop them in "
+        "one call). When the result says it ran in the sandbox, the command could write only "
+        "inside the workspace and a private /tmp, secret files were hidden, and the network was "
+        "off unless the result says otherwise."
     )
     input_model = BashInput
 
@@ -135,59 +181,79 @@ class BashTool(Tool):
         command = params.command
         if not command.strip():
             raise ToolError("command is empty.")
+        if "\0" in command:
+            raise ToolError("The command contains a NUL byte, which bash cannot take.")
         timeout_ms = params.timeout_ms or DEFAULT_TIMEOUT_MS
+        # Decided before the question: it says whether the command will run sandboxed.
+        plan = await sandbox.prepare(ctx.sandbox, ctx.workspace.root)
         await ctx.authorize(
             PermissionQuery(
-                tool=self.name, subject=command, title=command, input=input_dict(params)
+                tool=self.name,
+                subject=command,
+                title=command,
+                input=input_dict(params),
+                sandboxed=plan is not None and plan.complete,
             )
         )
-        proc = await asyncio.create_subprocess_exec(
-            "bash",
-            "-c",
-            command,
-            cwd=str(ctx.workspace.root),
-            env=child_env(),
-            start_new_session=True,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-        )
-        pgid = proc.pid  # start_new_session: bash leads its own session and process group
+        marker = f"{CALL_MARKER}={secrets.token_hex(8)}"
+        argv = [sys.executable, "-I", "-S", SUPERVISOR, "{fd}", "--", "bash", "-c", command]
+        if plan is not None:
+            argv = [*plan.prefix, *argv]
+        report_r, report_w = os.pipe()
+        argv[argv.index("{fd}")] = str(report_w)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=str(ctx.workspace.root),
+                env={**child_env(), CALL_MARKER: marker.partition("=")[2]},
+                start_new_session=True,
+                pass_fds=(report_w,),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
+        except BaseException:
+            os.close(report_r)
+            raise
+        finally:
+            os.close(report_w)
+        # start_new_session: the supervisor leads its own session and process group, which bash
+        # and what it starts share unless they leave it (see supervise.py for those).
+        pgid = proc.pid
+        _running.add(proc.pid)
+        started = start_time(proc.pid)
         capture = OutputCapture()
         assert proc.stdout is not None
         pump = asyncio.ensure_future(self._pump(proc.stdout, capture, ctx))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_ms / 1000
         timed_out = False
-        lingering = False
         try:
             while proc.returncode is None:
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     timed_out = True
                     break
-                if pump.done():  # bash closed its output but still runs
+                if pump.done():  # the output closed but the command still runs
                     await asyncio.sleep(min(0.02, remaining))
                 else:
                     await asyncio.wait({pump}, timeout=min(0.1, remaining))
             if timed_out:
                 ctx.progress(f"timed out after {timeout_ms} ms; stopping the command")
                 await kill_process_group(pgid, TIMEOUT_GRACE)
-            else:
-                done, _ = await asyncio.wait({pump}, timeout=LINGER_GRACE)
-                if not done:
-                    lingering = True
-                    await kill_process_group(pgid, TIMEOUT_GRACE)
-            await asyncio.wait({pump}, timeout=2.0)
-            if not pump.done():  # something outside the group holds the pipe
-                pump.cancel()
             if proc.returncode is None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._exited(proc), 2.0)
+            # The supervisor stopped everything the command left: the output closes now.
+            await asyncio.wait({pump}, timeout=2.0)
+            if not pump.done():  # something outside the supervisor's reach holds the pipe
+                pump.cancel()
         except BaseException:
             pump.cancel()
             await kill_process_group(pgid, CANCEL_GRACE)
+            await asyncio.shield(self._end_call(proc, report_r, marker, started))
             raise
+        report = await self._end_call(proc, report_r, marker, started)
 
         body = capture.render().rstrip("\n") or "(no output)"
         parts = [body, ""]
@@ -197,12 +263,20 @@ class BashTool(Tool):
                 "only its start and end are shown. Redirect it to a file and use grep or read, or "
                 "filter it with head/tail/grep, to see specific parts.)"
             )
-        if lingering:
+        if report.stopped and not timed_out:
+            shown = ", ".join(report.stopped[:5]) + (", ..." if len(report.stopped) > 5 else "")
             parts.append(
-                "(Background processes were still holding the output after the command ended; "
-                "they were stopped. To leave something running, redirect its output, e.g. "
-                "`cmd > /tmp/cmd.log 2>&1 &`.)"
+                f"(The command left {plural(len(report.stopped), 'background process', 'background processes')} "
+                f"running ({shown}); {'it was' if len(report.stopped) == 1 else 'they were'} "
+                "stopped when the command ended. Nothing a command starts outlives its call.)"
             )
+        if report.left:
+            parts.append(
+                f"({plural(report.left, 'process', 'processes')} started by the command could not "
+                "be stopped.)"
+            )
+        if plan is not None:
+            parts.append(plan.describe())
         if timed_out:
             parts.append(
                 f"Command timed out after {timeout_ms} ms; it was killed, with every process it "
@@ -219,8 +293,39 @@ class BashTool(Tool):
                 "timed_out": timed_out,
                 "output_bytes": capture.total,
                 "truncated": capture.omitted > 0,
+                "sandboxed": plan is not None,
+                "stopped_processes": len(report.stopped),
             },
         )
+
+    @staticmethod
+    async def _end_call(
+        proc: asyncio.subprocess.Process, report_r: int, marker: str, started: int | None
+    ) -> CallReport:
+        """After the supervisor is gone: its report, and the server's own sweep of what escaped
+        it (it was killed before it could stop them: a timeout, a command that killed it)."""
+        try:
+            raw = await asyncio.to_thread(_read_all, report_r)
+        finally:
+            os.close(report_r)
+            _running.discard(proc.pid)
+        report = CallReport.parse(raw)
+        # Always the supervisor's session. When it gave no report (it was killed), also every
+        # process carrying the call's marker, and every orphan adopted since the call began
+        # (agentls run/serve are subreapers: see agentls.hardening).
+        hostile = not report.complete
+        swept = await asyncio.to_thread(
+            functools.partial(
+                sweep_call,
+                proc.pid,
+                proc.pid,
+                marker=marker.encode() if hostile else None,
+                adopted_since=started if hostile else None,
+                protected=frozenset(_running),
+            )
+        )
+        report.stopped += swept
+        return report
 
     @staticmethod
     async def _exited(proc: asyncio.subprocess.Process) -> None:
