@@ -46,15 +46,15 @@ async def test_gitignore_respected_without_git_repo(root: Path, run: RunTool) ->
 
 async def test_hidden_excluded_unless_named(root: Path, run: RunTool) -> None:
     touch(root, ".github/workflows/ci.yml")
-    touch(root, ".envrc")
+    touch(root, ".editorconfig")  # (.envrc would be a secret, left out for that reason)
     touch(root, "conf.yml")
     touch(root, ".git/config")
     plain = await run(glob, pattern="**/*.yml")
     assert plain.output.splitlines() == ["conf.yml"]
     named = await run(glob, pattern=".github/**/*.yml")
     assert named.output.splitlines() == [".github/workflows/ci.yml"]
-    env = await run(glob, pattern=".envrc")
-    assert env.output.splitlines() == [".envrc"]
+    env = await run(glob, pattern=".editorconfig")
+    assert env.output.splitlines() == [".editorconfig"]
     git = await run(glob, pattern=".*/**")
     assert ".git/config" not in git.output
 

@@ -79,6 +79,21 @@ NAMES = [
     "a\nb.pem",  # a line break in a name: each name is then checked on its own
     "shared/a.py",
     "shared/b.pem",
+    # letter case: the secret globs ignore it
+    ".ENV",
+    "src/.Env.Local",
+    "deep/Server.PEM",
+    "keys/ID_RSA",
+    "keys/id_rsa.PUB",
+    "x/.AWS/credentials",
+    ".npmrc",
+    "pkg/.NPMRC",
+    "SERVICE-ACCOUNT-1.json",
+    "İ.env",  # lower-casing lengthens it
+    "İx/a.py",
+    "**",
+    "[a]",
+    "./~",
 ]
 
 CONFIGS: list[Any] = [
@@ -109,6 +124,20 @@ def rule_sets(home: Path) -> list[PermissionRules]:
     )
     # The session's "always" grants come last.
     sets.append(sets[0].extended([Rule(tool="read", pattern="src/.env", action="allow")]))
+    # Literal "always" grants (grants.grant_for): one path each, glob-looking or not.
+    sets.append(
+        sets[0].extended(
+            [
+                Rule(tool="read", pattern=p, action="allow", exact=True)
+                for p in ("**", "[a]", "./~", "pkg/.NPMRC", "src/.env")
+            ]
+        )
+    )
+    sets.append(
+        PermissionRules.from_config({"read": "deny"}).extended(
+            [Rule(tool="read", pattern="deep/Server.PEM", action="allow", exact=True)]
+        )
+    )
     sets.append(PermissionRules([]))
     return sets
 
