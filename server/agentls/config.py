@@ -141,11 +141,22 @@ def read_workspace_bytes(path: Path) -> bytes | None:
         return None
     except OSError as exc:
         raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ValueError(f"{path}: not a regular file")
-        data = handle.read(MAX_WORKSPACE_CONFIG_BYTES + 1)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_WORKSPACE_CONFIG_BYTES:
+            chunk = os.read(fd, MAX_WORKSPACE_CONFIG_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        data = b"".join(chunks)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    finally:
+        os.close(fd)
     if len(data) > MAX_WORKSPACE_CONFIG_BYTES:
         raise ValueError(f"{path}: larger than {MAX_WORKSPACE_CONFIG_BYTES:,} bytes")
     return data
