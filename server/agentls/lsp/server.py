@@ -912,7 +912,7 @@ def build_server() -> AgentServer:
         ).wire()
 
     @request("agent/workspaceTrust")
-    async def workspace_trust(ls: AgentServer, raw: Any) -> None:
+    def workspace_trust(ls: AgentServer, raw: Any) -> None:
         # The editor granted (or withdrew) trust: the workspace config applies in full (or only
         # tightens) from the next tool call on, without a restart.
         try:
