@@ -312,3 +312,9 @@ def test_a_symlink_out_of_the_workspace_is_outside(root: Path) -> None:
 
 def test_the_corpus_is_large_enough() -> None:
     assert len(BYPASS_ALLOW) + len(BYPASS_DENY) + len(OTHERS) + len(PLAIN) >= 100
+
+
+def test_test_brackets_are_a_plain_command(root: Path) -> None:
+    rules = PermissionRules.from_config({"bash": {"ls": "allow", "[": "allow"}})
+    assert rules.decide_bash("[ -f x ] && ls", root=root).action == "allow"
+    assert rules.decide_bash("[a] x", root=root).action == "ask"

@@ -160,10 +160,18 @@ def normalise_line(line: str) -> str:
     return line.strip()
 
 
-@lru_cache(maxsize=256)
 def analyze(line: str) -> BashAnalysis:
+    """What the line can run and write (`~` expanded with today's $HOME)."""
+    return _analyze(line, os.environ.get("HOME", ""))
+
+
+@lru_cache(maxsize=256)
+def _analyze(line: str, home: str) -> BashAnalysis:
     walker = _Walker()
-    walker.line(line, 0)
+    try:
+        walker.line(line, 0)
+    except RecursionError:
+        walker.problems.append("the line is nested too deeply to follow")
     writes = walker.writes
     if walker.changes_dir:  # `cd x && ls > f`: relative targets are no longer relative to root
         writes = [w if w is None or w.startswith("/") else None for w in writes]
@@ -192,7 +200,12 @@ class _Walker:
             text = text.replace("\0", " ")
         if any(ord(c) < 32 and c not in "\t\n" for c in text) or "\x7f" in text:
             self.problems.append("the line holds a control character")
-        tree = _parser().parse(text.encode("utf-8", "surrogateescape"))
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            self.problems.append("the line is not valid text")
+            data = text.encode("utf-8", "replace")
+        tree = _parser().parse(data)
         if tree.root_node.has_error:
             self.problems.append("the line does not parse")
         self.node(tree.root_node, depth)

@@ -31,6 +31,10 @@ class BashDecision:
     sandboxed: bool = False  # a "sandboxed" rule allowed it (and the call runs in the sandbox)
 
 
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _words(pattern: str) -> tuple[list[str], str | None]:
     """A prefix rule as whole words plus, for `git st*`, a partial last word (None: none)."""
     if pattern.endswith("*"):
@@ -112,15 +116,17 @@ def decide_bash(
             if sandboxed:
                 by_sandbox = True
                 continue
-            worse("ask", f"`{command.text}` may run only in the sandbox, which is off")
+            worse("ask", f"`{_short(command.text)}` may run only in the sandbox, which is off")
         elif action == "deny":
-            worse("deny", f"a rule forbids `{command.text}`")
+            worse("deny", f"a rule forbids `{_short(command.text)}`")
         elif action == "ask":
-            worse("ask", f"no rule allows `{command.text}`")
+            worse("ask", f"no rule allows `{_short(command.text)}`")
 
     unknown = [*analysis.problems]
     unknown += [
-        f"the command `{c.text}` is not a plain name" for c in analysis.commands if not c.literal
+        f"the command `{_short(c.text)}` is not a plain name"
+        for c in analysis.commands
+        if not c.literal
     ]
     if unknown:
         strict = "deny" if any(r.action == "deny" for r in bash_rules) else "ask"
@@ -163,7 +169,7 @@ def _judge_write(
         return
     resolved = resolve_write(target, root)
     if resolved is None:
-        worse("ask", f"it writes {target}, which cannot be placed without a workspace root")
+        worse("ask", f"it writes {_short(target)}, which cannot be placed without a workspace root")
         return
     subject, outside = resolved
     action = rules.evaluate("write", subject, outside_workspace=outside)
@@ -173,6 +179,6 @@ def _judge_write(
         return  # the sandbox lets it write inside the workspace
     where = " (outside the workspace)" if outside else ""
     if action == "deny":
-        worse("deny", f"it writes {subject}{where}, which the write rules forbid")
+        worse("deny", f"it writes {_short(subject)}{where}, which the write rules forbid")
     else:
-        worse("ask", f"it writes {subject}{where}, which no rule allows")
+        worse("ask", f"it writes {_short(subject)}{where}, which no rule allows")

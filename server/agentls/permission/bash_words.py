@@ -9,16 +9,22 @@ from typing import Protocol
 
 from tree_sitter import Node
 
+_BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_MASK = "\x00"  # stands for an escaped character when looking for unquoted specials
+
 
 @dataclass(frozen=True)
 class WordValue:
     text: str
     special: bool = False  # an unquoted glob or brace expansion: bash may turn it into other words
     tilde: bool = False  # starts with an unquoted `~`, which bash expands
+    mask: str = _MASK  # the unquoted characters as written, anything quoted or escaped as _MASK
 
 
-_BRACE = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
-_MASK = "\x00"  # stands for an escaped character when looking for unquoted specials
+def _special(mask: str) -> bool:
+    return (
+        any(c in mask for c in "*?") or "[" in mask[: mask.rfind("]")] or bool(_BRACE.search(mask))
+    )
 
 
 def _unquoted(text: str) -> WordValue:
@@ -37,8 +43,7 @@ def _unquoted(text: str) -> WordValue:
         mask.append(c)
         i += 1
     plain = "".join(mask)
-    special = any(c in plain for c in "*?[") or bool(_BRACE.search(plain))
-    return WordValue("".join(out), special=special, tilde=plain.startswith("~"))
+    return WordValue("".join(out), special=_special(plain), tilde=plain.startswith("~"), mask=plain)
 
 
 def _double_quoted(text: str) -> str:
@@ -134,11 +139,12 @@ def word_value(node: Node) -> WordValue | None:
         if any(v is None for v in values):
             return None
         present = [v for v in values if v is not None]
+        mask = "".join(v.mask for v in present)
         return WordValue(
             "".join(v.text for v in present),
-            special=any(v.special for v in present)
-            or bool(_BRACE.search("".join(v.text if not v.special else "{" for v in present))),
+            special=_special(mask),
             tilde=bool(present) and present[0].tilde,
+            mask=mask,
         )
     return None
 

@@ -467,16 +467,3 @@ def parse_rules(value: Any) -> list[Rule]:
     raise ValueError(
         "permissions must be a mapping {tool: action} or a list of {tool, pattern?, action} rules"
     )
-
-
-def split_commands(command: str) -> list[str]:
-    """Deprecated (session/agent.py's old "always"; use grants.grant_for): the normalised text of
-    every command the line can run."""
-    from agentls.permission.bash import analyze
-
-    return [c.text for c in analyze(command).commands]
-
-
-def bash_prefix(command: str, words: int = 2) -> str:
-    """Deprecated with split_commands."""
-    return " ".join(command.split()[:words])
