@@ -23,6 +23,7 @@ import type {
   DiagnosticsParams,
 } from './protocol/generated';
 import { agentOptions, commandExists, resolveServerLaunch, serverEnv, type ServerLaunch } from './serverCommand';
+import { watchWorkspaceTrust } from './trust';
 
 export const API_KEY_SECRET = 'agentls.anthropicApiKey';
 const MAX_RESTARTS = 5;
@@ -43,7 +44,7 @@ class AgentCapabilitiesFeature implements StaticFeature {
 
 export function readAgentSettings(): Record<string, unknown> {
   const config = vscode.workspace.getConfiguration('agentls');
-  return agentOptions(config.get<string>('model'), config.get<unknown>('permissions'));
+  return agentOptions(config.get<string>('model'), config.get<unknown>('permissions'), vscode.workspace.isTrusted);
 }
 
 export class ServerManager implements vscode.Disposable {
@@ -76,6 +77,16 @@ export class ServerManager implements vscode.Disposable {
         if (this.client?.state === State.Running) this.diagnostics.changed(e.uris);
       }),
       vscode.workspace.onDidChangeConfiguration((e) => this.configurationChanged(e)),
+      watchWorkspaceTrust(
+        vscode.workspace,
+        (params) => {
+          const client = this.client;
+          if (client?.state !== State.Running) return false;
+          void client.sendNotification('agent/workspaceTrust', params);
+          return true;
+        },
+        (message) => this.output.appendLine(message),
+      ),
     );
   }
 
@@ -96,7 +107,14 @@ export class ServerManager implements vscode.Disposable {
 
   private resolveLaunch(folders: string[]): ServerLaunch {
     const config = vscode.workspace.getConfiguration('agentls');
-    return resolveServerLaunch(config.get<string>('server.command'), config.get<string[]>('server.args'), folders);
+    return resolveServerLaunch(
+      config.get<string>('server.command'),
+      config.get<string[]>('server.args'),
+      folders,
+      undefined,
+      undefined,
+      vscode.workspace.isTrusted,
+    );
   }
 
   async start(): Promise<void> {
@@ -174,6 +192,7 @@ export class ServerManager implements vscode.Disposable {
     );
     this.client = client;
     this.output.appendLine(`agentls: starting ${this.launch.command} ${this.launch.args.join(' ')} (${this.launch.origin})`);
+    if (this.launch.note) this.output.appendLine(`agentls: ${this.launch.note}`);
     try {
       await client.start();
     } catch (err) {

@@ -7,6 +7,8 @@ export interface ServerLaunch {
   args: string[];
   /** Where the command came from, for messages. */
   origin: 'setting' | 'venv' | 'path';
+  /** Why a workspace's own program was passed over (an untrusted workspace), for the log. */
+  note?: string;
 }
 
 export function venvCandidates(folder: string, platform: NodeJS.Platform = process.platform): string[] {
@@ -18,6 +20,11 @@ export function venvCandidates(folder: string, platform: NodeJS.Platform = proce
 /**
  * The setting `agentls.server.command` if set; else the first workspace folder's .venv (or venv);
  * else `agentls` on PATH. The arguments are `agentls.server.args` (default: serve).
+ *
+ * In an untrusted workspace (`trusted` false) no program of the workspace's own is started: not
+ * its .venv's agentls, nor a command setting that points into it with `${workspaceFolder}`; the
+ * one on PATH runs instead. (VS Code already ignores the workspace's own values of the server
+ * settings there: package.json's restrictedConfigurations.)
  */
 export function resolveServerLaunch(
   setting: string | undefined,
@@ -25,12 +32,17 @@ export function resolveServerLaunch(
   workspaceFolders: readonly string[],
   exists: (path: string) => boolean = existsSync,
   platform: NodeJS.Platform = process.platform,
+  trusted = true,
 ): ServerLaunch {
   const serverArgs = args && args.length ? [...args] : ['serve'];
   const configured = setting?.trim();
-  if (configured) {
+  const untrustedNote = 'the workspace is not trusted, so none of its own programs is started';
+  if (configured && (trusted || !configured.includes('${workspaceFolder}'))) {
     const expanded = configured.replace(/\$\{workspaceFolder\}/g, workspaceFolders[0] ?? '.');
     return { command: expanded, args: serverArgs, origin: 'setting' };
+  }
+  if (!trusted) {
+    return { command: 'agentls', args: serverArgs, origin: 'path', note: untrustedNote };
   }
   for (const folder of workspaceFolders) {
     for (const candidate of venvCandidates(folder, platform)) {
@@ -68,9 +80,18 @@ export function serverEnv(base: NodeJS.ProcessEnv, apiKey: string | undefined): 
   return env;
 }
 
-/** initializationOptions.agent (and the `agent` of didChangeConfiguration) from the settings. */
-export function agentOptions(model: string | undefined, permissions: unknown): Record<string, unknown> {
+/**
+ * initializationOptions.agent (and the `agent` of didChangeConfiguration) from the settings, with
+ * `workspaceTrusted` (vscode.workspace.isTrusted) when given: the server applies the workspace's
+ * .agentls/config.json in full only when it is true.
+ */
+export function agentOptions(
+  model: string | undefined,
+  permissions: unknown,
+  workspaceTrusted?: boolean,
+): Record<string, unknown> {
   const options: Record<string, unknown> = {};
+  if (workspaceTrusted !== undefined) options.workspaceTrusted = workspaceTrusted;
   if (model && model.trim()) options.model = model.trim();
   if (
     permissions &&

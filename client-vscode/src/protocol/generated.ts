@@ -58,6 +58,7 @@ export interface ToolResultEvent {
   type: 'tool-result';
 }
 export interface PermissionRequestEvent {
+  always?: string | null;
   callId: string;
   diff?: string | null;
   edit?: {
@@ -67,6 +68,7 @@ export interface PermissionRequestEvent {
     [k: string]: unknown | undefined;
   };
   requestId: string;
+  sandboxed?: boolean;
   sessionId: string;
   title: string;
   tool: string;
@@ -144,12 +146,14 @@ export interface AgentInitOptions {
         [k: string]: unknown | undefined;
       }[]
     | null;
+  workspaceTrusted?: boolean | null;
   [k: string]: unknown | undefined;
 }
 export interface ApproveParams {
   decision: 'once' | 'always' | 'reject';
   feedback?: string | null;
   requestId: string;
+  scope?: 'session' | 'project';
   sessionId: string;
 }
 export interface ApproveResult {}
@@ -294,6 +298,15 @@ export interface RunOnSelectionParams {
 export interface RunOnSelectionResult {
   sessionId: string;
 }
+/**
+ * Client -> server notification `agent/workspaceTrust`: the editor's trust in the workspace
+ * changed (VS Code: onDidGrantWorkspaceTrust). The settings are loaded again at once, with the
+ * workspace's .agentls/config.json in full when `trusted` (no restart); the next tool call
+ * uses them.
+ */
+export interface WorkspaceTrustParams {
+  trusted: boolean;
+}
 
 /** Client -> server requests: params and result. */
 export interface AgentRequests {
@@ -315,6 +328,7 @@ export interface AgentCommands {
 /** Client -> server notifications. */
 export interface AgentClientNotifications {
   'agent/diagnostics': DiagnosticsParams;
+  'agent/workspaceTrust': WorkspaceTrustParams;
 }
 
 /** initializationOptions.agent */
