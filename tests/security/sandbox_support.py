@@ -4,6 +4,8 @@ whether bubblewrap works here (skipped with the reason when not, failing under C
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
 import os
 import shutil
 import signal
@@ -19,11 +21,14 @@ from tests.tools.conftest import ToolTestContext
 bash = BashTool()
 
 
+@functools.cache
 def bwrap_problem() -> str | None:
     found = shutil.which("bwrap")
     if found is None:
         return "bubblewrap (bwrap) is not installed"
-    return asyncio.run(probe(found))
+    # In a thread of its own: callers may be inside a running event loop.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(probe(found))).result()
 
 
 def require_bwrap() -> None:
