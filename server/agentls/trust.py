@@ -16,6 +16,7 @@ A file whose content changed since it was trusted is untrusted again.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -304,7 +305,12 @@ class RestrictedRules(PermissionRules):
     def decide_bash(self, command: str, **kwargs: Any) -> BashDecision:
         own = super().decide_bash(command, **kwargs)
         floor = self.floor.decide_bash(command, **kwargs)
-        return floor if _SEVERITY[floor.action] > _SEVERITY[own.action] else own
+        if _SEVERITY[floor.action] <= _SEVERITY[own.action]:
+            return own
+        # The stricter answer, with the workspace's reasons; the call still runs as the user's
+        # rules would have run it (in the sandbox if they said so) once approved.
+        reasons = [f"the workspace's .agentls/config.json: {reason}" for reason in floor.reasons]
+        return dataclasses.replace(own, action=floor.action, reasons=reasons or own.reasons)
 
     def path_filter(
         self, tool: str, *, prefix: str = "", outside_workspace: bool = False

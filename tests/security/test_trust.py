@@ -348,3 +348,16 @@ def test_a_hostile_config_file_is_an_error_not_a_hang(
         path.write_text("{")
     with security_figures.attempt(KIND), pytest.raises(ValueError, match="config.json"):
         load_settings(root)
+
+
+def test_an_untrusted_deny_hides_files_from_searches(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    write_config(config_home() / "config.json", {"permissions": {"*": "allow"}})
+    write_config(root / ".agentls" / "config.json", {"permissions": {"read": {"keys/**": "deny"}}})
+    rules = rules_of(load_settings(root))
+    shown = rules.read_filter(root, root)
+    assert shown is not None
+    assert shown.split(["a.py", "keys/prod.txt", "src/b.py"]) == (["a.py", "src/b.py"], 1)
+    assert not shown("keys/dev.txt") and shown("a.py")
+    under = rules.read_filter(root, root / "keys")
+    assert under is not None and under.split(["x", "y"]) == ([], 2)
