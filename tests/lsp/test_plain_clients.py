@@ -146,9 +146,11 @@ async def test_ask_through_show_message_request(
     messages = [m.message for m in editor.message_requests[-2:]]
     assert "Edit m.py" in messages[0] and "+m = 2" in messages[0]
     assert "echo from-bash" in messages[1]
+    # The "always" buttons say exactly what they allow.
     assert [a.title for a in editor.message_requests[-1].actions or []] == [
         "Allow once",
-        "Always",
+        "Always allow `echo` commands (this session)",
+        "Always allow `echo` commands (this project)",
         "Reject",
     ]
 
