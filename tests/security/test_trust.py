@@ -46,10 +46,13 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def agentls(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def agentls(
+    *args: str, env: dict[str, str], cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "agentls.cli.main", *args],
         env=env,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=60,
@@ -155,7 +158,8 @@ def test_trust_command_errors_and_list(env: dict[str, str], repo: Path, tmp_path
     assert proc.returncode == 2 and "maxSteps" in proc.stderr and "Traceback" not in proc.stderr
 
     assert "No trusted workspace files." in agentls("trust", "--list", env=env).stdout
-    assert agentls("trust", str(repo), env=env).returncode == 0
+    # DIR defaults to the current directory.
+    assert agentls("trust", env=env, cwd=repo).returncode == 0
     listed = agentls("trust", "--list", env=env).stdout
     assert str(workspace_config(repo)) in listed and "changed" not in listed
     (repo / ".agentls" / "config.json").write_text("{}")
