@@ -33,7 +33,7 @@ typecheck: venv
 	$(BIN)/mypy
 
 pytest: venv
-	@bash scripts/ensure-system-deps.sh nvim
+	@bash scripts/ensure-system-deps.sh nvim bwrap
 	$(BIN)/python -m pytest -q -ra
 
 # The fault and abuse suite (tests/reliability/) in its heavy mode: 50 kill -9 runs, 3,300 fuzzed

@@ -2,8 +2,9 @@
 # System packages the tests use beyond Python's and npm's:
 #   nvim      (Debian: neovim)    tests/e2e/test_neovim.py
 #   chromium  (Debian: chromium)  client-vscode/test/browser (the VS Code panel in a real browser)
+#   bwrap     (Debian: bubblewrap) tests/security/test_sandbox.py and the other bash sandbox tests
 #
-#   scripts/ensure-system-deps.sh [nvim] [chromium]   (no argument: all of them)
+#   scripts/ensure-system-deps.sh [nvim] [chromium] [bwrap]   (no argument: all of them)
 #
 # Installs what is missing with apt-get when we are root on a Debian-like system. It never fails
 # the build: when it cannot install, it says so, and the test that needs the program reports
@@ -12,14 +13,15 @@ set -u
 
 warn() { echo "ensure-system-deps: $*" >&2; }
 
-declare -A PACKAGE=([nvim]=neovim [chromium]=chromium)
+declare -A PACKAGE=([nvim]=neovim [chromium]=chromium [bwrap]=bubblewrap)
 declare -A NEEDED_BY=(
     [nvim]="the Neovim end-to-end test"
     [chromium]="the VS Code panel's browser test"
+    [bwrap]="the bash sandbox tests"
 )
 
 wanted=("$@")
-[ ${#wanted[@]} -eq 0 ] && wanted=(nvim chromium)
+[ ${#wanted[@]} -eq 0 ] && wanted=(nvim chromium bwrap)
 
 missing=()
 for program in "${wanted[@]}"; do
