@@ -1,6 +1,7 @@
 // Reviewing a proposed edit: a permission-request that carries an edit opens VS Code's diff editor
 // (the file as it is now vs. the proposed result, a virtual document) with Accept / Always / Reject
-// in the editor title and as CodeLenses at the change. Answers go to the server with agent/approve;
+// in the editor title and as CodeLenses at the change ("Always" lenses name what they allow, in the
+// server's words, and only when the server offers "always"). Answers go to the server with agent/approve;
 // the accepted edit then arrives as the server's workspace/applyEdit (so Ctrl+Z undoes it).
 import * as vscode from 'vscode';
 import type { AgentHost } from './host';
@@ -24,15 +25,12 @@ interface Review {
   sessionId: string;
   title: string;
   files: ReviewFile[];
+  /** What "always" allows (the event's label); undefined: not offered. */
+  always?: string;
 }
 
 export type Decision = 'once' | 'always' | 'reject';
-
-const DECISION_TITLES: Record<Decision, string> = {
-  once: '$(check) Accept',
-  always: '$(check-all) Always',
-  reject: '$(close) Reject',
-};
+export type Scope = 'session' | 'project';
 
 export class ApprovalController
   implements vscode.TextDocumentContentProvider, vscode.CodeLensProvider, vscode.Disposable
@@ -91,15 +89,15 @@ export class ApprovalController
             tooltip: 'Show the proposed change side by side',
           }),
         );
-        for (const decision of ['once', 'always', 'reject'] as Decision[]) {
-          lenses.push(
-            new vscode.CodeLens(range, {
-              title: DECISION_TITLES[decision],
-              command: decision === 'once' ? 'agentls.acceptEdit' : decision === 'always' ? 'agentls.acceptEditAlways' : 'agentls.rejectEdit',
-              arguments: [review.requestId],
-            }),
+        const answers: vscode.Command[] = [{ title: '$(check) Accept', command: 'agentls.acceptEdit' }];
+        if (review.always) {
+          answers.push(
+            { title: `$(check-all) ${review.always}`, command: 'agentls.acceptEditAlways', tooltip: `${review.always}, for the rest of this session` },
+            { title: '$(check-all) … in this project', command: 'agentls.acceptEditAlwaysProject', tooltip: `${review.always}, in every session of this project` },
           );
         }
+        answers.push({ title: '$(close) Reject', command: 'agentls.rejectEdit' });
+        for (const answer of answers) lenses.push(new vscode.CodeLens(range, { ...answer, arguments: [review.requestId] }));
       }
     }
     return lenses;
@@ -166,7 +164,7 @@ export class ApprovalController
       add(uri, current, proposed, hunk ? Math.max(Number(hunk[1]) - 1, 0) : 0);
     }
     if (!files.length) return undefined;
-    return { requestId: event.requestId, sessionId: event.sessionId, title: event.title, files };
+    return { requestId: event.requestId, sessionId: event.sessionId, title: event.title, files, always: event.always ?? undefined };
   }
 
   private resolved(requestId: string): void {
@@ -225,11 +223,15 @@ export class ApprovalController
     return undefined;
   }
 
-  async decide(arg: unknown, decision: Decision): Promise<void> {
+  async decide(arg: unknown, decision: Decision, scope: Scope = 'session'): Promise<void> {
     const requestId = this.requestFor(arg);
     const found = requestId ? this.host.findPermission(requestId) : undefined;
     if (!requestId || !found) {
       void vscode.window.showInformationMessage('agentls: no proposed edit is waiting for an answer.');
+      return;
+    }
+    if (decision === 'always' && !found.item.permission?.always) {
+      void vscode.window.showInformationMessage('agentls: "always" is not offered for this edit; accept it once or reject it.');
       return;
     }
     let feedback: string | undefined;
@@ -243,7 +245,7 @@ export class ApprovalController
       if (answer === undefined) return;
       feedback = answer.trim() || undefined;
     }
-    await this.host.approve(found.view.sessionId, requestId, decision, feedback);
+    await this.host.approve(found.view.sessionId, requestId, decision, feedback, decision === 'always' ? scope : undefined);
   }
 
   async openDiff(arg: unknown, preserveFocus = false): Promise<void> {

@@ -98,6 +98,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('agentls.showLog', () => server.showLog());
   command('agentls.acceptEdit', (arg) => reviews.decide(arg, 'once'));
   command('agentls.acceptEditAlways', (arg) => reviews.decide(arg, 'always'));
+  command('agentls.acceptEditAlwaysProject', (arg) => reviews.decide(arg, 'always', 'project'));
   command('agentls.rejectEdit', (arg) => reviews.decide(arg, 'reject'));
   command('agentls.showEditDiff', (arg) => reviews.openDiff(arg));
 

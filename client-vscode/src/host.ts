@@ -4,6 +4,7 @@
 import type {
   AgentEvent,
   AgentRequests,
+  ApproveParams,
   ContextRef,
   SessionInfo,
 } from './protocol/generated';
@@ -197,7 +198,7 @@ export class AgentHost {
         await this.select(message.sessionId);
         return;
       case 'approve':
-        await this.approve(message.sessionId, message.requestId, message.decision, message.feedback);
+        await this.approve(message.sessionId, message.requestId, message.decision, message.feedback, message.scope);
         return;
       case 'open-diff':
         this.ui.openDiff(message.requestId);
@@ -284,10 +285,14 @@ export class AgentHost {
     requestId: string,
     decision: 'once' | 'always' | 'reject',
     feedback?: string,
+    scope?: 'session' | 'project',
   ): Promise<boolean> {
     const client = this.requireClient();
     if (!client) return false;
-    const params = feedback ? { sessionId, requestId, decision, feedback } : { sessionId, requestId, decision };
+    const params: ApproveParams = { sessionId, requestId, decision };
+    if (feedback) params.feedback = feedback;
+    // "session" is the server's default: sent only for a project-wide "always".
+    if (decision === 'always' && scope === 'project') params.scope = scope;
     try {
       await client.request('agent/approve', params);
       return true;

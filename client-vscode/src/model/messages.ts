@@ -25,6 +25,8 @@ export type HostMessage =
   | { type: 'focus-prompt'; text?: string };
 
 export type ApproveDecision = 'once' | 'always' | 'reject';
+/** Where an "always" is kept: this session, or every later session of the workspace. */
+export type ApproveScope = 'session' | 'project';
 
 /** Webview -> extension. */
 export type PanelMessage =
@@ -39,6 +41,7 @@ export type PanelMessage =
       requestId: string;
       decision: ApproveDecision;
       feedback?: string;
+      scope?: ApproveScope;
     }
   | { type: 'open-diff'; requestId: string }
   | { type: 'open-file'; path: string };
@@ -60,7 +63,8 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
         typeof m.sessionId === 'string' &&
         typeof m.requestId === 'string' &&
         (m.decision === 'once' || m.decision === 'always' || m.decision === 'reject') &&
-        (m.feedback === undefined || typeof m.feedback === 'string')
+        (m.feedback === undefined || typeof m.feedback === 'string') &&
+        (m.scope === undefined || m.scope === 'session' || m.scope === 'project')
       );
     case 'open-diff':
       return typeof m.requestId === 'string';

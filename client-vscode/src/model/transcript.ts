@@ -21,6 +21,9 @@ export interface Permission {
   diff?: string;
   /** The request carries a WorkspaceEdit (the extension can show it in a diff editor). */
   hasEdit: boolean;
+  /** What answering "always" allows, in the server's words ("Always allow `git status` commands");
+   * undefined: "always" is not offered for this request. */
+  always?: string;
 }
 
 interface ItemBase {
@@ -216,6 +219,7 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
         title: event.title,
         diff: event.diff ?? undefined,
         hasEdit: !!event.edit,
+        always: event.always ?? undefined,
       };
       touch(item);
       return;

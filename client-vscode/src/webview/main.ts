@@ -2,7 +2,7 @@
 // the same reducer as the extension. Talks to the extension only through postMessage.
 import MarkdownIt from 'markdown-it';
 import type { AgentEvent, SessionInfo } from '../protocol/generated';
-import type { ApproveDecision, HostMessage, PanelMessage, PanelState } from '../model/messages';
+import type { ApproveDecision, ApproveScope, HostMessage, PanelMessage, PanelState } from '../model/messages';
 import {
   applyEvent,
   emptyView,
@@ -183,10 +183,11 @@ function permissionBlock(view: SessionView, item: ToolItem, detail: HTMLElement 
   } else if (detail) {
     block.append(detail);
   }
-  const approve = (decision: ApproveDecision, feedback?: string): void => {
+  const approve = (decision: ApproveDecision, feedback?: string, scope?: ApproveScope): void => {
     rejecting.delete(requestId);
     const message: PanelMessage = { type: 'approve', sessionId: view.sessionId, requestId, decision };
     if (feedback) message.feedback = feedback;
+    if (scope) message.scope = scope;
     post(message);
     answered.add(requestId);
     rerender(item);
@@ -236,15 +237,33 @@ function permissionBlock(view: SessionView, item: ToolItem, detail: HTMLElement 
     buttons.append(review);
   }
   const once = h('button', { 'data-decision': 'once' }, item.tool === 'bash' ? 'Run once' : 'Accept');
-  const always = h('button', { class: 'secondary', 'data-decision': 'always', title: 'Allow this and similar requests for the rest of the session' }, 'Always');
   const reject = h('button', { class: 'secondary', 'data-decision': 'reject' }, 'Reject…');
   once.addEventListener('click', () => approve('once'));
-  always.addEventListener('click', () => approve('always'));
   reject.addEventListener('click', () => {
     rejecting.set(requestId, '');
     rerender(item);
   });
-  buttons.append(once, always, reject);
+  buttons.append(once);
+  // "Always" says exactly what it allows (the server's label); no such buttons when the server
+  // does not offer it for this request.
+  if (permission.always) {
+    const label = permission.always;
+    const always = h(
+      'button',
+      { class: 'secondary', 'data-decision': 'always', 'data-scope': 'session', title: `${label}, for the rest of this session` },
+      'Always',
+    );
+    const project = h(
+      'button',
+      { class: 'secondary', 'data-decision': 'always', 'data-scope': 'project', title: `${label}, in every session of this project (agentls permissions lists and revokes these)` },
+      'Always in this project',
+    );
+    always.addEventListener('click', () => approve('always'));
+    project.addEventListener('click', () => approve('always', undefined, 'project'));
+    buttons.append(always, project);
+    block.append(h('div', { class: 'permission-always' }, label));
+  }
+  buttons.append(reject);
   block.append(buttons);
   return block;
 }

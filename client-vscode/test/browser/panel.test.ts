@@ -201,7 +201,16 @@ describe.skipIf(!haveChromium)('the panel in Chromium, replaying a recorded agen
     await expect.poll(() => card.getAttribute('data-tool')).toBe('edit');
     await expect.poll(() => card.locator('.diff .add').textContent()).toContain('ordered[middle - 1] + ordered[middle]');
     await expect.poll(() => card.locator('.diff .del').textContent()).toContain('ordered[middle] + ordered[middle + 1]');
-    expect(await card.locator('.buttons button').allTextContents()).toEqual(['Review diff', 'Accept', 'Always', 'Reject…']);
+    expect(await card.locator('.buttons button').allTextContents()).toEqual([
+      'Review diff', 'Accept', 'Always', 'Always in this project', 'Reject…',
+    ]);
+    // What "always" allows, in the server's words: shown on the card and on both buttons.
+    const label = 'Always allow edits of calc.py';
+    expect(await text(card.locator('.permission-always'))).toBe(label);
+    expect(await card.locator('button[data-decision="always"][data-scope="session"]').getAttribute('title')).toBe(
+      `${label}, for the rest of this session`,
+    );
+    expect(await card.locator('button[data-scope="project"]').getAttribute('title')).toContain(`${label}, in every session of this project`);
     // The markdown between the tool cards: inline code renders as code.
     await expect.poll(() => page.locator('.message.assistant code', { hasText: 'test_median_even' }).count()).toBe(1);
     await page.screenshot({ path: join(artifacts, 'panel.png') });
@@ -225,17 +234,21 @@ describe.skipIf(!haveChromium)('the panel in Chromium, replaying a recorded agen
     expect(await card.locator('button').count()).toBe(0);
   });
 
-  it('works from the keyboard: Always on the next command', async () => {
+  it('works from the keyboard: Always in this project on the next command', async () => {
     await replayTo(indexOf((e) => e.type === 'permission-request', editRequest + 1) + 1);
     const card = page.locator('.tool.needs-approval');
     await expect.poll(() => card.getAttribute('data-tool')).toBe('bash');
+    // A command that runs code: "always" is that exact line only, and the card says so.
+    expect(await text(card.locator('.permission-always'))).toBe('Always allow exactly `python3 -m unittest -v 2>&1`');
     await clearPosted();
     await card.locator('button[data-decision="once"]').focus();
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-decision'))).toBe('always');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-scope'))).toBe('session');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-scope'))).toBe('project');
     await page.keyboard.press('Enter');
     expect(await posted()).toEqual([
-      { type: 'approve', sessionId, requestId: requestIdAt(replayed - 1), decision: 'always' },
+      { type: 'approve', sessionId, requestId: requestIdAt(replayed - 1), decision: 'always', scope: 'project' },
     ]);
   });
 

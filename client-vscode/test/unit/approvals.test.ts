@@ -79,8 +79,10 @@ describe('a proposed edit', () => {
     const doc = { uri: vscode.Uri.parse(calcUri), lineCount: 16 } as unknown as vscode.TextDocument;
     const lenses = controller.provideCodeLenses(doc);
     expect(lenses.map((l) => l.command?.command)).toEqual([
-      'agentls.showEditDiff', 'agentls.acceptEdit', 'agentls.acceptEditAlways', 'agentls.rejectEdit',
+      'agentls.showEditDiff', 'agentls.acceptEdit', 'agentls.acceptEditAlways', 'agentls.acceptEditAlwaysProject', 'agentls.rejectEdit',
     ]);
+    // The recorded server's own words for what "always" allows.
+    expect(lenses[2].command?.title).toBe('$(check-all) Always allow edits of calc.py');
     expect(lenses.every((l) => l.range.start.line === 14)).toBe(true);
     expect(lenses[1].command?.arguments).toEqual([editRequest.requestId]);
     const other = { uri: vscode.Uri.parse('file:///elsewhere.py'), lineCount: 3 } as unknown as vscode.TextDocument;
@@ -165,5 +167,62 @@ describe('a proposed edit', () => {
     await request();
     expect(calls.some((c) => c.command === 'vscode.diff')).toBe(false);
     expect(controller.pendingCount).toBe(1);
+  });
+});
+
+describe('what "always" allows', () => {
+  const write = (always?: string): PermissionRequestEvent => ({
+    type: 'permission-request',
+    sessionId: 's',
+    requestId: always ? 'perm_always' : 'perm_no_always',
+    callId: always ? 'c1' : 'c2',
+    tool: 'write',
+    title: 'Write notes/**',
+    input: { path: 'notes/**', content: 'x\n' },
+    ...(always ? { always } : {}),
+    edit: {
+      documentChanges: [
+        { kind: 'create', uri: 'file:///work/demo/notes/%2A%2A', options: { overwrite: false, ignoreIfExists: true } },
+        {
+          textDocument: { uri: 'file:///work/demo/notes/%2A%2A', version: null },
+          edits: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: 'x\n' }],
+        },
+      ],
+    },
+  });
+  const open = async (event: PermissionRequestEvent): Promise<vscode.TextDocument> => {
+    host.handleEvent({ type: 'tool-call', sessionId: 's', callId: event.callId, tool: 'write', input: event.input, title: 'write notes/**' });
+    host.handleEvent(event);
+    await flush();
+    return { uri: vscode.Uri.parse('file:///work/demo/notes/%2A%2A'), lineCount: 1 } as unknown as vscode.TextDocument;
+  };
+
+  it('names it on the lenses, for this session or this project', async () => {
+    const label = 'Always allow writes of notes/** (literal name)';
+    const doc = await open(write(label));
+    const lenses = controller.provideCodeLenses(doc);
+    expect(lenses.map((l) => [l.command?.command, l.command?.title])).toEqual([
+      ['agentls.showEditDiff', 'agentls: Write notes/**'],
+      ['agentls.acceptEdit', '$(check) Accept'],
+      ['agentls.acceptEditAlways', `$(check-all) ${label}`],
+      ['agentls.acceptEditAlwaysProject', '$(check-all) … in this project'],
+      ['agentls.rejectEdit', '$(close) Reject'],
+    ]);
+    expect(lenses[3].command?.tooltip).toBe(`${label}, in every session of this project`);
+    await controller.decide('perm_always', 'always', 'project');
+    await controller.decide('perm_always', 'always');
+    expect(approvals).toEqual([
+      { method: 'agent/approve', params: { sessionId: 's', requestId: 'perm_always', decision: 'always', scope: 'project' } },
+      { method: 'agent/approve', params: { sessionId: 's', requestId: 'perm_always', decision: 'always' } },
+    ]);
+  });
+
+  it('offers no "always" when the server does not', async () => {
+    const doc = await open(write());
+    const lenses = controller.provideCodeLenses(doc);
+    expect(lenses.map((l) => l.command?.command)).toEqual(['agentls.showEditDiff', 'agentls.acceptEdit', 'agentls.rejectEdit']);
+    await controller.decide('perm_no_always', 'always');
+    expect(approvals).toEqual([]);
+    expect(stub.infoMessages.at(-1)).toContain('not offered');
   });
 });

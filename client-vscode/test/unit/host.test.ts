@@ -242,6 +242,17 @@ describe('panel messages', () => {
     ]);
   });
 
+  it('sends the scope of a project-wide "always" (the session scope is the default)', async () => {
+    await host.handlePanelMessage({ type: 'approve', sessionId: recorded, requestId: 'perm_3', decision: 'always', scope: 'project' });
+    await host.handlePanelMessage({ type: 'approve', sessionId: recorded, requestId: 'perm_4', decision: 'always', scope: 'session' });
+    await host.handlePanelMessage({ type: 'approve', sessionId: recorded, requestId: 'perm_5', decision: 'once', scope: 'project' });
+    expect(server.calls.slice(-3)).toEqual([
+      { method: 'agent/approve', params: { sessionId: recorded, requestId: 'perm_3', decision: 'always', scope: 'project' } },
+      { method: 'agent/approve', params: { sessionId: recorded, requestId: 'perm_4', decision: 'always' } },
+      { method: 'agent/approve', params: { sessionId: recorded, requestId: 'perm_5', decision: 'once' } },
+    ]);
+  });
+
   it('shows an error when an approval is refused (answered elsewhere)', async () => {
     server.fail['agent/approve'] = new Error('Invalid params: requestId: unknown requestId');
     const ok = await host.approve(recorded, 'perm_x', 'always');

@@ -39,6 +39,8 @@ describe('messages from the panel', () => {
     expect(isPanelMessage({ type: 'prompt', text: 'x' })).toBe(true);
     expect(isPanelMessage({ type: 'approve', sessionId: 's', requestId: 'r', decision: 'reject', feedback: 'no' })).toBe(true);
     expect(isPanelMessage({ type: 'approve', sessionId: 's', requestId: 'r', decision: 'maybe' })).toBe(false);
+    expect(isPanelMessage({ type: 'approve', sessionId: 's', requestId: 'r', decision: 'always', scope: 'project' })).toBe(true);
+    expect(isPanelMessage({ type: 'approve', sessionId: 's', requestId: 'r', decision: 'always', scope: 'machine' })).toBe(false);
     expect(isPanelMessage({ type: 'prompt', text: 5 })).toBe(false);
     expect(isPanelMessage({ type: 'rm -rf' })).toBe(false);
     expect(isPanelMessage('ready')).toBe(false);
