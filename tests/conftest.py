@@ -70,7 +70,9 @@ class HarnessFactory:
         root = self.tmp_path / "ws"
         root.mkdir(exist_ok=True)
         store = await Store.open(self.tmp_path / "data" / "agentls.db")
-        base = {"model": "claude-sonnet-5-5", "apiRetryBaseDelayS": 0.01}
+        # bash without the sandbox unless a test asks for it (tests/security/test_sandbox.py):
+        # many tests check processes by pid or files outside the workspace.
+        base = {"model": "claude-sonnet-5-5", "apiRetryBaseDelayS": 0.01, "sandbox": "off"}
         merged = Settings.model_validate({**base, **(settings or {})})
         url = self.api.url
 
