@@ -24,6 +24,9 @@ export interface Permission {
   /** What answering "always" allows, in the server's words ("Always allow `git status` commands");
    * undefined: "always" is not offered for this request. */
   always?: string;
+  /** bash: the command will run inside the sandbox (workspace writable, the rest read-only,
+   * secrets hidden, network off unless the settings allow it). */
+  sandboxed?: boolean;
 }
 
 interface ItemBase {
@@ -135,6 +138,17 @@ function ensureTool(view: SessionView, callId: string, tool: string, title: stri
 }
 
 /** Requests waiting for an answer in this view, oldest first. */
+/** What the bash sandbox allowed when the call ran in it ("workspace writable, network off"),
+ * else undefined. Read from the server's line just before the exit code line: a command's own
+ * output always comes before the blank line that ends it, so it cannot pass for that line. */
+export function ranInSandbox(item: ToolItem): string | undefined {
+  if (item.tool !== 'bash' || item.output === undefined) return undefined;
+  const lines = item.output.split('\n');
+  if (lines.length < 2) return undefined;
+  const match = /^\(ran in the sandbox: (.+)\)$/.exec(lines[lines.length - 2]);
+  return match ? match[1] : undefined;
+}
+
 export function pendingPermissions(view: SessionView): ToolItem[] {
   return view.items.filter(
     (i): i is ToolItem => i.kind === 'tool' && i.permission?.state === 'pending',
@@ -220,6 +234,7 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
         diff: event.diff ?? undefined,
         hasEdit: !!event.edit,
         always: event.always ?? undefined,
+        sandboxed: event.sandboxed ?? false,
       };
       touch(item);
       return;

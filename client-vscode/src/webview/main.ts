@@ -11,6 +11,7 @@ import {
   pendingPermissions,
   promptFailed,
   promptSent,
+  ranInSandbox,
   totalTokens,
   type Item,
   type SessionView,
@@ -180,6 +181,11 @@ function permissionBlock(view: SessionView, item: ToolItem, detail: HTMLElement 
   block.append(h('div', { class: 'permission-title' }, what));
   if (item.tool === 'bash' && typeof item.input.command === 'string') {
     block.append(h('pre', { class: 'command exact' }, item.input.command));
+    block.append(
+      permission.sandboxed
+        ? h('div', { class: 'permission-sandbox sandboxed' }, 'Sandboxed: it can write only inside the workspace, and secret files are hidden.')
+        : h('div', { class: 'permission-sandbox unsandboxed' }, 'Not sandboxed: it runs with your full access.'),
+    );
   } else if (detail) {
     block.append(detail);
   }
@@ -268,6 +274,12 @@ function permissionBlock(view: SessionView, item: ToolItem, detail: HTMLElement 
   return block;
 }
 
+/** "sandboxed" on a bash result that ran in the sandbox (what it allowed in the tooltip). */
+function sandboxBadge(item: ToolItem): HTMLElement[] {
+  const allowed = ranInSandbox(item);
+  return allowed ? [h('span', { class: 'sandbox-badge', title: `Ran in the sandbox: ${allowed}` }, 'sandboxed')] : [];
+}
+
 function renderTool(view: SessionView, item: ToolItem): HTMLElement {
   const pending = item.permission?.state === 'pending';
   const details = h('details', {
@@ -284,6 +296,7 @@ function renderTool(view: SessionView, item: ToolItem): HTMLElement {
       h('span', { class: 'status-dot', 'aria-hidden': 'true' }),
       h('span', { class: 'tool-name' }, item.tool),
       h('span', { class: 'tool-title', title: item.title }, shortTitle(item)),
+      ...sandboxBadge(item),
       h('span', { class: 'tool-status' }, statusText),
     ),
   );
