@@ -28,6 +28,7 @@ from agentls.history import (
 from agentls.store import (
     SCHEMA_VERSION,
     Store,
+    StoreError,
     StoreVersionError,
     default_data_dir,
     default_db_path,
@@ -149,8 +150,9 @@ async def test_migrations_apply_in_order_and_atomically(
     # A failing migration leaves neither its tables nor a bumped version behind.
     broken = (*original, ("CREATE TABLE extra (x INTEGER)", "NOT VALID SQL"))
     monkeypatch.setattr(store_db, "MIGRATIONS", broken)
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StoreError, match="syntax error") as failed:
         await Store.open(db_path)
+    assert isinstance(failed.value.__cause__, sqlite3.OperationalError)
     assert raw(db_path, "PRAGMA user_version") == [(len(original),)]
     assert raw(db_path, "SELECT name FROM sqlite_master WHERE name = 'extra'") == []
 

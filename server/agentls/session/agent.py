@@ -50,6 +50,7 @@ from agentls.history import (
     clean_text,
     new_id,
     now_ms,
+    repair_interrupted,
 )
 from agentls.model.base import (
     BlockStart,
@@ -73,7 +74,7 @@ from agentls.permission.rules import PathFilter, PermissionRules, Rule, secret_g
 from agentls.session.compaction import Compactor
 from agentls.session.rules_files import RulesFiles
 from agentls.session.system_prompt import build_system
-from agentls.store import PACK_MAX_MESSAGES, PACK_MIN_MESSAGES, SessionRecord, Store
+from agentls.store import PACK_MAX_MESSAGES, PACK_MIN_MESSAGES, SessionRecord, Store, StoreError
 from agentls.tools.base import (
     EditOutcome,
     PermissionDenied,
@@ -302,6 +303,8 @@ class Agent:
         self._prompts_loading: dict[str, int] = {}
         self._cancels: dict[str, int] = {}
         self._sinks: list[EventSink] = []
+        # Who holds a session's turn lock in the store (store/session_locks.py): this agent.
+        self.lock_owner = new_id("agent")
         self.rules = rules_of(settings)
         # The grants given "always, in this project" for this root (Store.list_project_grants),
         # read again whenever a session is created or loaded: after the configured rules and
@@ -367,7 +370,6 @@ class Agent:
     async def new_session(
         self, title: str | None = None, model: str | None = None
     ) -> SessionRecord:
-        await self.load_project_grants()
         record = await self.store.create_session(
             title=clean_text(title) if title else "New session",
             cwd=str(self.root),
@@ -392,7 +394,6 @@ class Agent:
                 session_id, since_message_id=record.summary_message_id
             )
             grants = await self.store.list_grants(session_id)
-            await self.load_project_grants()
         state = SessionState(record=record, messages=messages)
         state.grants = [_stored_rule(g.tool, g.pattern, g.action, g.exact) for g in grants]
         # Another task may have loaded it meanwhile; keep the first.
@@ -576,20 +577,48 @@ class Agent:
         self, state: SessionState, text: str, context: list[ContextPart]
     ) -> TurnResult:
         global _turns_running
+        session_id = state.record.id
+        # One turn of a session at a time across processes too: a turn of it running in another
+        # process raises SessionLockedError here, before anything of this one is stored.
+        try:
+            await self.store.lock_session(session_id, self.lock_owner)
+        except asyncio.CancelledError:
+            _uncancel()
+            await self._unlock(session_id)  # the store's write may have taken it meanwhile
+            return TurnResult(session_id, None, "cancelled", "", Usage())
         turn = _Turn(self, state)
         _turns_running += 1  # no freezing meanwhile (see "The garbage collector")
         try:
-            return await turn.run(text, context)
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            state.finishing = True
-            return await turn.finish_cancelled()
+            try:
+                # Read at each turn, so a grant given or revoked by another process counts now.
+                await self.load_project_grants()
+                return await turn.run(text, context)
+            except asyncio.CancelledError:
+                _uncancel()
+                state.finishing = True
+                return await turn.finish_cancelled()
+        except StoreError as exc:  # a full disk, ...: the turn ends with an error event
+            return await turn.fail_on_store(exc)
         finally:
-            state.finishing = False
             _turns_running -= 1
             turn.flush_deltas()  # nothing streamed stays unshown, whatever ended the turn
+            await self._unlock(session_id)
+            state.finishing = False
+
+    async def _unlock(self, session_id: str) -> None:
+        """Let go of the session's turn lock, to the end even if cancelled meanwhile. When the
+        store refuses (a full disk) the lock stays: this agent takes it again at its next turn,
+        and it is stale for every other process once this one ends."""
+        unlock = asyncio.ensure_future(self.store.unlock_session(session_id, self.lock_owner))
+        try:
+            await asyncio.shield(unlock)
+        except asyncio.CancelledError:
+            _uncancel()
+            await asyncio.wait([unlock])
+        if not unlock.cancelled() and unlock.exception() is not None:
+            log.warning(
+                "session %s: its turn lock was not released: %s", session_id, unlock.exception()
+            )
 
 
 class _Turn:
@@ -1052,6 +1081,8 @@ class _Turn:
             result = ToolResult(str(exc), is_error=True)
         except ToolError as exc:
             result = ToolResult(str(exc), is_error=True)
+        except StoreError:  # the store failed (a full disk): it ends the turn (fail_on_store)
+            raise
         except Exception as exc:  # a tool bug must not end the session
             log.exception("tool %s failed", part.tool)
             result = ToolResult(
@@ -1079,6 +1110,48 @@ class _Turn:
                 status=part.status,
                 title=part.title,
             )
+        )
+
+    # ---- store faults -------------------------------------------------------------------
+
+    async def fail_on_store(self, exc: StoreError) -> TurnResult:
+        """A store write failed (a full disk, a read-only or damaged database): the turn ends with
+        an error event saying so, after the text streamed so far (already shown). What was
+        committed stays; the session in memory is read again from the store, so that it holds
+        what the store does (its unfinished tool calls marked interrupted)."""
+        self.flush_text()
+        self.flush_deltas()
+        if self.writes is not None:  # writes already started: their failure is this one
+            await asyncio.wait([self.writes])
+            self.writes = None
+        message = exc.message
+        log.error("session %s: %s", self.session_id, message)
+        if self.assistant is not None:
+            self.final_text = self.assistant.text()
+            self.assistant.error = message
+            self.assistant.finish_reason = "error"
+            try:  # a small write may still fit; nothing is lost when it does not
+                await self.store.update_message(self.assistant)
+            except StoreError:
+                pass
+        try:
+            messages = await self.store.load_messages(
+                self.session_id, since_message_id=self.state.record.summary_message_id, repair=False
+            )
+        except (StoreError, KeyError):
+            pass
+        else:
+            repair_interrupted(messages)
+            self.state.messages = messages
+            self.state.api = ApiHistory()
+        self.emit(ErrorEvent(session_id=self.session_id, message=message))
+        self.emit(
+            TurnEnd(
+                session_id=self.session_id, finish_reason="error", message_id=self.last_assistant_id
+            )
+        )
+        return TurnResult(
+            self.session_id, self.last_assistant_id, "error", self.final_text, self.usage, message
         )
 
     # ---- cancel -------------------------------------------------------------------------
@@ -1118,6 +1191,13 @@ class _Turn:
         return TurnResult(
             self.session_id, self.last_assistant_id, "cancelled", self.final_text, self.usage
         )
+
+
+def _uncancel() -> None:
+    """The current task's cancel is handled: later awaits of it are not cancelled again."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
 
 
 def _outcome_fetched(task: asyncio.Task[None]) -> None:

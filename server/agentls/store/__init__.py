@@ -12,6 +12,7 @@ from agentls.store.db import (
     default_data_dir,
     default_db_path,
 )
+from agentls.store.errors import StoreError
 
 __all__ = [
     "PACK_MAX_MESSAGES",
@@ -21,6 +22,7 @@ __all__ = [
     "SessionRecord",
     "Store",
     "StoredGrant",
+    "StoreError",
     "StoreVersionError",
     "default_data_dir",
     "default_db_path",

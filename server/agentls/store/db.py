@@ -28,7 +28,8 @@ from agentls.history import (
     now_ms,
     repair_interrupted,
 )
-from agentls.store import packed
+from agentls.store import errors, packed, session_locks
+from agentls.store.errors import StoreError
 from agentls.store.packed import PackError
 
 log = logging.getLogger(__name__)
@@ -205,6 +206,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """,
         "CREATE INDEX project_grants_by_root ON project_grants (root, id)",
     ),
+    # Which process runs a turn of a session (store/session_locks.py).
+    session_locks.MIGRATION,
 )
 # A packed run holds at least this many messages (fewer load from their rows in a few ms), and
 # one packing writes at most PACK_MAX_MESSAGES (holding the write lock meanwhile).
@@ -237,7 +240,7 @@ class ProjectGrant(NamedTuple):
     created_at: int
 
 
-class StoreVersionError(RuntimeError):
+class StoreVersionError(StoreError):
     """The database was written by a newer agentls whose schema this one does not know."""
 
 
@@ -392,7 +395,20 @@ class Store:
 
     @classmethod
     async def open(cls, path: Path | str) -> Store:
+        """Open (create, migrate) the database; raises StoreError saying what is wrong with it
+        (see store/errors.py), as does every write and read of the store."""
         path = Path(path)
+        try:
+            return await cls._open(path)
+        except StoreVersionError as exc:
+            raise StoreVersionError(f"{path}: {exc}", path) from None
+        except sqlite3.Error as exc:
+            raise errors.from_sqlite(exc, path) from exc
+        except OSError as exc:
+            raise errors.from_os(exc, path) from exc
+
+    @classmethod
+    async def _open(cls, path: Path) -> Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: the sqlite3 module must not open transactions behind our back;
         # every write here says BEGIN and COMMIT itself.
@@ -407,7 +423,10 @@ class Store:
             await conn.execute("PRAGMA foreign_keys = ON")
             await _migrate(conn)
         except BaseException:
-            await conn.close()
+            try:
+                await conn.close()
+            except sqlite3.Error:  # the error that brought us here says more
+                pass
             raise
         return cls(conn, path)
 
@@ -416,7 +435,10 @@ class Store:
             if self._closed:
                 return
             self._closed = True
-            await self._conn.close()
+            try:
+                await self._conn.close()
+            except sqlite3.Error as exc:  # a full disk may refuse the last checkpoint
+                log.warning("closing %s: %s", self.path, errors.from_sqlite(exc, self.path))
 
     async def __aenter__(self) -> Store:
         return self
@@ -441,7 +463,12 @@ class Store:
             async with self._lock:
                 if self._closed:
                     raise RuntimeError("the store is closed")
-                return await body(self._conn)
+                try:
+                    return await body(self._conn)
+                except sqlite3.Error as exc:
+                    if not errors.is_fault(exc):  # a statement's own error (a constraint)
+                        raise
+                    raise errors.from_sqlite(exc, self.path) from exc
 
         task = asyncio.ensure_future(run())
         # A cancelled caller never awaits the task: fetch its outcome so asyncio does not log
@@ -835,6 +862,25 @@ class Store:
             return count
 
         return await self._write(body)
+
+    # Session locks (store/session_locks.py)
+
+    async def lock_session(self, session_id: str, owner: str) -> None:
+        """Take the session's turn lock for `owner`; raises SessionLockedError when another live
+        process (or another owner) holds it."""
+
+        async def body(conn: aiosqlite.Connection) -> None:
+            await session_locks.acquire(conn, session_id, owner, self.path)
+
+        await self._write(body)
+
+    async def unlock_session(self, session_id: str, owner: str) -> None:
+        """Let go of the session's turn lock, if `owner` holds it."""
+
+        async def body(conn: aiosqlite.Connection) -> None:
+            await session_locks.release(conn, session_id, owner)
+
+        await self._exclusive(body)
 
     # Permission grants
 
