@@ -78,6 +78,20 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         return _serve()
+    from agentls.store.errors import StoreError
+
+    try:
+        return _command(args)
+    except StoreError as exc:
+        # The database cannot be used (not a database, damaged, read-only, a full disk, locked,
+        # no data directory), or the session runs a turn in another process: one line, no
+        # traceback.
+        print(f"agentls: {exc.message}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _command(args: argparse.Namespace) -> int:
+    """Run the command of the parsed arguments (every one but serve)."""
     import asyncio
 
     if args.command == "run":
@@ -297,29 +311,67 @@ def approval_prompt(query: Any, always: str | None) -> str:
     )
 
 
-def make_cli_asker(yes: bool, out: TextIO) -> Any:
+async def read_terminal_line() -> str:
+    """One line from stdin (a terminal), "" at its end. Read by the event loop (add_reader), not
+    by a thread blocked in readline: a cancel (Ctrl+C ends the turn) stops the wait at once,
+    where such a thread would keep the process alive until Enter."""
     import asyncio
+    import os
 
+    loop = asyncio.get_running_loop()
+    fd = sys.stdin.fileno()
+    line: asyncio.Future[str] = loop.create_future()
+    chunks: list[bytes] = []
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        chunks.append(data)
+        if (not data or b"\n" in data) and not line.done():
+            text = b"".join(chunks).decode("utf-8", "replace")
+            line.set_result(text.split("\n", 1)[0])
+
+    loop.add_reader(fd, readable)
+    try:
+        return await line
+    finally:
+        loop.remove_reader(fd)
+
+
+def make_cli_asker(yes: bool, out: TextIO) -> Any:
     from agentls.permission.broker import Answer
 
     interactive = sys.stdin.isatty() and not yes
+    hinted = False  # the how-to-allow hint is printed once (a run is one turn)
 
     async def ask(ctx: Any) -> Answer:
+        nonlocal hinted
         query = ctx.query
         if yes:
             return Answer("once")
         if not interactive:
+            how = (
+                "Rerun with --yes to allow every call, or allow it with a permission rule, e.g. "
+                f'in .agentls/config.json: {{"permissions": {{"{query.tool}": "allow"}}}}'
+            )
+            if not hinted:
+                # For the user too, not only the model: nothing asked them anything.
+                hinted = True
+                out.write(f"\nagentls: refused {query.title}: no terminal to ask you. {how}\n")
+                out.flush()
             return Answer(
                 "reject",
-                f"agentls run has no terminal to ask for permission to {query.title}. Rerun with --yes to "
-                f"allow every call, or allow it with a permission rule, e.g. in .agentls/config.json: "
-                f'{{"permissions": {{"{query.tool}": "allow"}}}}',
+                f"agentls run has no terminal to ask for permission to {query.title}. {how}",
             )
         if query.diff:
             out.write("\n" + query.diff + "\n")
         out.write(f"\n{approval_prompt(query, ctx.always)}")
         out.flush()
-        reply = (await asyncio.to_thread(sys.stdin.readline)).strip().lower()
+        reply = (await read_terminal_line()).strip().lower()
         if reply in ("y", "yes"):
             return Answer("once")
         if ctx.always and reply in ("a", "always"):
@@ -328,7 +380,7 @@ def make_cli_asker(yes: bool, out: TextIO) -> Any:
             return Answer("always", scope="project")
         out.write("Feedback for the agent (optional): ")
         out.flush()
-        feedback = (await asyncio.to_thread(sys.stdin.readline)).strip()
+        feedback = (await read_terminal_line()).strip()
         return Answer("reject", feedback or None)
 
     return ask

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import functools
 import json
 import logging
 import os
@@ -37,7 +38,7 @@ from pygls.uris import to_fs_path
 from agentls import __version__
 from agentls.config import Settings, load_settings
 from agentls.disk_workspace import read_text_file
-from agentls.events import PermissionRequestEvent, PermissionResolvedEvent
+from agentls.events import ErrorEvent, PermissionRequestEvent, PermissionResolvedEvent
 from agentls.history import ContextPart, Position, Range
 from agentls.lsp.bootstrap import EarlyAnswer
 from agentls.lsp.relay import EventRelay
@@ -71,7 +72,7 @@ from agentls.protocol.models import (
     WorkspaceTrustParams,
 )
 from agentls.session.agent import Agent, AskContext, SessionBusyError, answer_taken
-from agentls.store import Store, default_db_path
+from agentls.store import Store, StoreError, default_db_path
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
@@ -93,6 +94,25 @@ def _converter() -> Any:
     converter.register_structure_hook(JsonRPCRequestMessage, keep)
     converter.register_structure_hook(JsonRPCNotification, keep)
     return converter
+
+
+def store_failed(exc: StoreError) -> JsonRpcException:
+    """The answer to a request the store could not serve: RequestFailed, with its one line."""
+    return JsonRpcException(code=REQUEST_FAILED, message=f"agentls: {exc.message}")
+
+
+def answering_store_errors(handler: Callable[..., Any]) -> Callable[..., Any]:
+    """A request handler whose store faults (and a session busy in another process) are answered
+    as RequestFailed with the store's one line, not as an internal error with a traceback."""
+
+    @functools.wraps(handler)
+    async def answer(ls: AgentServer, *args: Any) -> Any:
+        try:
+            return await handler(ls, *args)
+        except StoreError as exc:
+            raise store_failed(exc) from None
+
+    return answer
 
 
 def invalid(message: str) -> JsonRpcInvalidParams:
@@ -363,6 +383,7 @@ class AgentServer(LanguageServer):
         self.config_error: str | None = None
         self._agent: Agent | None = None
         self._store: Store | None = None
+        self.store_error_shown = False  # the store could not be opened, and the user was told
         self._agent_lock: asyncio.Lock | None = None
         self.ws: LspWorkspace | None = None
         self.relay = EventRelay(self)
@@ -454,7 +475,20 @@ class AgentServer(LanguageServer):
             self._agent_lock = asyncio.Lock()
         async with self._agent_lock:
             if self._agent is None:
-                self._store = await Store.open(default_db_path())
+                try:
+                    self._store = await Store.open(default_db_path())
+                except StoreError as exc:
+                    # Told once; every agent request answers with it until the store opens (the
+                    # next request tries again, so fixing it needs no restart).
+                    if not self.store_error_shown:
+                        self.store_error_shown = True
+                        self.window_show_message(
+                            types.ShowMessageParams(
+                                type=types.MessageType.Error,
+                                message=f"agentls: {exc.message}",
+                            )
+                        )
+                    raise store_failed(exc) from None
                 self.ws = LspWorkspace(self, self.root)
                 agent = Agent(
                     store=self._store, workspace=self.ws, settings=self.settings, asker=self.ask
@@ -668,6 +702,22 @@ class AgentServer(LanguageServer):
 
     # ---- helpers for handlers -----------------------------------------------------------
 
+    async def prompt_in_background(
+        self, agent: Agent, session_id: str, text: str, context: list[ContextPart]
+    ) -> None:
+        """A prompt no request waits for (agent.runOnSelection): a refusal by the store (the
+        session busy in another process, a store fault) is an error event of the session, and
+        shown to the user."""
+        try:
+            await agent.prompt(session_id, text, context)
+        except StoreError as exc:
+            agent.emit(ErrorEvent(session_id=session_id, message=exc.message))
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Error, message=f"agentls: {exc.message}"
+                )
+            )
+
     async def session_or_error(self, agent: Agent, session_id: str) -> None:
         try:
             await agent.session(session_id)
@@ -728,7 +778,10 @@ def build_server() -> AgentServer:
     server = AgentServer()
 
     def request(method: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        return server.feature(method)
+        def register(handler: Callable[..., Any]) -> Callable[..., Any]:
+            return server.feature(method)(answering_store_errors(handler))
+
+        return register
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: AgentServer, params: types.InitializeParams) -> None:
@@ -1015,12 +1068,14 @@ def build_server() -> AgentServer:
         return actions
 
     @server.command("agent.approve")
+    @answering_store_errors
     async def approve_command(ls: AgentServer, *args: Any) -> dict[str, Any]:
         if len(args) != 1:
             raise invalid("Invalid params: arguments: expected one params object")
         return await approve_impl(ls, args[0])
 
     @server.command("agent.runOnSelection")
+    @answering_store_errors
     async def run_on_selection(ls: AgentServer, *args: Any) -> dict[str, Any]:
         if len(args) != 1:
             raise invalid("Invalid params: arguments: expected one params object")
@@ -1035,7 +1090,7 @@ def build_server() -> AgentServer:
         from agentls.protocol.models import ContextRef
 
         context = await ls.context_parts([ContextRef(uri=params.uri, range=params.range)])
-        ls.spawn(agent.prompt(session_id, params.instruction, context))
+        ls.spawn(ls.prompt_in_background(agent, session_id, params.instruction, context))
         return RunOnSelectionResult(session_id=session_id).wire()
 
     return server
