@@ -151,7 +151,7 @@ async def test_background_holding_output_is_stopped(run: RunTool) -> None:
     try:
         assert time.monotonic() - start < 5
         assert result.output.endswith("Exit code: 0")
-        assert "left 1 background process running (sleep 100)" in result.output
+        assert "left 1 background process running (" in result.output
         assert result.metadata["stopped_processes"] == 1
         assert not alive(pids[0])
     finally:
@@ -165,7 +165,7 @@ async def test_background_with_redirected_output_is_stopped_too(run: RunTool) ->
         int(line.split("=")[1]) for line in result.output.splitlines() if line.startswith("child=")
     ]
     try:
-        assert "left 1 background process running (sleep 100)" in result.output
+        assert "left 1 background process running (" in result.output
         assert not alive(pids[0])
     finally:
         reap_later(pids)

@@ -189,6 +189,8 @@ def sweep_call(
     child of ours started since then that is not in our own session (rg and the like are) nor
     in `protected` (the supervisors of other calls running now): an orphan a subreaper server
     adopted, which only a call can have left. Returns what was stopped, described."""
+    if not os.path.isdir("/proc/self"):
+        return []
     me = os.getpid()
     my_session = os.getsid(0)
     stopped: dict[int, str] = {}
@@ -248,6 +250,9 @@ def main(argv: list[str]) -> int:
     report_fd = int(argv[1])
     command = argv[3:]
     os.set_inheritable(report_fd, False)
+    if not sys.platform.startswith("linux"):
+        # No subreaper nor /proc: the command runs as it would without us (no report).
+        os.execvp(command[0], command)
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
