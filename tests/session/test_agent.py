@@ -220,10 +220,10 @@ async def test_cancel_during_stream_keeps_text_and_next_prompt_works(
 async def test_cancel_kills_running_bash_and_answers_every_call(
     make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
 ) -> None:
-    pid_file = tmp_path / "pid"
+    pid_file = tmp_path / "ws" / "pid"  # inside the workspace: a write outside it is denied
     api.enqueue(
         reply(
-            tool_use("bash", {"command": f"echo $$ > {pid_file}; sleep 60 & sleep 60"}),
+            tool_use("bash", {"command": "echo $$ > pid; sleep 60 & sleep 60"}),
             tool_use("read", {"path": "nothing.txt"}),
         ),
         reply(text("after cancel")),
