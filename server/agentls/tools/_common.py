@@ -497,6 +497,21 @@ async def kill_process_group(pgid: int, grace: float) -> None:
 # ---- write/edit shared ---------------------------------------------------------------------
 
 
+def check_new_size(text: str, rel: str) -> None:
+    """Refuse a new text over MAX_EDIT_BYTES, the limit a changed file has: write and edit create
+    no file they could not change afterwards."""
+    # A character is at most 4 bytes of UTF-8: most texts are told apart without encoding them.
+    if len(text) * 4 <= MAX_EDIT_BYTES:
+        return
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_EDIT_BYTES:
+        raise ToolError(
+            f"The new text of {rel} would be {human_size(size)}, over this tool's limit of "
+            f"{human_size(MAX_EDIT_BYTES)}; nothing was written. Write a file that big with bash "
+            "(a script that generates it), or split it into smaller files."
+        )
+
+
 async def current_text(ctx: ToolContext, path: Path, rel: str) -> str | None:
     """The file's current text as the workspace sees it, or None when it does not exist."""
     try:
@@ -536,6 +551,7 @@ async def authorize_and_write(
 ) -> EditOutcome:
     """The shared end of edit and write: ask (with the diff and the proposed text), then apply
     through the workspace; `not_done` and `refusal` word the error when it is not applied."""
+    check_new_size(new_text, rel)
     await ctx.authorize(
         PermissionQuery(
             tool=tool,

@@ -161,6 +161,32 @@ class ToolInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _nul_field(raw: Any) -> str | None:
+    """The name of the first field (dotted, with list indexes) whose string (or key) holds a NUL
+    character; None when none does. Iterative: the input may nest deeply."""
+    stack: list[tuple[str, Any]] = [("", raw)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if "\0" in value:
+                return where or "input"
+        elif isinstance(value, dict):
+            items = []
+            for key, item in value.items():
+                name = f"{where}.{key}" if where else str(key)
+                if isinstance(key, str) and "\0" in key:
+                    return name.replace("\0", "\\0")
+                items.append((name, item))
+            stack.extend(reversed(items))
+        elif isinstance(value, list | tuple):
+            stack.extend(
+                reversed(
+                    [(f"{where}.{i}" if where else str(i), item) for i, item in enumerate(value)]
+                )
+            )
+    return None
+
+
 class Tool:
     """A tool: a name, a description and input model for the model, and an async run()."""
 
@@ -178,6 +204,15 @@ class Tool:
         return {"name": self.name, "description": self.description, "input_schema": schema}
 
     def parse(self, raw: dict[str, Any]) -> ToolInput:
+        nul = _nul_field(raw)
+        if nul is not None:
+            # No path, pattern or command can hold one (the OS and ripgrep refuse them, or they
+            # cut the string short): refused here for every tool, naming the field.
+            raise ToolError(
+                f"Invalid input for {self.name}: {nul}: contains a NUL byte (\\0), which no "
+                "path, pattern, command or file text given to a tool may hold; remove it. "
+                "Nothing was run."
+            )
         try:
             return self.input_model.model_validate(raw)
         except ValidationError as exc:

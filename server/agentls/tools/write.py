@@ -6,6 +6,7 @@ from pydantic import Field
 
 from agentls.tools._common import (
     authorize_and_write,
+    check_new_size,
     current_text,
     expect_input,
     is_large,
@@ -40,6 +41,7 @@ class WriteTool(Tool):
         rel = ctx.relative(path)
         if path.is_dir():
             raise ToolError(f"{rel} is a directory; give the path of a file to write.")
+        check_new_size(params.content, rel)  # before the current text is read
         current = await current_text(ctx, path, rel)
         content = params.content
         notes: list[str] = []
