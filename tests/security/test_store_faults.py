@@ -13,6 +13,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from agentls.store import Store
+from tests.conftest import HarnessFactory
 from tests.reliability.support import Serve
 from tests.security.conftest import SecurityFigures
 from tests.security.fault_support import (
@@ -225,3 +227,58 @@ def test_serve_answers_store_faults_with_an_error_and_no_traceback(
             server.stop()
         log = stderr.read_text()
         assert "Traceback" not in log, log
+
+
+# ---- a full disk in the middle of a turn -----------------------------------------------------
+
+
+@pytest.fixture
+def data_on_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """The harness's data directory (tmp_path/data) on a 2 MB tmpfs, for the test to fill."""
+    with tmpfs(tmp_path / "data", "2m") as data:
+        yield data
+
+
+async def test_a_full_disk_mid_turn_ends_the_turn_with_an_error_and_keeps_what_was_committed(
+    data_on_tmpfs: Path,
+    make_harness: HarnessFactory,
+    api: MessagesAPIServer,
+    security_figures: SecurityFigures,
+) -> None:
+    answer = "The answer streamed so far, and the rest of it after the disk filled up."
+    hold = threading.Event()
+    # Held after its first text delta: the disk fills while the answer streams.
+    api.enqueue(reply(text(answer), hold=hold, hold_after=4, chunk_size=10))
+    h = await make_harness()
+    assert h.store.path.parent == data_on_tmpfs
+    session = await h.agent.new_session()
+    with security_figures.attempt("store fault"):
+        turn = asyncio.create_task(h.agent.prompt(session.id, "answer me"))
+        await h.wait_for("text-delta")
+        filler = fill(data_on_tmpfs)
+        hold.set()
+        result = await asyncio.wait_for(turn, 60)
+        assert result.finish_reason == "error"
+        (error,) = h.of_type("error")
+        assert error.message.startswith("the disk is full: "), error.message
+        assert str(h.store.path) in error.message
+        # Nothing streamed vanished: every delta was shown, then the error, then the turn's end.
+        streamed = "".join(e.delta for e in h.of_type("text-delta"))
+        assert streamed == answer and result.text == answer
+        kinds = [e.type for e in h.events]
+        last_delta = max(i for i, kind in enumerate(kinds) if kind == "text-delta")
+        assert last_delta < kinds.index("error") < kinds.index("turn-end") == len(kinds) - 1
+        # What was committed stays (the user's message, at least), on disk and in memory alike.
+        filler.unlink()
+        fresh = await Store.open(h.store.path)
+        try:
+            stored = await fresh.load_messages(session.id, repair=False)
+        finally:
+            await fresh.close()
+        assert stored[0].role == "user" and stored[0].text() == "answer me"
+        state = await h.agent.session(session.id)
+        assert [m.id for m in state.messages] == [m.id for m in stored]
+        # With space again, the session goes on.
+        api.enqueue(reply(text("fine now")))
+        again = await asyncio.wait_for(h.agent.prompt(session.id, "again"), 60)
+        assert again.finish_reason == "end_turn" and again.text == "fine now"

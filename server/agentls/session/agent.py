@@ -615,6 +615,8 @@ class Agent:
         except asyncio.CancelledError:
             _uncancel()
             await asyncio.wait([unlock])
+        except Exception:  # logged below
+            pass
         if not unlock.cancelled() and unlock.exception() is not None:
             log.warning(
                 "session %s: its turn lock was not released: %s", session_id, unlock.exception()
