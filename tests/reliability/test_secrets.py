@@ -75,11 +75,13 @@ def test_the_api_key_never_leaks(tmp_path: Path, figures: Figures) -> None:
     workspace.mkdir()
     data = tmp_path / "data"
     log = tmp_path / "serve.log"
-    # Its own environment, and the server's (its parent): Linux shows a process's initial
-    # environment to every process of the same user.
+    # Its own environment, and the server's (the parent of bash's supervisor): Linux shows a
+    # process's initial environment to processes of the same user that may trace it; the server
+    # is non-dumpable, so the read is refused (tests/security/test_api_key.py has the memory).
     dump = (
         "env; tr '\\0' '\\n' < /proc/self/environ; echo key=$ANTHROPIC_API_KEY; set; "
-        "echo parent=$PPID; tr '\\0' '\\n' < /proc/$PPID/environ"
+        "server=$(awk '{print $4}' /proc/$PPID/stat); echo parent=$server; "
+        "tr '\\0' '\\n' < /proc/$server/environ"
     )
     with MessagesAPIServer(strict_auth=True, api_key=key) as api:
         api.enqueue(
@@ -96,6 +98,8 @@ def test_the_api_key_never_leaks(tmp_path: Path, figures: Figures) -> None:
                     "model": "claude-sonnet-5-5",
                     "permissions": {"*": "allow"},
                     "apiRetryBaseDelayS": 0.01,
+                    # Outside the sandbox, where the server's process is visible at all.
+                    "sandbox": "off",
                 }
             )
             session = server.call("agent/newSession", {})["sessionId"]
@@ -113,8 +117,9 @@ def test_the_api_key_never_leaks(tmp_path: Path, figures: Figures) -> None:
         p["output"] for m in messages["messages"] for p in m["parts"] if p.get("tool") == "bash"
     )
     assert "key=" in bash_output and "PATH=" in bash_output
-    # The parent's environment was read (the server's: its AGENTLS_ variables are there).
-    assert "AGENTLS_DATA_DIR=" in bash_output.rpartition("parent=")[2]
+    # The server's environment was tried: refused (non-dumpable), or read without the key.
+    tried = bash_output.rpartition("parent=")[2]
+    assert "/environ: Permission denied" in tried or "AGENTLS_DATA_DIR=" in tried, tried
     places = {
         "events and notifications": repr(server.events) + repr(server.notifications),
         "server log at DEBUG": log.read_text(errors="replace"),
