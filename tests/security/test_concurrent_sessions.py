@@ -214,3 +214,43 @@ def test_a_lock_holds_only_while_its_process_lives(
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_a_server_holding_a_session_continues_from_another_process_turn(
+    api: MessagesAPIServer,
+    workspace: Path,
+    env: dict[str, str],
+    tmp_path: Path,
+    security_figures: SecurityFigures,
+) -> None:
+    """The language server has the session loaded; a CLI runs a turn of it; the server's next
+    turn starts from the store's history (the CLI's turn included), not from its own copy."""
+    session_id = new_session(api, workspace, env)
+    server = Serve(workspace, env, stderr=tmp_path / "serve.stderr")
+    try:
+        server.initialize({"model": "claude-sonnet-5-5"})
+        server.call("agent/getMessages", {"sessionId": session_id})  # loaded in the server
+        api.enqueue(reply(text("the CLI's answer")))
+        cli = agentls("run", "--cwd", str(workspace), "--session", session_id, "cli", env=env)
+        assert cli.returncode == 0, cli.stderr
+        with security_figures.attempt("concurrent session"):
+            api.enqueue(reply(text("the editor's answer")))
+            server.call("agent/prompt", {"sessionId": session_id, "text": "editor"}, 60)
+            sent = api.requests[-1].body["messages"]
+            said = [
+                block["text"]
+                for message in sent
+                for block in message["content"]
+                if isinstance(block, dict) and block.get("type") == "text"
+            ]
+            assert "the CLI's answer" in said, said
+    finally:
+        server.stop()
+    assert history(env, session_id) == [
+        ("user", "first"),
+        ("assistant", "first answer"),
+        ("user", "cli"),
+        ("assistant", "the CLI's answer"),
+        ("user", "editor"),
+        ("assistant", "the editor's answer"),
+    ]

@@ -580,12 +580,21 @@ class Agent:
         session_id = state.record.id
         # One turn of a session at a time across processes too: a turn of it running in another
         # process raises SessionLockedError here, before anything of this one is stored.
+        locked = False
         try:
-            await self.store.lock_session(session_id, self.lock_owner)
+            last = await self.store.lock_session(session_id, self.lock_owner)
+            locked = True
+            if last != (state.messages[-1].id if state.messages else None):
+                # Another process ran a turn of it since it was loaded: continue from the store.
+                await self._reload(state)
         except asyncio.CancelledError:
             _uncancel()
             await self._unlock(session_id)  # the store's write may have taken it meanwhile
             return TurnResult(session_id, None, "cancelled", "", Usage())
+        except BaseException:
+            if locked:
+                await self._unlock(session_id)
+            raise
         turn = _Turn(self, state)
         _turns_running += 1  # no freezing meanwhile (see "The garbage collector")
         try:
@@ -604,6 +613,18 @@ class Agent:
             turn.flush_deltas()  # nothing streamed stays unshown, whatever ended the turn
             await self._unlock(session_id)
             state.finishing = False
+
+    async def _reload(self, state: SessionState) -> None:
+        """Read the session's record and history again from the store (the turn lock held)."""
+        record = await self.store.get_session(state.record.id)
+        if record is None:
+            raise KeyError(f"unknown sessionId {state.record.id!r}")
+        with collector_paused():
+            state.messages = await self.store.load_messages(
+                record.id, since_message_id=record.summary_message_id
+            )
+        state.record = record
+        state.api = ApiHistory()
 
     async def _unlock(self, session_id: str) -> None:
         """Let go of the session's turn lock, to the end even if cancelled meanwhile. When the

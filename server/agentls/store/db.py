@@ -412,7 +412,18 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         # isolation_level=None: the sqlite3 module must not open transactions behind our back;
         # every write here says BEGIN and COMMIT itself.
-        conn = await aiosqlite.connect(path, isolation_level=None)
+        connecting = aiosqlite.connect(path, isolation_level=None)
+        try:
+            conn = await connecting
+        except BaseException:
+            # aiosqlite stops its thread on a failed connect without waiting for it; the thread
+            # then answers that stop on this loop, which must not be closed by then (a process
+            # that exits at once would print the thread's "Event loop is closed" traceback).
+            # Joined here: it needs no help from the loop to end, and ends at once.
+            thread = getattr(connecting, "_thread", None)
+            if thread is not None and thread.is_alive():
+                thread.join(5)
+            raise
         try:
             # busy_timeout first, so that even the switch to WAL waits for another process's lock.
             await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -865,14 +876,14 @@ class Store:
 
     # Session locks (store/session_locks.py)
 
-    async def lock_session(self, session_id: str, owner: str) -> None:
+    async def lock_session(self, session_id: str, owner: str) -> str | None:
         """Take the session's turn lock for `owner`; raises SessionLockedError when another live
-        process (or another owner) holds it."""
+        process (or another owner) holds it. Returns the id of the session's last message."""
 
-        async def body(conn: aiosqlite.Connection) -> None:
-            await session_locks.acquire(conn, session_id, owner, self.path)
+        async def body(conn: aiosqlite.Connection) -> str | None:
+            return await session_locks.acquire(conn, session_id, owner, self.path)
 
-        await self._write(body)
+        return await self._write(body)
 
     async def unlock_session(self, session_id: str, owner: str) -> None:
         """Let go of the session's turn lock, if `owner` holds it."""

@@ -132,10 +132,15 @@ async def holder_of(conn: aiosqlite.Connection, session_id: str) -> Holder | Non
     return Holder(str(owner), int(pid), str(host), str(boot_id), int(start), int(started_at))
 
 
-async def acquire(conn: aiosqlite.Connection, session_id: str, owner: str, path: Path) -> None:
+async def acquire(
+    conn: aiosqlite.Connection, session_id: str, owner: str, path: Path
+) -> str | None:
     """Take the session's lock for `owner` (in the caller's write transaction); raises
     SessionLockedError when a live holder other than `owner` has it. A stale lock is taken over,
-    and so is one `owner` already holds (a release that failed, e.g. on a full disk)."""
+    and so is one `owner` already holds (a release that failed, e.g. on a full disk).
+
+    Returns the id of the session's last stored message (None: none yet), read under the lock:
+    a holder whose copy of the history ends elsewhere missed another process's turn."""
     holder = await holder_of(conn, session_id)
     if holder is not None and holder.owner != owner and is_alive(holder):
         raise SessionLockedError(session_id, holder, path)
@@ -146,6 +151,12 @@ async def acquire(conn: aiosqlite.Connection, session_id: str, owner: str, path:
         " VALUES (?, ?, ?, ?, ?, ?, ?)",
         (session_id, me.owner, me.pid, me.host, me.boot_id, me.process_start, me.started_at),
     )
+    rows = list(
+        await conn.execute_fetchall(
+            "SELECT id FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT 1", (session_id,)
+        )
+    )
+    return str(rows[0][0]) if rows else None
 
 
 async def release(conn: aiosqlite.Connection, session_id: str, owner: str) -> None:
