@@ -20,7 +20,7 @@ import httpx2
 import pytest
 from anthropic.types import MessageParam
 
-from tests.support.messages_api import (
+from messages_api import (
     ErrorReply,
     MessagesAPIServer,
     Reply,
@@ -42,6 +42,7 @@ from tests.support.messages_api import (
     tool_use,
     write_script,
 )
+from messages_api.validation import BLOCK_RULES, RULES, validate_request
 
 MODEL = "claude-test"
 REPO = Path(__file__).resolve().parents[2]
@@ -371,6 +372,19 @@ def test_validation_accepts(srv: MessagesAPIServer, req: dict[str, Any]) -> None
     assert isinstance(res, dict) and res["type"] == "message"
 
 
+def test_validation_rules_each_name_their_rule() -> None:
+    rules = [*RULES, *BLOCK_RULES.values()]
+    assert len({rule.__name__ for rule in rules}) == len(rules)
+    for rule in rules:
+        assert rule.__doc__ and rule.__doc__.strip(), f"{rule.__name__} says no rule"
+    assert validate_request(body([USER])) is None
+    for _, req, expected in INVALID:
+        problem = validate_request(req)
+        assert problem is not None and expected in problem, (req, problem)
+    # count_tokens takes no max_tokens and checks no max_tokens against a thinking budget.
+    assert validate_request({"model": MODEL, "messages": [USER]}, count_tokens=True) is None
+
+
 def test_validation_via_sdk_create(srv: MessagesAPIServer) -> None:
     client = sclient(srv)
     with pytest.raises(anthropic.BadRequestError, match="toolu_9"):
@@ -608,7 +622,7 @@ def test_subprocess_mode(tmp_path: Path) -> None:
     )
     record = tmp_path / "requests.jsonl"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.messages_api", "--port", "0", "--script", str(script),
+        [sys.executable, "-m", "messages_api", "--port", "0", "--script", str(script),
          "--record", str(record)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
