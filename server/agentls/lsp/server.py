@@ -7,13 +7,11 @@ pydantic models, so bad input is a JSON-RPC -32602 error naming the field, never
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import functools
 import json
 import logging
 import os
 import re
-import shlex
 import sys
 import threading
 import time
@@ -73,6 +71,7 @@ from agentls.protocol.models import (
 )
 from agentls.session.agent import Agent, AskContext, SessionBusyError, answer_taken
 from agentls.store import Store, StoreError, default_db_path
+from agentls.verify.commands import run_verify_commands
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
@@ -668,37 +667,7 @@ class AgentServer(LanguageServer):
         )
 
     async def run_verify_commands(self, path: Path) -> str:
-        commands = self.settings.verify_commands or {}
-        try:
-            rel = path.relative_to(self.root).as_posix()
-        except ValueError:
-            rel = str(path)
-        out: list[str] = []
-        for pattern, command in commands.items():
-            if not (fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(path.name, pattern)):
-                continue
-            line = command.replace("{path}", shlex.quote(str(path)))
-            proc = await asyncio.create_subprocess_shell(
-                line,
-                cwd=self.root,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                stdin=asyncio.subprocess.DEVNULL,
-                env={k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
-                start_new_session=True,
-            )
-            try:
-                data, _ = await asyncio.wait_for(proc.communicate(), 60)
-            except TimeoutError:
-                proc.kill()
-                out.append(f"Check `{line}` timed out after 60 s.")
-                continue
-            text = data.decode("utf-8", "replace").strip()
-            if len(text) > 4000:
-                text = text[:4000] + "\n... (output cut)"
-            status = "passed" if proc.returncode == 0 else f"failed (exit {proc.returncode})"
-            out.append(f"Check `{line}` {status}" + (f":\n{text}" if text else "."))
-        return "\n".join(out)
+        return await run_verify_commands(path, self.root, self.settings.verify_commands)
 
     # ---- helpers for handlers -----------------------------------------------------------
 

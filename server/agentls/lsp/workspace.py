@@ -25,8 +25,10 @@ from pygls.uris import from_fs_path
 
 from agentls.disk_workspace import read_text_file
 from agentls.lsp.textedit import minimal_edit
-from agentls.lsp.verify import DiagnosticsBoard, describe, new_problems, own_checks
 from agentls.tools.base import EditOutcome
+from agentls.verify.board import DiagnosticsBoard
+from agentls.verify.checks import own_checks
+from agentls.verify.diagnostics import describe, new_problems
 
 if TYPE_CHECKING:
     from agentls.lsp.server import AgentServer

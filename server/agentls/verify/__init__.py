@@ -1,0 +1,10 @@
+"""Verification of edits: what an edit broke (or fixed), told to the model in its tool result.
+
+- checks.py: agentls' own checks (Python compiles, JSON parses), needing no editor;
+- commands.py: the trusted `verifyCommands`, run after an edit;
+- diagnostics.py: before/after: the new problems an edit introduced, in words;
+- board.py: diagnostics an editor pushes (agent/diagnostics), and waiting for the next push;
+- edit.py: the Verifier a workspace calls around a write (own checks before and after, commands).
+
+Plain code: no pygls, no front end. The language server and the disk workspace both use it.
+"""
