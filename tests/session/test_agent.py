@@ -497,7 +497,6 @@ async def test_a_cancel_while_stream_writes_are_under_way_waits_for_them(
 async def test_a_failed_stream_write_fails_the_turn_instead_of_being_lost(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
-    import sqlite3
 
     api.enqueue(reply(text("an answer the disk will not take")))
     api.enqueue(reply(text("fine now")))
@@ -639,45 +638,22 @@ async def test_two_equal_blocks_are_each_stored(
     ]
 
 
-async def test_finished_history_is_packed_once_idle_and_a_new_process_continues_from_it(
-    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
+async def test_a_new_process_continues_a_session_with_the_same_history(
+    make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
-    h = await make_harness(ALLOW_ALL, pack_min_messages=5)
+    h = await make_harness(ALLOW_ALL)
     (h.root / "notes.txt").write_text("alpha\n")
     session = await h.agent.new_session()
-
-    def packed_runs() -> list[tuple[int, int]]:
-        conn = sqlite3.connect(tmp_path / "data" / "agentls.db")
-        try:
-            return list(
-                conn.execute(
-                    "SELECT first_seq, last_seq FROM packed_messages WHERE session_id = ?",
-                    (session.id,),
-                )
-            )
-        finally:
-            conn.close()
-
-    async def turn(k: int) -> None:
+    for k in range(3):
         api.enqueue(
             reply(text(f"Reading {k}."), tool_use("read", {"path": "notes.txt"})),
             reply(text(f"Done {k}.")),
         )
         result = await h.agent.prompt(session.id, f"task {k}")
         assert result.finish_reason == "end_turn"
-        # The packing (if any) runs in the background once the turn has ended.
-        while h.agent._packing:
-            await asyncio.sleep(0.01)
 
-    await turn(0)  # 3 messages: too few to pack
-    assert packed_runs() == []
-    await turn(1)
-    assert packed_runs() == [(1, 6)]
-    await turn(2)  # 3 more since: too few for another run
-    assert packed_runs() == [(1, 6)]
-
-    # Another process (another store and agent) loads the session from the run and the rows
-    # after it, and its next request carries the same history as this one's would.
+    # Another process (another store and agent) loads the session from its rows, and its next
+    # request carries the same history as this one's would.
     state = await h.agent.session(session.id)
     second = await make_harness(ALLOW_ALL)
     assert await second.store.load_messages(session.id) == state.messages
@@ -686,26 +662,3 @@ async def test_finished_history_is_packed_once_idle_and_a_new_process_continues_
     body = second.accepted_requests()[-1]
     assert [m["role"] for m in body["messages"]] == ["user", "assistant"] * 6 + ["user"]
     assert "alpha" in json.dumps(body["messages"][1:3])
-
-
-async def test_a_history_shrunk_by_a_compaction_is_packed_again_once_idle(
-    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
-) -> None:
-    h = await make_harness(ALLOW_ALL, pack_min_messages=2)
-    session = await h.agent.new_session()
-    state = await h.agent.session(session.id)
-    # As a compaction leaves it: fewer messages than at the last packing.
-    state.pack_checked = 500
-    api.enqueue(reply(text("Short answer.")))
-    await h.agent.prompt(session.id, "hello")
-    while h.agent._packing:
-        await asyncio.sleep(0.01)
-    assert state.pack_checked == 2
-    conn = sqlite3.connect(tmp_path / "data" / "agentls.db")
-    try:
-        rows = conn.execute(
-            "SELECT first_seq, last_seq FROM packed_messages WHERE session_id = ?", (session.id,)
-        ).fetchall()
-    finally:
-        conn.close()
-    assert rows == [(1, 2)]

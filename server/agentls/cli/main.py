@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-# Only what every command needs: `agentls serve` (what an editor starts, and waits for) must get to
-# agentls.lsp.bootstrap without loading anything it does not use.
+# Only what every command needs: each command imports what it uses when it runs.
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -78,35 +77,35 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         return _serve()
-    from agentls.store.errors import StoreError
-
-    try:
-        return _command(args)
-    except StoreError as exc:
-        # The database cannot be used (not a database, damaged, read-only, a full disk, locked,
-        # no data directory), or the session runs a turn in another process: one line, no
-        # traceback.
-        print(f"agentls: {exc.message}", file=sys.stderr)
-        return EXIT_FAILED
+    return _command(args)
 
 
 def _command(args: argparse.Namespace) -> int:
     """Run the command of the parsed arguments (every one but serve)."""
-    import asyncio
-
-    if args.command == "run":
-        _harden()
-        return asyncio.run(_run(args))
-    if args.command == "sessions":
-        return asyncio.run(_sessions(args))
     if args.command == "models":
         return _models()
     if args.command == "trust":
         from agentls.cli.trust import trust_command
 
         return trust_command(args)
-    if args.command == "permissions":
-        return asyncio.run(_permissions(args))
+    import asyncio
+
+    from agentls.session import StoreError
+
+    try:
+        if args.command == "run":
+            _harden()
+            return asyncio.run(_run(args))
+        if args.command == "sessions":
+            return asyncio.run(_sessions(args))
+        if args.command == "permissions":
+            return asyncio.run(_permissions(args))
+    except StoreError as exc:
+        # The database cannot be used (not a database, damaged, read-only, a full disk, locked,
+        # no data directory), or the session runs a turn in another process: one line, no
+        # traceback.
+        print(f"agentls: {exc.message}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_USAGE
 
 
@@ -122,8 +121,7 @@ def _harden() -> None:
 
 def _serve() -> int:
     _harden()
-    # Answers `initialize` with the standard library alone, then imports the server proper.
-    from agentls.lsp.bootstrap import serve
+    from agentls.lsp.server import serve
 
     return serve()
 
@@ -142,18 +140,23 @@ def _models() -> int:
     return EXIT_OK
 
 
+async def _open_agent(root: str) -> Any:
+    """An Agent for a command that only reads or edits the store (no turn runs)."""
+    from agentls.config import Settings
+    from agentls.session import Agent
+
+    return await Agent.open(settings=Settings(), root=root, watch_instructions=False)
+
+
 async def _sessions(args: argparse.Namespace) -> int:
     import json
-    from pathlib import Path
+    import os
 
-    from agentls.store import Store, default_db_path
-
-    store = await Store.open(default_db_path())
+    agent = await _open_agent(os.getcwd())
     try:
-        cwd = str(Path(args.cwd).resolve()) if args.cwd else None
-        records = await store.list_sessions(limit=args.limit, cwd=cwd)
+        records = await agent.list_sessions(limit=args.limit, cwd=args.cwd)
     finally:
-        await store.close()
+        await agent.aclose()
     if args.json:
         print(json.dumps([r.model_dump(mode="json", by_alias=True) for r in records], indent=2))
         return EXIT_OK
@@ -185,14 +188,12 @@ async def _permissions(args: argparse.Namespace) -> int:
     import os
     from datetime import datetime
 
-    from agentls.store import Store, default_db_path
-
     root = os.path.realpath(args.cwd or os.getcwd())
-    store = await Store.open(default_db_path())
+    agent = await _open_agent(os.getcwd())
     try:
         if args.revoke is not None:
-            grants = await store.list_project_grants(root)
-            revoked = await store.revoke_project_grant(root, args.revoke)
+            grants = await agent.list_project_grants(root)
+            revoked = await agent.revoke_project_grant(args.revoke, root)
             if revoked is None:
                 have = (
                     f"there are {len(grants)}, numbered 1 to {len(grants)}"
@@ -207,9 +208,9 @@ async def _permissions(args: argparse.Namespace) -> int:
                 return EXIT_USAGE
             print(f"Revoked {args.revoke}: {revoked.label} ({root})")
             return EXIT_OK
-        grants = await store.list_project_grants(root)
+        grants = await agent.list_project_grants(root)
     finally:
-        await store.close()
+        await agent.aclose()
     if args.json:
         listed = [
             {
@@ -342,18 +343,52 @@ async def read_terminal_line() -> str:
         loop.remove_reader(fd)
 
 
-def make_cli_asker(yes: bool, out: TextIO) -> Any:
-    from agentls.permission.broker import Answer
+def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
+    """The CLI's QuestionPresenter (see agentls.session.Agent.ask): --yes allows every call once;
+    without a terminal each call is refused with how to allow it; else the question is asked at
+    the terminal, its answer given to agent.approve."""
+    import asyncio
+    from contextlib import contextmanager
+
+    from agentls.session import ApprovalError
 
     interactive = sys.stdin.isatty() and not yes
     hinted = False  # the how-to-allow hint is printed once (a run is one turn)
 
-    async def ask(ctx: Any) -> Answer:
+    def answer(
+        question: Any, decision: str, feedback: str | None = None, scope: str = "session"
+    ) -> None:
+        try:
+            agent.approve(question.session_id, question.request_id, decision, feedback, scope)
+        except ApprovalError:
+            pass  # expired or cancelled meanwhile
+
+    async def ask_at_terminal(question: Any) -> None:
+        query = question.query
+        if query.diff:
+            out.write("\n" + query.diff + "\n")
+        out.write(f"\n{approval_prompt(query, question.always)}")
+        out.flush()
+        reply = (await read_terminal_line()).strip().lower()
+        if reply in ("y", "yes"):
+            return answer(question, "once")
+        if question.always and reply in ("a", "always"):
+            return answer(question, "always")
+        if question.always and reply in ("p", "project"):
+            return answer(question, "always", scope="project")
+        out.write("Feedback for the agent (optional): ")
+        out.flush()
+        feedback = (await read_terminal_line()).strip()
+        answer(question, "reject", feedback or None)
+
+    @contextmanager
+    def present(question: Any) -> Any:
         nonlocal hinted
-        query = ctx.query
+        query = question.query
+        asking: asyncio.Task[None] | None = None
         if yes:
-            return Answer("once")
-        if not interactive:
+            answer(question, "once")
+        elif not interactive:
             how = (
                 "Rerun with --yes to allow every call, or allow it with a permission rule, e.g. "
                 f'in .agentls/config.json: {{"permissions": {{"{query.tool}": "allow"}}}}'
@@ -363,27 +398,20 @@ def make_cli_asker(yes: bool, out: TextIO) -> Any:
                 hinted = True
                 out.write(f"\nagentls: refused {query.title}: no terminal to ask you. {how}\n")
                 out.flush()
-            return Answer(
+            answer(
+                question,
                 "reject",
                 f"agentls run has no terminal to ask for permission to {query.title}. {how}",
             )
-        if query.diff:
-            out.write("\n" + query.diff + "\n")
-        out.write(f"\n{approval_prompt(query, ctx.always)}")
-        out.flush()
-        reply = (await read_terminal_line()).strip().lower()
-        if reply in ("y", "yes"):
-            return Answer("once")
-        if ctx.always and reply in ("a", "always"):
-            return Answer("always")
-        if ctx.always and reply in ("p", "project"):
-            return Answer("always", scope="project")
-        out.write("Feedback for the agent (optional): ")
-        out.flush()
-        feedback = (await read_terminal_line()).strip()
-        return Answer("reject", feedback or None)
+        else:
+            asking = asyncio.ensure_future(ask_at_terminal(question))
+        try:
+            yield
+        finally:
+            if asking is not None:
+                asking.cancel()  # answered elsewhere, expired, or the turn was cancelled
 
-    return ask
+    return present
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -394,9 +422,7 @@ async def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from agentls.config import load_settings
-    from agentls.disk_workspace import DiskWorkspace
-    from agentls.session.agent import Agent
-    from agentls.store import Store, default_db_path
+    from agentls.session import Agent
 
     root = Path(args.cwd or os.getcwd()).resolve()
     if not root.is_dir():
@@ -415,26 +441,20 @@ async def _run(args: argparse.Namespace) -> int:
     if settings.untrusted_notice:
         print(settings.untrusted_notice, file=sys.stderr)
     out = sys.stdout
-    store = await Store.open(default_db_path())
-    agent = Agent(
-        store=store,
-        workspace=DiskWorkspace(root),
-        settings=settings,
-        asker=make_cli_asker(args.yes, sys.stderr),
-        watch_rules=False,
-    )
+    agent = await Agent.open(settings=settings, root=root, watch_instructions=False)
+    agent.presenter = terminal_presenter(agent, args.yes, sys.stderr)
     agent.subscribe(_json_printer(out) if args.json else TerminalPrinter(out))
     try:
         if args.session:
+            session_id = args.session
             try:
-                state = await agent.session(args.session)
+                if args.model:
+                    await agent.set_model(session_id, args.model)
+                else:
+                    await agent.messages(session_id)  # it exists
             except KeyError:
                 print(f"agentls: no session {args.session}", file=sys.stderr)
                 return EXIT_USAGE
-            session_id = state.record.id
-            if args.model and args.model != state.record.model:
-                state.record.model = args.model
-                await store.update_session(session_id, model=args.model)
         else:
             session_id = (await agent.new_session(model=settings.model)).id
         if args.model is None and settings.model.startswith("scripted:"):
@@ -454,7 +474,6 @@ async def _run(args: argparse.Namespace) -> int:
         result = await agent.prompt(session_id, " ".join(args.prompt))
     finally:
         await agent.aclose()
-        await store.close()
     if args.json:
         out.write(
             json.dumps(

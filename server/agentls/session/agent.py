@@ -15,7 +15,7 @@ import logging
 import os
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -74,7 +74,7 @@ from agentls.permission.rules import PathFilter, PermissionRules, Rule, secret_g
 from agentls.session.compaction import Compactor
 from agentls.session.rules_files import RulesFiles
 from agentls.session.system_prompt import build_system
-from agentls.store import PACK_MAX_MESSAGES, PACK_MIN_MESSAGES, SessionRecord, Store, StoreError
+from agentls.store import ProjectGrant, SessionRecord, Store, StoreError, default_db_path
 from agentls.tools.base import (
     EditOutcome,
     PermissionDenied,
@@ -91,7 +91,8 @@ from agentls.trust import restricted
 log = logging.getLogger(__name__)
 
 EventSink = Callable[[Any], None]
-# Decides an "ask": returns once / always / reject (with feedback). Front ends supply their own.
+# Decides an "ask": returns once / always / reject (with feedback). Agent.ask is the one every
+# front end uses (through a QuestionPresenter); tests may supply their own.
 Asker = Callable[["AskContext"], Awaitable[Answer]]
 
 CANCELLED_OUTPUT = "Cancelled: the user stopped the turn before this tool call finished."
@@ -129,6 +130,28 @@ class AskContext:
     always: str | None = None
 
 
+@dataclass
+class Question:
+    """A permission question as a front end shows it; answered with Agent.approve(session_id,
+    request_id, ...)."""
+
+    session_id: str
+    request_id: str
+    call_id: str
+    query: PermissionQuery
+    # What "always" would allow (the grant's label); None: "always" is not offered.
+    always: str | None = None
+    # The edit as the front end's own wire form (an LSP WorkspaceEdit), set by its presenter:
+    # the permission-request event carries it.
+    edit: dict[str, Any] | None = None
+
+
+# How a front end shows a question while Agent.ask waits for its answer: entered before the
+# permission-request event is emitted (it may set question.edit), left once the question is
+# answered, expired or cancelled (it stops showing it then).
+QuestionPresenter = Callable[[Question], AbstractContextManager[None]]
+
+
 @dataclass(eq=False)
 class _Ticket:
     cancelled: bool = False
@@ -150,9 +173,6 @@ class SessionState:
     finishing: bool = False
     # Operations using the state outside a turn (a revert): it stays loaded while they run.
     users: int = 0
-    # How many messages the session had when the store was last asked to pack its history
-    # (Agent.pack_later); None: not yet since it was loaded.
-    pack_checked: int | None = None
 
     @property
     def busy(self) -> bool:
@@ -277,9 +297,9 @@ class Agent:
         registry: ToolRegistry | None = None,
         asker: Asker | None = None,
         provider_factory: Callable[[str, Settings], Provider] = make_provider,
-        watch_rules: bool = True,
+        watch_instructions: bool = True,
         keep_idle_sessions: int = KEEP_IDLE_SESSIONS,
-        pack_min_messages: int = PACK_MIN_MESSAGES,
+        presenter: QuestionPresenter | None = None,
     ) -> None:
         self.store = store
         self.workspace = workspace
@@ -287,16 +307,16 @@ class Agent:
         self.settings = settings
         self.registry = registry or ToolRegistry(default_tools())
         self.broker = ApprovalBroker(timeout_s=settings.approval_timeout_s)
-        self.asker: Asker = asker or broker_asker
+        self.asker: Asker = asker or self.ask
+        # How the front end shows a question (see Agent.ask); None: only the events say it.
+        self.presenter = presenter
+        # Whether aclose() closes the store too (an agent from Agent.open).
+        self._owns_store = False
         self._provider_factory = provider_factory
         self._providers: dict[str, Provider] = {}
         # Least recently used first (see KEEP_IDLE_SESSIONS).
         self._sessions: OrderedDict[str, SessionState] = OrderedDict()
         self.keep_idle_sessions = max(1, keep_idle_sessions)
-        # Packing a session's finished history (Store.pack_messages), in the background once it
-        # is idle; at most one task a session.
-        self.pack_min_messages = max(1, pack_min_messages)
-        self._packing: dict[str, asyncio.Task[None]] = {}
         self._closing = False
         # Prompts waiting for their session to load (not in its queue yet), and how many cancels
         # each session had while some were: a cancel then ends those prompts too.
@@ -312,7 +332,36 @@ class Agent:
         self.project_grants: list[Rule] = []
         # AGENTS.md / CLAUDE.md, watched from the first turn on (see rules_files.py). A one-shot
         # `agentls run` does without the watcher: the stat check at each step sees every edit.
-        self.rules_files = RulesFiles(self.root, config_home(), watch=watch_rules)
+        self.rules_files = RulesFiles(self.root, config_home(), watch=watch_instructions)
+
+    @classmethod
+    async def open(
+        cls,
+        *,
+        settings: Settings,
+        root: Path | str | None = None,
+        workspace: Workspace | None = None,
+        db_path: Path | str | None = None,
+        **options: Any,
+    ) -> Agent:
+        """An agent with its own store (at db_path, by default the user's database), closed by
+        aclose(). The workspace is the given one, else the disk under `root`. Raises StoreError
+        when the store cannot be opened. `options` are the constructor's (asker, presenter,
+        watch_instructions, ...)."""
+        if workspace is None:
+            if root is None:
+                raise ValueError("Agent.open needs a root or a workspace")
+            from agentls.disk_workspace import DiskWorkspace
+
+            workspace = DiskWorkspace(Path(root))
+        store = await Store.open(default_db_path() if db_path is None else db_path)
+        try:
+            agent = cls(store=store, workspace=workspace, settings=settings, **options)
+        except BaseException:
+            await store.close()
+            raise
+        agent._owns_store = True
+        return agent
 
     # ---- configuration and events -------------------------------------------------------
 
@@ -350,13 +399,11 @@ class Agent:
                     await state.task
                 except BaseException:  # noqa: BLE001 - shutting down
                     pass
-        # A packing ends after its current transaction (the store finishes it even if
-        # cancelled): waiting costs at most one of them.
-        for task in list(self._packing.values()):
-            await asyncio.wait([task])
         for provider in self._providers.values():
             await provider.aclose()
         await self.rules_files.aclose()
+        if self._owns_store:
+            await self.store.close()
 
     # ---- sessions -----------------------------------------------------------------------
 
@@ -375,10 +422,51 @@ class Agent:
             cwd=str(self.root),
             model=model or self.settings.model,
         )
-        state = SessionState(record=record, messages=[], pack_checked=0)
+        state = SessionState(record=record, messages=[])
         self._sessions[record.id] = state
         self._drop_idle_sessions(keep=state)
         return record
+
+    async def list_sessions(
+        self, limit: int = 1000, cwd: Path | str | None = None
+    ) -> list[SessionRecord]:
+        """The stored sessions, newest first; of the workspace `cwd` only when given."""
+        where = None if cwd is None else os.path.realpath(cwd)
+        return await self.store.list_sessions(limit=limit, cwd=where)
+
+    async def messages(self, session_id: str) -> list[Message]:
+        """The session's history as the model sees it (from its summary on); KeyError if
+        unknown."""
+        return list((await self.session(session_id)).messages)
+
+    async def set_model(self, session_id: str, model: str) -> None:
+        """Use `model` for the session's next turns (kept in the store)."""
+        state = await self.session(session_id)
+        if state.record.model != model:
+            state.record.model = model
+            await self.store.update_session(session_id, model=model)
+
+    async def list_project_grants(self, root: Path | str | None = None) -> list[ProjectGrant]:
+        """The grants given "always, in this project" for `root` (default: this agent's), in the
+        order `revoke_project_grant` numbers them (from 1)."""
+        return await self.store.list_project_grants(self._grant_root(root))
+
+    async def revoke_project_grant(
+        self, number: int, root: Path | str | None = None
+    ) -> ProjectGrant | None:
+        """Remove grant `number` of list_project_grants (from 1); None when there is none."""
+        where = self._grant_root(root)
+        revoked = await self.store.revoke_project_grant(where, number)
+        if revoked is not None and where == str(self.root):
+            await self.load_project_grants()
+        return revoked
+
+    def _grant_root(self, root: Path | str | None) -> str:
+        return str(self.root) if root is None else os.path.realpath(root)
+
+    def pending_questions(self, session_id: str) -> list[str]:
+        """The request ids of the session's questions that wait for an answer (approve)."""
+        return self.broker.pending_for(session_id)
 
     async def session(self, session_id: str) -> SessionState:
         state = self._sessions.get(session_id)
@@ -477,6 +565,47 @@ class Agent:
         `scope` says where an "always" is kept: the session, or the project (its root)."""
         self.broker.answer(session_id, request_id, decision, feedback, scope)
 
+    async def ask(self, ctx: AskContext) -> Answer:
+        """The one ask path of every front end: a permission-request event, shown by the front
+        end's presenter, answered through approve() (or expired after approvalTimeoutS, or
+        cancelled with the turn), then a permission-resolved event."""
+        request_id = self.broker.open(ctx.session_id)
+        query = ctx.query
+        question = Question(ctx.session_id, request_id, ctx.call_id, query, ctx.always)
+        try:
+            presenting = self.presenter(question) if self.presenter else nullcontext()
+            with presenting:
+                self.emit(
+                    PermissionRequestEvent(
+                        session_id=ctx.session_id,
+                        request_id=request_id,
+                        call_id=ctx.call_id,
+                        tool=query.tool,
+                        title=query.title,
+                        input=query.input,
+                        diff=query.diff,
+                        edit=question.edit,
+                        always=ctx.always,
+                        sandboxed=query.sandboxed,
+                    )
+                )
+                answer = await self.broker.wait(request_id)
+        except asyncio.CancelledError:
+            self.emit(
+                PermissionResolvedEvent(
+                    session_id=ctx.session_id, request_id=request_id, decision="cancelled"
+                )
+            )
+            raise
+        self.emit(
+            PermissionResolvedEvent(
+                session_id=ctx.session_id,
+                request_id=request_id,
+                decision=answer_taken(answer, ctx),
+            )
+        )
+        return answer
+
     def is_busy(self, session_id: str) -> bool:
         state = self._sessions.get(session_id)
         return state is not None and (state.busy or bool(state.queue))
@@ -511,43 +640,7 @@ class Agent:
         finally:
             if ticket in state.queue:
                 state.queue.remove(ticket)
-        self.pack_later(state)
         return result
-
-    def pack_later(self, state: SessionState) -> None:
-        """Have the store pack the session's finished history (Store.pack_messages: a later
-        load reads it several times faster), in the background, when the session is idle and
-        enough messages came since the last time (or it was loaded since)."""
-        session_id = state.record.id
-        if (
-            self._closing
-            or session_id in self._packing
-            or not state.idle
-            or (
-                state.pack_checked is not None
-                # Fewer since (not a history shrunk by a compaction, which moves the start).
-                and 0 <= len(state.messages) - state.pack_checked < self.pack_min_messages
-            )
-        ):
-            return
-        state.pack_checked = len(state.messages)
-
-        async def pack() -> None:
-            try:
-                # One run of at most PACK_MAX_MESSAGES a transaction, so other writes get the
-                # lock in between; a closing agent (a one-shot run ending) packs one at most.
-                while True:
-                    packed = await self.store.pack_messages(
-                        session_id, min_messages=self.pack_min_messages
-                    )
-                    if packed < PACK_MAX_MESSAGES or self._closing:
-                        break
-            except Exception:  # a cache: the session loads from its rows without it
-                log.warning("packing the history of session %s failed", session_id, exc_info=True)
-            finally:
-                self._packing.pop(session_id, None)
-
-        self._packing[session_id] = asyncio.create_task(pack())
 
     async def cancel(self, session_id: str) -> bool:
         """Cancel the running turn and every queued prompt of the session (and those waiting for
@@ -1422,41 +1515,6 @@ class RecordingWorkspace:
                 self._session_id, self._message_id, str(path), old_text, new_text
             )
         return outcome
-
-
-async def broker_asker(ctx: AskContext) -> Answer:
-    """The default ask: a permission-request event, answered through Agent.approve()."""
-    agent = ctx.agent
-    request_id = agent.broker.open(ctx.session_id)
-    query = ctx.query
-    agent.emit(
-        PermissionRequestEvent(
-            session_id=ctx.session_id,
-            request_id=request_id,
-            call_id=ctx.call_id,
-            tool=query.tool,
-            title=query.title,
-            input=query.input,
-            diff=query.diff,
-            always=ctx.always,
-            sandboxed=query.sandboxed,
-        )
-    )
-    try:
-        answer = await agent.broker.wait(request_id)
-    except asyncio.CancelledError:
-        agent.emit(
-            PermissionResolvedEvent(
-                session_id=ctx.session_id, request_id=request_id, decision="cancelled"
-            )
-        )
-        raise
-    agent.emit(
-        PermissionResolvedEvent(
-            session_id=ctx.session_id, request_id=request_id, decision=answer_taken(answer, ctx)
-        )
-    )
-    return answer
 
 
 def answer_taken(answer: Answer, ctx: AskContext) -> Decision | Literal["timeout", "cancelled"]:
