@@ -318,11 +318,11 @@ async def measure(tmp: Path, srv: Any, n: int, profiler: Any = None) -> dict[str
     from anthropic import AsyncAnthropic, DefaultAsyncHttpxClient
 
     from agentls.config import Settings
-    from agentls.disk_workspace import DiskWorkspace
     from agentls.history import ApiHistory, to_api_messages
     from agentls.session.agent import Agent
     from agentls.store import Store
     from agentls.tools.registry import ToolRegistry, default_tools
+    from agentls.workspace.disk import DiskWorkspace
 
     root = tmp / "ws"
     root.mkdir()

@@ -140,10 +140,10 @@ def profile_turn(tmp: Path) -> Path:
     from pyinstrument import Profiler
 
     from agentls.config import Settings
-    from agentls.disk_workspace import DiskWorkspace
     from agentls.permission.broker import Answer
     from agentls.session.agent import Agent
     from agentls.store import Store
+    from agentls.workspace.disk import DiskWorkspace
     from bench import steps50
 
     out = RESULTS / "profile-turn.txt"
@@ -281,9 +281,9 @@ def profile_load(tmp: Path) -> Path:
     from pyinstrument import Profiler
 
     from agentls.config import Settings
-    from agentls.disk_workspace import DiskWorkspace
     from agentls.session.agent import Agent
     from agentls.store import Store
+    from agentls.workspace.disk import DiskWorkspace
     from bench import loop
 
     out = RESULTS / "profile-load.txt"

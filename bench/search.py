@@ -85,9 +85,9 @@ class Ctx:
     permission query granted."""
 
     def __init__(self, root: Path) -> None:
-        from agentls.disk_workspace import DiskWorkspace
         from agentls.permission.rules import PermissionRules
         from agentls.tools.base import ReadLedger
+        from agentls.workspace.disk import DiskWorkspace
 
         self.root = root.resolve()
         self.workspace = DiskWorkspace(self.root)

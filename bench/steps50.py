@@ -132,10 +132,10 @@ async def _inprocess(
     import anthropic
 
     from agentls.config import Settings
-    from agentls.disk_workspace import DiskWorkspace
     from agentls.permission.broker import Answer
     from agentls.session.agent import Agent
     from agentls.store import Store
+    from agentls.workspace.disk import DiskWorkspace
 
     async def yes(ctx: Any) -> Answer:
         return Answer("once")

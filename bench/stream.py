@@ -169,9 +169,9 @@ async def _inprocess(
 
     from agentls.cli.main import TerminalPrinter
     from agentls.config import Settings
-    from agentls.disk_workspace import DiskWorkspace
     from agentls.session.agent import Agent
     from agentls.store import Store
+    from agentls.workspace.disk import DiskWorkspace
 
     ws = tmp / f"inproc{i}"
     ws.mkdir()

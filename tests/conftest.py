@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from agentls.config import Settings
-from agentls.disk_workspace import DiskWorkspace
 from agentls.model.anthropic_provider import AnthropicProvider
 from agentls.session.agent import Agent
 from agentls.store import Store
+from agentls.workspace.disk import DiskWorkspace
 from tests.support.messages_api import MessagesAPIServer
 
 
@@ -89,7 +89,7 @@ class HarnessFactory:
 
         agent = Agent(
             store=store,
-            workspace=DiskWorkspace(root),
+            workspace=DiskWorkspace(root, lambda: agent.settings),
             settings=merged,
             provider_factory=provider,
             **agent_kwargs,

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from agentls.disk_workspace import DiskWorkspace
 from agentls.permission.rules import PermissionRules
 from agentls.tools.base import (
     PermissionDenied,
@@ -18,9 +17,10 @@ from agentls.tools.base import (
     Tool,
     ToolError,
     ToolResult,
-    Workspace,
 )
 from agentls.tools.sandbox import SandboxPolicy
+from agentls.workspace.disk import DiskWorkspace
+from agentls.workspace.protocol import Workspace
 
 
 class ToolTestContext:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from agentls.disk_workspace import DiskWorkspace
 from agentls.tools._common import LARGE_FILE_BYTES
 from agentls.tools.base import PermissionDenied, ToolError
 from agentls.tools.read import ReadTool
+from agentls.workspace.disk import DiskWorkspace
 from tests.tools.conftest import RunTool, ToolTestContext
 
 read = ReadTool()

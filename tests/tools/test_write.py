@@ -4,10 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from agentls.disk_workspace import DiskWorkspace
-from agentls.tools.base import EditOutcome, PermissionDenied, ToolError
+from agentls.tools.base import PermissionDenied, ToolError
 from agentls.tools.read import ReadTool
 from agentls.tools.write import WriteTool
+from agentls.workspace.disk import DiskWorkspace
+from agentls.workspace.protocol import EditOutcome
 from tests.tools.conftest import RunTool, ToolTestContext
 
 write = WriteTool()

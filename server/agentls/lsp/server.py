@@ -35,7 +35,6 @@ from pygls.uris import to_fs_path
 
 from agentls import __version__
 from agentls.config import Settings, load_settings
-from agentls.disk_workspace import read_text_file
 from agentls.events import ErrorEvent, PermissionRequestEvent, PermissionResolvedEvent
 from agentls.history import ContextPart, Position, Range
 from agentls.lsp.bootstrap import EarlyAnswer
@@ -72,6 +71,7 @@ from agentls.protocol.models import (
 from agentls.session.agent import Agent, AskContext, SessionBusyError, answer_taken
 from agentls.store import Store, StoreError, default_db_path
 from agentls.verify.commands import run_verify_commands
+from agentls.workspace.disk import read_text_file
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)

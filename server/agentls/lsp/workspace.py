@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
-from agentls.disk_workspace import read_text_file
 from agentls.lsp.textedit import minimal_edit
 from agentls.tools.base import EditOutcome
 from agentls.verify.board import DiagnosticsBoard
 from agentls.verify.checks import own_checks
 from agentls.verify.diagnostics import describe, new_problems
+from agentls.workspace.disk import read_text_file
 
 if TYPE_CHECKING:
     from agentls.lsp.server import AgentServer
@@ -193,7 +193,7 @@ class LspWorkspace:
         version = doc_after.version if doc_after is not None else None
         return await self._verified(path, uri, new_text, before_diags, notes, version=version)
 
-    async def delete_file(self, path: Path) -> EditOutcome:
+    async def delete(self, path: Path) -> EditOutcome:
         caps = self.server.client_caps
         uri = uri_of(path)
         if caps.apply_edit and caps.document_changes and caps.delete_files:

@@ -76,17 +76,16 @@ from agentls.session.rules_files import RulesFiles
 from agentls.session.system_prompt import build_system
 from agentls.store import ProjectGrant, SessionRecord, Store, StoreError, default_db_path
 from agentls.tools.base import (
-    EditOutcome,
     PermissionDenied,
     PermissionQuery,
     ReadLedger,
     ToolError,
     ToolResult,
-    Workspace,
 )
 from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.tools.sandbox import SandboxPolicy
 from agentls.trust import restricted
+from agentls.workspace.protocol import EditOutcome, Workspace
 
 log = logging.getLogger(__name__)
 
@@ -351,9 +350,9 @@ class Agent:
         if workspace is None:
             if root is None:
                 raise ValueError("Agent.open needs a root or a workspace")
-            from agentls.disk_workspace import DiskWorkspace
+            from agentls.workspace.disk import DiskWorkspace
 
-            workspace = DiskWorkspace(Path(root))
+            workspace = DiskWorkspace(Path(root), lambda: settings)
         store = await Store.open(default_db_path() if db_path is None else db_path)
         try:
             agent = cls(store=store, workspace=workspace, settings=settings, **options)
@@ -533,12 +532,7 @@ class Agent:
             if current == before:
                 continue
             if before is None:
-                deleter = getattr(self.workspace, "delete_file", None)
-                if deleter is None:
-                    path.unlink(missing_ok=True)
-                    outcome = EditOutcome(applied=True)
-                else:
-                    outcome = await deleter(path)
+                outcome = await self.workspace.delete(path)
             else:
                 outcome = await self.workspace.write_text(path, before, current)
             if outcome.applied:
@@ -1515,6 +1509,9 @@ class RecordingWorkspace:
                 self._session_id, self._message_id, str(path), old_text, new_text
             )
         return outcome
+
+    async def delete(self, path: Path) -> EditOutcome:
+        return await self._inner.delete(path)
 
 
 def answer_taken(answer: Answer, ctx: AskContext) -> Decision | Literal["timeout", "cancelled"]:

@@ -1,4 +1,5 @@
-"""What every tool is and what it may use: the Tool base, its context, and the Workspace seam."""
+"""What every tool is and what it may use: the Tool base and its context (the Workspace seam
+itself is agentls.workspace.protocol)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+# Re-exported until every importer takes them from agentls.workspace.protocol.
+from agentls.workspace.protocol import EditOutcome as EditOutcome
+from agentls.workspace.protocol import Workspace as Workspace
+
 if TYPE_CHECKING:
     from agentls.tools.sandbox import SandboxPolicy
 
@@ -20,33 +25,6 @@ class ToolError(Exception):
 
 class PermissionDenied(ToolError):
     """The user (or a rule) refused the call; the message carries any feedback."""
-
-
-@dataclass
-class EditOutcome:
-    """What happened when the workspace applied a change to one file."""
-
-    applied: bool
-    reason: str | None = None  # why not, when applied is False
-    # Notes for the model (e.g. "the buffer has unsaved changes: commands see the saved version").
-    notes: list[str] = field(default_factory=list)
-    # Diagnostics summary to append to the tool result (filled by front ends that verify).
-    diagnostics: str | None = None
-
-
-class Workspace(Protocol):
-    """Where files live. The CLI implements it with the disk; the LSP server with editor buffers."""
-
-    root: Path
-
-    async def read_text(self, path: Path) -> str:
-        """Current text of a file (an open buffer's unsaved text wins). Raises FileNotFoundError,
-        IsADirectoryError, or UnicodeDecodeError (binary)."""
-        ...
-
-    async def write_text(self, path: Path, new_text: str, old_text: str | None) -> EditOutcome:
-        """Replace the file's whole text (create it when old_text is None)."""
-        ...
 
 
 def content_hash(text: str) -> str:

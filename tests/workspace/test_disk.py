@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agentls.disk_workspace import DiskWorkspace
+from agentls.config import Settings
+from agentls.workspace.disk import DiskWorkspace
 
 
 @pytest.fixture
@@ -101,3 +102,60 @@ async def test_fifo_is_not_text(ws: DiskWorkspace, root: Path) -> None:
     os.mkfifo(root / "pipe")
     with pytest.raises(UnicodeDecodeError):
         await ws.read_text(root / "pipe")
+
+
+async def test_delete(ws: DiskWorkspace, root: Path) -> None:
+    (root / "made.txt").write_text("x")
+    assert (await ws.delete(root / "made.txt")).applied
+    assert not (root / "made.txt").exists()
+    assert (await ws.delete(root / "made.txt")).applied  # already gone: nothing to do
+    (root / "d").mkdir()
+    outcome = await ws.delete(root / "d")
+    assert not outcome.applied and "directory" in (outcome.reason or "")
+    assert (root / "d").is_dir()
+
+
+async def test_a_write_that_breaks_python_reports_it(ws: DiskWorkspace, root: Path) -> None:
+    (root / "pkg").mkdir()
+    path = root / "pkg" / "m.py"
+    path.write_text("def f():\n    return 1\n")
+    outcome = await ws.write_text(path, "def f(:\n    return 1\n", "def f():\n    return 1\n")
+    assert outcome.applied and outcome.diagnostics is not None
+    assert outcome.diagnostics.startswith(
+        "Diagnostics (agentls checks): 1 new problem(s) in pkg/m.py after this edit:\n"
+        "  line 1: error [agentls] SyntaxError:"
+    )
+    fixed = await ws.write_text(path, "def f():\n    return 2\n", "def f(:\n    return 1\n")
+    assert fixed.diagnostics == (
+        "Diagnostics (agentls checks): no new errors or warnings in pkg/m.py. "
+        "It fixed 1 problem(s) the file had before."
+    )
+
+
+async def test_a_new_json_file_is_checked(ws: DiskWorkspace, root: Path) -> None:
+    outcome = await ws.write_text(root / "c.json", '{"a": }', None)
+    assert outcome.diagnostics is not None and "1 new problem(s) in c.json" in outcome.diagnostics
+
+
+async def test_files_nothing_checks_get_no_summary(ws: DiskWorkspace, root: Path) -> None:
+    outcome = await ws.write_text(root / "notes.txt", "def f(:\n", None)
+    assert outcome.applied and outcome.diagnostics is None
+
+
+async def test_a_refused_write_is_not_verified(root: Path) -> None:
+    ran = root / "RAN"
+    ws = DiskWorkspace(root, lambda: Settings(verify_commands={"*.py": f"touch {ran}"}))
+    (root / "a.py").write_text("x = 1\n")
+    outcome = await ws.write_text(root / "a.py", "x = (\n", "x = 0\n")
+    assert not outcome.applied and outcome.diagnostics is None
+    assert not ran.exists()
+
+
+async def test_verify_commands_of_the_settings_run_after_a_write(root: Path) -> None:
+    settings = Settings(verify_commands={"*.txt": "grep -c TODO {path}"})
+    ws = DiskWorkspace(root, lambda: settings)
+    outcome = await ws.write_text(root / "notes.txt", "TODO one\nTODO two\n", None)
+    assert outcome.diagnostics == (
+        "Diagnostics (agentls checks): no new errors or warnings in notes.txt.\n"
+        f"Check `grep -c TODO {root / 'notes.txt'}` passed:\n2"
+    )
