@@ -26,6 +26,7 @@ from messages_api.replies import (
 
 
 def block_from_json(obj: Any) -> Block:
+    """One content block of a script (a bare string is a text block)."""
     if isinstance(obj, str):
         return Text(obj)
     if not isinstance(obj, dict):
@@ -45,6 +46,7 @@ def block_from_json(obj: Any) -> Block:
 
 
 def block_to_json(b: Block) -> dict[str, Any]:
+    """Inverse of :func:`block_from_json`."""
     if isinstance(b, Text):
         return {"type": "text", "text": b.text}
     if isinstance(b, ToolUse):

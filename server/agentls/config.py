@@ -9,23 +9,11 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
-from agentls.history import WireModel
+from agentls.config_home import config_home
 from agentls.model.catalog import DEFAULT_MODEL
+from agentls.model.thinking import ThinkingSettings
 from agentls.permission.rules import Rule, parse_rules
-
-
-def config_home() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "agentls"
-
-
-class ThinkingSettings(WireModel):
-    """Extended thinking: `{"type": "enabled", "budgetTokens": N}` or `{"type": "adaptive"}`
-    (the model decides how much to think); "disabled" (the default) sends nothing."""
-
-    type: Literal["enabled", "adaptive", "disabled"] = "enabled"
-    budget_tokens: int | None = Field(default=None, ge=1024)
-    display: Literal["summarized", "omitted"] | None = None
+from agentls.wire import WireModel
 
 
 class Settings(WireModel):

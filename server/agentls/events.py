@@ -6,7 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from agentls.history import FinishReason, Usage, WireModel
+from agentls.history import FinishReason, Usage
+from agentls.wire import WireModel
 
 
 class EventBase(WireModel):

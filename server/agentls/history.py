@@ -7,8 +7,9 @@ import time
 import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
+
+from agentls.wire import WireModel
 
 ToolStatus = Literal["pending", "running", "completed", "error", "cancelled", "interrupted"]
 FINISHED_TOOL_STATUSES: frozenset[str] = frozenset(
@@ -23,15 +24,6 @@ def new_id(prefix: str) -> str:
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-class WireModel(BaseModel):
-    """Base of everything that crosses a boundary: camelCase on the wire, snake_case in Python."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-    def wire(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
 class Position(WireModel):

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentls.config_home import config_home
 from agentls.permission.rules import PathFilter, PermissionRules, Rule, parse_rules
 
 if TYPE_CHECKING:
@@ -50,8 +51,6 @@ class TrustStoreError(ValueError):
 
 
 def store_path() -> Path:
-    from agentls.config import config_home
-
     return config_home() / STORE_NAME
 
 

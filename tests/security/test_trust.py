@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from agentls.config import Settings, config_home, load_settings
+from agentls.config import Settings, load_settings
+from agentls.config_home import config_home
 from agentls.session.agent import rules_of
 from agentls.trust import TrustStore, workspace_config
 from tests.security.conftest import SecurityFigures

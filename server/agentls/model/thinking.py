@@ -1,13 +1,24 @@
-"""Extended thinking: the request's `thinking` parameter from the settings, and its max_tokens."""
+"""Extended thinking: its setting, and the request's `thinking` parameter and max_tokens from it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from agentls.config import ThinkingSettings
+from pydantic import Field
+
+from agentls.wire import WireModel
 
 DEFAULT_BUDGET_TOKENS = 8_000
 MIN_BUDGET_TOKENS = 1_024
+
+
+class ThinkingSettings(WireModel):
+    """Extended thinking: `{"type": "enabled", "budgetTokens": N}` or `{"type": "adaptive"}`
+    (the model decides how much to think); "disabled" (the default) sends nothing."""
+
+    type: Literal["enabled", "adaptive", "disabled"] = "enabled"
+    budget_tokens: int | None = Field(default=None, ge=MIN_BUDGET_TOKENS)
+    display: Literal["summarized", "omitted"] | None = None
 
 
 def thinking_request(

@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from agentls.history import FinishReason, Part, Range, Usage, WireModel
+from agentls.history import FinishReason, Part, Range, Usage
+from agentls.wire import WireModel
 
 PROTOCOL_VERSION = 1
 

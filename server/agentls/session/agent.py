@@ -21,7 +21,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from agentls.config import Settings, config_home
+from agentls.config import Settings
+from agentls.config_home import config_home
 from agentls.events import (
     ErrorEvent,
     PermissionRequestEvent,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from agentls.config import config_home
+from agentls.config_home import config_home
 from agentls.permission.rules import secret_globs
 from agentls.tools._common import RG_BASE_FLAGS, run_rg_lines
 from agentls.tools.base import ToolError

@@ -1,0 +1,12 @@
+"""Where the user's own agentls files live: $XDG_CONFIG_HOME/agentls, else ~/.config/agentls
+(config.json, trusted-workspaces.json, AGENTS.md)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def config_home() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "agentls"
