@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from agentls.tools.base import (
-    EditOutcome,
     PermissionQuery,
     ShowFilter,
     ToolContext,
     ToolError,
     ToolInput,
 )
+from agentls.workspace.protocol import EditOutcome
 
 # Files bigger than this are paged straight from disk by `read` (never loaded whole); write and
 # edit cannot verify such files against the ledger (read records only the page it showed).
