@@ -316,3 +316,29 @@ async def test_a_question_inside_the_sandbox_says_so(
     await asyncio.wait_for(turn, 20)
     results = [e for e in h.of_type("tool-result") if e.tool == "bash"]
     assert results and "ran in the sandbox" in results[0].output
+
+
+async def test_the_interpreter_stays_visible_when_it_lives_under_tmp(tmp_path: Path) -> None:
+    """The private /tmp must not hide what runs the command (bash's supervisor, the Python of a
+    virtualenv in /tmp, as in a CI checkout there): those folders stay visible, read-only."""
+    from agentls.tools import sandbox
+
+    tool_dir = Path(os.path.realpath(tmp_path)) / "venv" / "bin"
+    tool_dir.mkdir(parents=True)
+    helper = tool_dir / "helper.sh"
+    helper.write_text("echo helper-ran\n")
+    root = tmp_path / "ws"
+    root.mkdir()
+    plan = await sandbox.prepare(context(root).sandbox, root, keep=(str(helper),))
+    assert plan is not None
+    proc = await asyncio.create_subprocess_exec(
+        *plan.prefix,
+        "bash",
+        "-c",
+        f"bash {helper}; (echo x > {helper}) 2>/dev/null || echo read-only",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await proc.communicate()
+    assert out.decode().split() == ["helper-ran", "read-only"]
+    assert helper.read_text() == "echo helper-ran\n"

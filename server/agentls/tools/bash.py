@@ -185,7 +185,7 @@ class BashTool(Tool):
             raise ToolError("The command contains a NUL byte, which bash cannot take.")
         timeout_ms = params.timeout_ms or DEFAULT_TIMEOUT_MS
         # Decided before the question: it says whether the command will run sandboxed.
-        plan = await sandbox.prepare(ctx.sandbox, ctx.workspace.root)
+        plan = await sandbox.prepare(ctx.sandbox, ctx.workspace.root, keep=(SUPERVISOR,))
         await ctx.authorize(
             PermissionQuery(
                 tool=self.name,

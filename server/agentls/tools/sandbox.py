@@ -19,6 +19,8 @@ import asyncio
 import glob
 import os
 import shutil
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -149,6 +151,22 @@ def _data_dir() -> Path:
     return default_data_dir()
 
 
+def _runtime_dirs(keep: Sequence[str]) -> list[Path]:
+    """The folders under /tmp that the interpreter (its executable, its standard library, the
+    virtualenv) and the files in `keep` live in, outermost first, without repeats."""
+    tmp = Path(os.path.realpath("/tmp"))
+    wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
+    wanted.add(os.path.dirname(os.path.realpath(sys.executable)))
+    wanted.update(os.path.dirname(os.path.realpath(k)) for k in keep)
+    dirs = sorted({Path(os.path.realpath(d)) for d in wanted if d}, key=lambda p: len(p.parts))
+    chosen: list[Path] = []
+    for path in dirs:
+        if path != tmp and _is_within(path, tmp) and path.is_dir():
+            if not any(_is_within(path, c) for c in chosen):
+                chosen.append(path)
+    return chosen
+
+
 def _is_within(path: Path, parent: Path) -> bool:
     return path == parent or parent in path.parents
 
@@ -181,9 +199,12 @@ async def workspace_secrets(root: Path, globs: tuple[str, ...]) -> tuple[list[Pa
     return found, complete and result.returncode in (0, 1)
 
 
-async def prepare(policy: SandboxPolicy, root: Path) -> SandboxPlan | None:
+async def prepare(
+    policy: SandboxPolicy, root: Path, keep: Sequence[str] = ()
+) -> SandboxPlan | None:
     """The plan for a command in root, or None when it runs without the sandbox ("off", or "auto"
-    without a working bwrap). Raises ToolError when "required" cannot be met."""
+    without a working bwrap). Raises ToolError when "required" cannot be met. `keep`: files the
+    command line needs (bash's supervisor): they stay visible, read-only, even under /tmp."""
     if policy.mode == "off":
         return None
     bwrap = shutil.which("bwrap")
@@ -199,6 +220,11 @@ async def prepare(policy: SandboxPolicy, root: Path) -> SandboxPlan | None:
     root = Path(os.path.realpath(root))
     plan = SandboxPlan(prefix=[bwrap], network=policy.network)
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    # The private /tmp hides what lives under the real one, the Python that runs the supervisor
+    # too when it is there (a virtualenv in /tmp): that stays visible, read-only. Before the
+    # workspace's bind, so that one stays writable when it lies inside such a folder.
+    for path in _runtime_dirs(keep):
+        args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(root), str(root), "--chdir", str(root), "--setenv", "TMPDIR", "/tmp"]
     args += list(_BASE_FLAGS)
     args.append("--share-net" if policy.network else "--unshare-net")
