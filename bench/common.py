@@ -314,8 +314,8 @@ class ApiServer:
 
 @contextlib.contextmanager
 def api_server(tmp: Path, record: Path | None = None) -> Iterator[ApiServer]:
-    """tests/support/messages_api.py in subprocess mode (validation on, as in the tests)."""
-    cmd = [PYTHON, "-m", "tests.support.messages_api", "--port", "0"]
+    """messages_api/ in subprocess mode (validation on, as in the tests)."""
+    cmd = [PYTHON, "-m", "messages_api", "--port", "0"]
     if record is not None:
         cmd += ["--record", str(record)]
     proc = subprocess.Popen(
@@ -462,6 +462,6 @@ def warm_bytecode(tmp: Path) -> None:
     code = (
         "import anthropic, pygls.lsp.server, lsprotocol.types, aiosqlite, pydantic, watchfiles;"
         "import agentls.cli.main, agentls.lsp.server, agentls.session.agent, "
-        "agentls.model.anthropic_provider, agentls.store, tests.support.messages_api"
+        "agentls.model.anthropic_provider, agentls.store, messages_api"
     )
     subprocess.run([PYTHON, "-c", code], env=env, cwd=REPO, check=True)

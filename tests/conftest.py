@@ -15,7 +15,7 @@ from agentls.model.anthropic_provider import AnthropicProvider
 from agentls.session.agent import Agent
 from agentls.store import Store
 from agentls.workspace.disk import DiskWorkspace
-from tests.support.messages_api import MessagesAPIServer
+from messages_api import MessagesAPIServer
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from agentls.store import Store
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
+from messages_api import MessagesAPIServer, reply, text, tool_use
 
 
 @pytest.fixture

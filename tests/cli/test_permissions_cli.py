@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.cli.test_cli import agentls, env, workspace  # noqa: F401 - fixtures
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 PROMPT = (
     "Allow bash `git status --porcelain`? [y]es once / [a]lways (Always allow `git status` "

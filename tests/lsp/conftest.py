@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from messages_api import MessagesAPIServer
 from tests.lsp.editor import Editor, Profile, make_client
-from tests.support.messages_api import MessagesAPIServer
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.lsp.editor import Editor, diag
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -9,8 +9,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from messages_api import MessagesAPIServer
 from tests.lsp.conftest import server_env
-from tests.support.messages_api import MessagesAPIServer
 
 
 def test_broken_frames_are_logged_and_the_server_keeps_serving(
@@ -124,7 +124,7 @@ def test_client_disconnect_mid_turn_cancels_and_persists(
     import threading
 
     from agentls.store import Store
-    from tests.support.messages_api import reply, text
+    from messages_api import reply, text
 
     hold = threading.Event()
     module_api.enqueue(

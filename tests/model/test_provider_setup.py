@@ -9,7 +9,7 @@ from typing import Any
 
 from agentls.model.anthropic_provider import AnthropicProvider
 from agentls.model.base import ModelRequest, TextDelta
-from tests.support.messages_api import MessagesAPIServer, reply, text
+from messages_api import MessagesAPIServer, reply, text
 
 
 class SlowSetupProvider(AnthropicProvider):

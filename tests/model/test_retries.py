@@ -3,8 +3,7 @@ it waits, what a front end sees, and what is left in the history."""
 
 from __future__ import annotations
 
-from tests.conftest import HarnessFactory
-from tests.support.messages_api import (
+from messages_api import (
     MessagesAPIServer,
     connection_reset,
     cut_after,
@@ -14,6 +13,7 @@ from tests.support.messages_api import (
     text,
     tool_use,
 )
+from tests.conftest import HarnessFactory
 
 
 async def test_429_honours_retry_after(

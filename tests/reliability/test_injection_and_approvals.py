@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from agentls.permission.broker import ApprovalError
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
 from tests.reliability.support import Figures
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 
 async def test_tool_output_is_data_never_system_prompt(

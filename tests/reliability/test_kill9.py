@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
+from messages_api import MessagesAPIServer, Reply, reply, text, tool_use
 from tests.reliability.support import FULL, Figures, Serve, integrity, runs, serve_env
-from tests.support.messages_api import MessagesAPIServer, Reply, reply, text, tool_use
 
 SEED = 20_260_707
 AGENT = {

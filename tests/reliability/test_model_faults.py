@@ -13,23 +13,23 @@ from typing import Any
 import pytest
 
 from agentls.history import Message
-from tests.conftest import Harness, HarnessFactory
-from tests.reliability.support import FULL, Figures, runs
-from tests.support.messages_api import (
+from messages_api import (
     MessagesAPIServer,
     Reply,
     ReplyLike,
-    _render,
-    _sse_frames,
     connection_reset,
     cut_after,
     error,
     malformed_sse,
+    render_message,
     reply,
+    sse_frames,
     stream_error,
     text,
     tool_use,
 )
+from tests.conftest import Harness, HarnessFactory
+from tests.reliability.support import FULL, Figures, runs
 
 STEP1_TEXT = "Reading the file now."
 FINAL_TEXT = "All done: the file says hello."
@@ -200,7 +200,7 @@ FAST_FAULTS = [
 def random_fault(rng: random.Random, base: Reply) -> tuple[ReplyLike, str]:
     """A fault for this reply: one of the fast kinds, or a cut or a broken frame at any event
     before the end of the message."""
-    frames = len(_sse_frames(base, _render(base, {}, "msg_x")))
+    frames = len(sse_frames(base, render_message(base, {}, "msg_x")))
     kind = rng.choice([*FAST_FAULTS, "cut", "cut", "garbage"])
     if kind == "cut":
         return cut_after(rng.randrange(0, frames - 1), base), "cut"

@@ -10,9 +10,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 from tests.reliability.support import Figures
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 
 def hostile_paths(outside: Path, root: Path) -> list[str]:

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from agentls.config import Settings
 from agentls.protocol.models import CLIENT_NOTIFICATIONS, COMMANDS, REQUESTS
+from messages_api import MessagesAPIServer, reply, text
 from tests.reliability.support import FULL, Figures, Serve, serve_env
-from tests.support.messages_api import MessagesAPIServer, reply, text
 
 JSON_RPC_CODES = {-32700, -32600, -32601, -32602, -32603, -32800, -32801, -32802, -32803}
 EXAMPLES = 300 if FULL else 30  # per method; there are 11 of them

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from agentls.permission.broker import Answer
 from agentls.session.agent import AskContext
+from messages_api import MessagesAPIServer, error, reply, text, tool_use
 from tests.conftest import HarnessFactory
 from tests.reliability.support import Figures, Serve, serve_env
-from tests.support.messages_api import MessagesAPIServer, error, reply, text, tool_use
 
 
 async def test_configured_secret_globs_ask_and_stay_out_of_searches(

@@ -19,9 +19,9 @@ import pytest
 from agentls.history import ToolPart
 from agentls.permission.broker import Answer
 from agentls.session.agent import AskContext
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
 from tests.reliability.support import Figures
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 ALLOW = {"permissions": {"*": "allow"}}
 MB = 1024 * 1024

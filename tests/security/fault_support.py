@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.messages_api import MessagesAPIServer
+from messages_api import MessagesAPIServer
 
 ROOT = os.geteuid() == 0
 

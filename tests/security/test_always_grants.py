@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
 from tests.security.conftest import SecurityFigures
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 ATTACK = "always wider than shown"
 

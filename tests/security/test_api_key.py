@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.security.conftest import SecurityFigures
 from tests.security.sandbox_support import bwrap_problem, require_bwrap
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 

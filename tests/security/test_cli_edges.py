@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from agentls.tools._common import MAX_EDIT_BYTES
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 from tests.security.conftest import SecurityFigures
 from tests.security.fault_support import agentls, agentls_env, spawn_agentls
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 ALLOW_ALL = {"permissions": {"*": "allow"}}
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from agentls.store.session_locks import process_start
+from messages_api import MessagesAPIServer, reply, text
 from tests.reliability.support import Serve
 from tests.security.conftest import SecurityFigures
 from tests.security.fault_support import agentls, agentls_env, one_line_error, spawn_agentls
-from tests.support.messages_api import MessagesAPIServer, reply, text
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 

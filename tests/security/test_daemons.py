@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentls.tools.sandbox import SandboxMode
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.security.conftest import SecurityFigures
 from tests.security.sandbox_support import (
     bwrap_problem,
@@ -23,7 +24,6 @@ from tests.security.sandbox_support import (
     require_bwrap,
     run,
 )
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from agentls.tools.base import ToolError
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 from tests.security.conftest import SecurityFigures
 from tests.security.sandbox_support import context, outside_dir, require_bwrap, run
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 ESCAPE = "sandbox escape"
 

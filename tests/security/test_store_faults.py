@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from agentls.store import Store
+from messages_api import MessagesAPIServer, reply, text
 from tests.conftest import HarnessFactory
 from tests.reliability.support import Serve
 from tests.security.conftest import SecurityFigures
@@ -32,7 +33,6 @@ from tests.security.fault_support import (
     read_only,
     tmpfs,
 )
-from tests.support.messages_api import MessagesAPIServer, reply, text
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux mounts")
 

@@ -13,8 +13,8 @@ from typing import Any, ClassVar
 from agentls.history import TextPart, ToolPart
 from agentls.store import Store
 from agentls.tools.base import Tool, ToolContext, ToolInput, ToolResult
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 ALLOW_ALL = {"permissions": {"*": "allow"}}
 
@@ -362,7 +362,7 @@ async def test_bad_tool_input_and_unknown_tool_are_errors_the_model_reads(
 async def test_provider_error_ends_turn_with_error_and_session_recovers(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
-    from tests.support.messages_api import error
+    from messages_api import error
 
     api.enqueue(error(400, "invalid_request_error", "prompt is too long"), reply(text("fine now")))
     h = await make_harness()
@@ -379,7 +379,7 @@ async def test_provider_error_ends_turn_with_error_and_session_recovers(
 async def test_retry_on_overload_voids_partial_stream(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
-    from tests.support.messages_api import cut_after, error
+    from messages_api import cut_after, error
 
     api.enqueue(
         error(529, "overloaded_error"),

@@ -22,8 +22,8 @@ from agentls.history import (
     to_api_messages,
 )
 from agentls.model.caching import with_cache_breakpoints
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 
 def message(role: str, *parts: Part, reverted: bool = False) -> Message:

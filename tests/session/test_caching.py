@@ -7,8 +7,7 @@ from typing import Any
 
 from agentls.history import to_api_messages
 from agentls.model.catalog import price
-from tests.conftest import HarnessFactory
-from tests.support.messages_api import (
+from messages_api import (
     MessagesAPIServer,
     cache_prefix_problem,
     cache_prefixes,
@@ -16,6 +15,7 @@ from tests.support.messages_api import (
     text,
     tool_use,
 )
+from tests.conftest import HarnessFactory
 
 
 def breakpoints(body: dict[str, Any]) -> int:

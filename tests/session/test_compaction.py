@@ -15,8 +15,8 @@ from agentls.session.compaction import (
     context_tokens,
     transcript,
 )
+from messages_api import MessagesAPIServer, error, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
-from tests.support.messages_api import MessagesAPIServer, error, reply, text, tool_use
 
 SETTINGS = {"contextWindow": 100_000, "compactKeepRecentTokens": 600, "permissions": {"*": "allow"}}
 SUMMARY = "The user set the codeword BANANA. a.txt was read: it holds the letter a, repeated."

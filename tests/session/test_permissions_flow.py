@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from agentls.permission.broker import ApprovalError
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 
 def last_results(body: dict[str, Any]) -> list[dict[str, Any]]:

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from agentls.session.rules_files import RulesFiles
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 
 def system_text(body: dict[str, Any]) -> str:

@@ -4,8 +4,7 @@ signatures and sent back the way the API requires (before the tool_use they led 
 from __future__ import annotations
 
 from agentls.history import ThinkingPart
-from tests.conftest import HarnessFactory
-from tests.support.messages_api import (
+from messages_api import (
     MessagesAPIServer,
     redacted_thinking,
     reply,
@@ -13,6 +12,7 @@ from tests.support.messages_api import (
     thinking,
     tool_use,
 )
+from tests.conftest import HarnessFactory
 
 ENABLED = {"thinking": {"type": "enabled", "budgetTokens": 2048}, "maxTokens": 4096}
 

@@ -12,8 +12,8 @@ import pytest
 from agentls.cli.main import main
 from agentls.history import Usage
 from agentls.model.catalog import MODELS, price
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 STEP1 = {
     "input_tokens": 1_000,

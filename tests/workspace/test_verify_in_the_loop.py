@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from agentls.config import load_settings
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
-from tests.support.messages_api import MessagesAPIServer, reply, text, tool_use
 
 ALLOW = {"permissions": {"*": "allow"}}
 
