@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import shutil
 import statistics
 import time
 from collections.abc import AsyncIterator
@@ -134,20 +133,6 @@ def _prompt(session_id: str, k: int) -> Any:
         created_at=1_700_000_000_000,
         parts=[TextPart(text=f"Question {k}.")],
     )
-
-
-async def pack_session(store: Any, session_id: str) -> list[float]:
-    """Pack the session as the agent does once it is idle (Agent.pack_later: a transaction per
-    run until a run comes out short); the time each transaction took."""
-    from agentls.store import PACK_MAX_MESSAGES
-
-    took = []
-    while True:
-        t = time.perf_counter()
-        packed = await store.pack_messages(session_id)
-        took.append(time.perf_counter() - t)
-        if packed < PACK_MAX_MESSAGES:
-            return took
 
 
 def _message_count() -> int:
@@ -337,51 +322,36 @@ async def measure(tmp: Path, srv: Any, n: int, profiler: Any = None) -> dict[str
         f"built {_message_count()} messages + {OTHER_SESSIONS} sessions in "
         f"{time.perf_counter() - t0:.1f} s"
     )
-    # The same database as its rows alone hold it (written by an agentls without packed runs,
-    # or right after a change dropped them), then packed as the agent packs a session once a
-    # turn has ended (Agent.pack_later): one transaction per run of up to PACK_MAX_MESSAGES.
-    rows_db = tmp / "rows" / "agentls.db"
-    rows_db.parent.mkdir()
-    shutil.copy(db, rows_db)
-    store = await Store.open(db)
-    out["pack_s"] = await pack_session(store, sid)
-    await store.close()
-
     # -- loading and listing, each on a fresh connection as a new process would. What each
     # load makes is kept until the end: each then fills fresh memory, as in a new process
     # (freed memory reused instead would spare it the page faults).
-    load_s, session_s, list_s, rows_session_s = [], [], [], []
+    load_s, session_s, list_s = [], [], []
     kept: list[Any] = []
     for _ in range(max(n, 7)):
-        for path, into in ((db, session_s), (rows_db, rows_session_s)):
-            store = await Store.open(path)
-            if path == db:
-                gc.collect()
-                t = time.perf_counter()
-                messages = await store.load_messages(sid)
-                load_s.append(time.perf_counter() - t)
-                kept.append(messages)
-                t = time.perf_counter()
-                records = await store.list_sessions(limit=1000)
-                list_s.append(time.perf_counter() - t)
-            agent = Agent(
-                store=store, workspace=DiskWorkspace(root), settings=Settings(model=MODEL)
-            )
-            gc.collect()
-            t = time.perf_counter()
-            state = await agent.session(sid)
-            into.append(time.perf_counter() - t)
-            messages = state.messages
-            kept.append(messages)
-            await agent.aclose()
-            await store.close()
-            del agent, state
-    assert kept[-1] == kept[-2]  # from the runs and from the rows: the same history
+        store = await Store.open(db)
+        gc.collect()
+        t = time.perf_counter()
+        messages = await store.load_messages(sid)
+        load_s.append(time.perf_counter() - t)
+        kept.append(messages)
+        t = time.perf_counter()
+        records = await store.list_sessions(limit=1000)
+        list_s.append(time.perf_counter() - t)
+        agent = Agent(store=store, workspace=DiskWorkspace(root), settings=Settings(model=MODEL))
+        gc.collect()
+        t = time.perf_counter()
+        state = await agent.session(sid)
+        session_s.append(time.perf_counter() - t)
+        messages = state.messages
+        kept.append(messages)
+        await agent.aclose()
+        await store.close()
+        del agent, state
+    assert kept[-1] == kept[-2]  # Store.load_messages and Agent.session: the same history
     del kept
     assert len(messages) == _message_count() and len(records) == 1000
     out["load_messages_s"] = load_s
     out["agent_session_s"] = session_s
-    out["rows_agent_session_s"] = rows_session_s
     out["list_sessions_s"] = list_s
 
     # -- pieces of a step, alone (collector off: its pauses are measured in the step below):
@@ -646,18 +616,8 @@ def run(result: BenchResult) -> None:
             "ms",
             target="< 100 ms",
             met=load < 100,
-            note=f"Agent.session() on a fresh store, the session packed as the agent leaves "
-            f"it; Store.load_messages alone {median(data['load_messages_s']) * 1000:.0f} ms",
-        )
-    )
-    result.add(
-        Figure(
-            "loop: load it from its rows alone (no packed runs)",
-            median(data["rows_agent_session_s"]) * 1000,
-            "ms",
-            note="as an agentls without packed runs wrote it, or right after a change to its "
-            f"oldest messages dropped them; packing it (in the background, once idle) took "
-            f"{sum(data['pack_s']) * 1000:.0f} ms in {len(data['pack_s'])} transactions",
+            note=f"Agent.session() on a fresh store, from its rows; Store.load_messages alone "
+            f"{median(data['load_messages_s']) * 1000:.0f} ms",
         )
     )
     listing = median(data["list_sessions_s"]) * 1000
@@ -689,8 +649,6 @@ def run(result: BenchResult) -> None:
             for key in (
                 "load_messages_s",
                 "agent_session_s",
-                "rows_agent_session_s",
-                "pack_s",
                 "list_sessions_s",
                 "to_api_messages_s",
                 "api_history_step_s",

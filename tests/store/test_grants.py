@@ -6,8 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from agentls.store import SCHEMA_VERSION, Store
-from agentls.store import db as store_db
+from agentls.store import SCHEMA_VERSION, Store, schema
 
 
 async def test_session_grants_keep_their_exact_flag(tmp_path: Path) -> None:
@@ -52,7 +51,7 @@ async def test_a_database_from_before_the_exact_flag_keeps_its_grants(tmp_path: 
     read as globs, as they were given."""
     path = tmp_path / "agentls.db"
     conn = sqlite3.connect(path)
-    for migration in store_db.MIGRATIONS[:3]:
+    for migration in schema.MIGRATIONS[:3]:
         for statement in migration:
             conn.execute(statement)
     conn.execute("PRAGMA user_version = 3")

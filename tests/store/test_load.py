@@ -26,7 +26,7 @@ from agentls.history import (
 )
 from agentls.session.agent import collector_paused
 from agentls.store import Store
-from agentls.store import db as store_db
+from agentls.store import rows as store_rows
 
 
 @pytest.fixture
@@ -132,6 +132,36 @@ async def test_a_loaded_session_equals_the_session_written(db_path: Path) -> Non
     first.reverted = True
     assert first.reverted is True and first.model_copy().reverted is True
     assert Message.model_validate_json(first.model_dump_json()) == first
+
+
+async def test_a_load_from_a_summary_inserted_mid_session_starts_there(db_path: Path) -> None:
+    """A compaction's summary goes before the first message it keeps: a load from it gives the
+    summary and what follows, a whole load has it in its place; an unknown start is a KeyError."""
+    rng = random.Random(3)
+    store = await Store.open(db_path)
+    session = await store.create_session("t", "/w", "m")
+    written = [varied_message(rng, session.id, n) for n in range(200)]
+    for message in written:
+        await store.add_message(message)
+    summary = Message(
+        id=new_id("msg"),
+        session_id=session.id,
+        role="user",
+        created_at=5,
+        parts=[SummaryPart(text="the story so far", summarized_messages=130)],
+    )
+    await store.add_summary(summary, written[130].id)
+    await store.close()
+
+    store = await Store.open(db_path)
+    try:
+        assert (await store.get_session(session.id)).summary_message_id == summary.id  # type: ignore[union-attr]
+        assert await store.load_messages(session.id, summary.id) == [summary, *written[130:]]
+        assert await store.load_messages(session.id) == [*written[:130], summary, *written[130:]]
+        with pytest.raises(KeyError):
+            await store.load_messages(session.id, "msg_not_there")
+    finally:
+        await store.close()
 
 
 async def test_a_message_without_parts_and_one_with_gaps_in_its_indexes(db_path: Path) -> None:
@@ -290,8 +320,8 @@ async def test_a_part_row_written_with_camel_case_keys_still_loads(db_path: Path
 
 
 def test_the_shortcut_build_assumes_what_message_still_is() -> None:
-    # store.db builds loaded messages the way model_construct does; it relies on this.
-    assert store_db._CONSTRUCT_OK
+    # store.rows builds loaded messages the way model_construct does; it relies on this.
+    assert store_rows.CONSTRUCT_OK
     value = {
         "id": "msg_1",
         "session_id": "ses_1",
@@ -303,7 +333,7 @@ def test_the_shortcut_build_assumes_what_message_still_is() -> None:
         "error": None,
         "reverted": False,
     }
-    built = store_db._message(dict(value))
+    built = store_rows.message_from_row(dict(value))
     validated = Message.model_validate(value)
     assert built == validated
     assert built.__dict__ == validated.__dict__

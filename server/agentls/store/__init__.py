@@ -1,29 +1,19 @@
 """Persistent storage of sessions, messages and permission grants in SQLite."""
 
-from agentls.store.db import (
-    PACK_MAX_MESSAGES,
-    PACK_MIN_MESSAGES,
-    SCHEMA_VERSION,
-    ProjectGrant,
-    SessionRecord,
-    Store,
-    StoredGrant,
-    StoreVersionError,
-    default_data_dir,
-    default_db_path,
-)
 from agentls.store.errors import StoreError
+from agentls.store.paths import default_data_dir, default_db_path
+from agentls.store.repository import Store
+from agentls.store.rows import ProjectGrant, SessionRecord, StoredGrant
+from agentls.store.schema import SCHEMA_VERSION, StoreVersionError
 
 __all__ = [
-    "PACK_MAX_MESSAGES",
-    "PACK_MIN_MESSAGES",
     "SCHEMA_VERSION",
     "ProjectGrant",
     "SessionRecord",
     "Store",
-    "StoredGrant",
     "StoreError",
     "StoreVersionError",
+    "StoredGrant",
     "default_data_dir",
     "default_db_path",
 ]

@@ -28,6 +28,10 @@ _NEARLY_FULL_BYTES = 64 * 1024
 
 ELSEWHERE = "or set AGENTLS_DATA_DIR to use another directory"
 
+# How long a statement waits for another process's lock before failing with "database is locked"
+# (the store's busy_timeout; the message of that failure says it).
+BUSY_TIMEOUT_MS = 5000
+
 
 class StoreError(RuntimeError):
     """The database cannot be used: `message` is one line saying which file and what to do."""
@@ -95,8 +99,6 @@ def from_sqlite(exc: sqlite3.Error, path: Path) -> StoreError:
     if primary == SQLITE_FULL or (primary == SQLITE_IOERR and _nearly_full(directory)):
         return disk_full(path)
     if primary in (SQLITE_BUSY, SQLITE_LOCKED):
-        from agentls.store.db import BUSY_TIMEOUT_MS
-
         return StoreError(
             f"the database {path} is locked by another process (waited "
             f"{BUSY_TIMEOUT_MS / 1000:g} s for it). Wait for that process to finish or stop it "

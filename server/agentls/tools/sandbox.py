@@ -146,7 +146,7 @@ async def probe(bwrap: str) -> str | None:
 
 
 def _data_dir() -> Path:
-    from agentls.store.db import default_data_dir
+    from agentls.store.paths import default_data_dir
 
     return default_data_dir()
 

@@ -32,8 +32,8 @@ from agentls.store import (
     StoreVersionError,
     default_data_dir,
     default_db_path,
+    schema,
 )
-from agentls.store import db as store_db
 
 
 @pytest.fixture
@@ -145,11 +145,11 @@ async def test_migrations_apply_in_order_and_atomically(
 ) -> None:
     store = await Store.open(db_path)
     await store.close()
-    original = store_db.MIGRATIONS
+    original = schema.MIGRATIONS
 
     # A failing migration leaves neither its tables nor a bumped version behind.
     broken = (*original, ("CREATE TABLE extra (x INTEGER)", "NOT VALID SQL"))
-    monkeypatch.setattr(store_db, "MIGRATIONS", broken)
+    monkeypatch.setattr(schema, "MIGRATIONS", broken)
     with pytest.raises(StoreError, match="syntax error") as failed:
         await Store.open(db_path)
     assert isinstance(failed.value.__cause__, sqlite3.OperationalError)
@@ -161,11 +161,50 @@ async def test_migrations_apply_in_order_and_atomically(
         ("CREATE TABLE extra (x INTEGER)",),
         ("INSERT INTO extra (x) SELECT COUNT(*) FROM sqlite_master WHERE name = 'extra'",),
     )
-    monkeypatch.setattr(store_db, "MIGRATIONS", good)
+    monkeypatch.setattr(schema, "MIGRATIONS", good)
     store = await Store.open(db_path)
     await store.close()
     assert raw(db_path, "PRAGMA user_version") == [(len(good),)]
     assert raw(db_path, "SELECT x FROM extra") == [(1,)]
+
+
+async def test_a_database_with_packed_runs_loses_them_and_loads_from_its_rows(
+    db_path: Path,
+) -> None:
+    """Migration 6 drops the retired packed runs (table and triggers) of a version-5 database;
+    its sessions load from their rows, and changing them no longer touches the dropped table."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(db_path)
+    for migration in schema.MIGRATIONS[:5]:
+        for statement in migration:
+            conn.execute(statement)
+    conn.execute("PRAGMA user_version = 5")
+    conn.execute(
+        "INSERT INTO sessions (id, title, cwd, model, created_at, updated_at)"
+        " VALUES ('ses_old', 't', '/w', 'm', 0, 0)"
+    )
+    conn.execute(
+        "INSERT INTO messages (id, session_id, seq, role, created_at) VALUES"
+        " ('msg_old', 'ses_old', 1, 'user', 1)"
+    )
+    conn.execute(
+        "INSERT INTO parts (message_id, idx, type, data) VALUES"
+        """ ('msg_old', 0, 'text', '{"type": "text", "text": "hello"}')"""
+    )
+    conn.execute(
+        "INSERT INTO packed_messages (session_id, first_seq, last_seq, count, data)"
+        " VALUES ('ses_old', 1, 1, 1, x'00')"
+    )
+    conn.commit()
+    conn.close()
+
+    async with await Store.open(db_path) as store:
+        (loaded,) = await store.load_messages("ses_old")
+        assert loaded.parts == [TextPart(text="hello")]
+        await store.save_part("msg_old", 1, TextPart(text="more"))
+        await store.add_message(user("ses_old", "next"))
+    assert raw(db_path, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    assert raw(db_path, "SELECT name FROM sqlite_master WHERE name LIKE '%pack%'") == []
 
 
 def test_default_data_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
