@@ -45,11 +45,9 @@ reliability-full: venv
 
 schemas: venv
 	$(BIN)/python -m agentls.protocol.schema
-	$(BIN)/python -m agentls.lsp.bootstrap_gen
 
 schemas-check: venv
 	$(BIN)/python -m agentls.protocol.schema --check
-	$(BIN)/python -m agentls.lsp.bootstrap_gen --check
 
 $(EXT_STAMP): $(EXT)/package-lock.json $(EXT)/package.json
 	cd $(EXT) && npm ci --loglevel=error --no-audit --no-fund

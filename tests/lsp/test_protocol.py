@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from messages_api import MessagesAPIServer, reply, text, tool_use
+from messages_api import MessagesAPIServer, reply, text, thinking, tool_use
 from tests.lsp.editor import Editor, diag
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -64,6 +64,28 @@ async def test_prompt_streams_events_then_answers(
     # Coalesced: far fewer notifications than the model's ~300 deltas.
     assert len(deltas) < 100
     assert any(e["type"] == "usage" for e in events)
+
+
+async def test_streamed_thinking_and_text_arrive_complete_and_in_order(
+    vscode_like: Editor, module_api: MessagesAPIServer
+) -> None:
+    """Deltas are batched once (by the turn): each notification is a run of one kind, and joined
+    they are the model's thinking and text, in the order they streamed, none lost."""
+    editor = vscode_like
+    thought = "Let me weigh the options one by one. " * 15
+    answer = "First, the fox; then, the dog. " * 15
+    module_api.enqueue(reply(thinking(thought), text(answer), chunk_size=2))
+    session = await editor.new_session("stream order")
+    result = await editor.prompt(session, "think, then answer")
+    assert result["text"] == answer
+    streamed = [
+        e for e in editor.session_events(session) if e["type"] in ("thinking-delta", "text-delta")
+    ]
+    kinds = [e["type"] for e in streamed]
+    assert kinds == sorted(kinds, key=lambda k: k != "thinking-delta")  # all thinking first
+    assert "".join(e["delta"] for e in streamed if e["type"] == "thinking-delta") == thought
+    assert "".join(e["delta"] for e in streamed if e["type"] == "text-delta") == answer
+    assert {e.get("messageId") for e in streamed} == {result["messageId"]}
 
 
 async def test_bad_params_answer_invalid_params_naming_the_field(vscode_like: Editor) -> None:

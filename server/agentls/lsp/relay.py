@@ -1,91 +1,49 @@
-"""Core events to `agent/event` notifications: text deltas coalesced (about 60 a second per
-session, nothing lost or reordered), and a work-done progress bar for each running turn."""
+"""Core events to `agent/event` notifications, in the order they happen, and a work-done progress
+bar for each running turn. Text deltas arrive already batched by the turn: one notification each."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from agentls.lsp.server import AgentServer
+    from pygls.progress import Progress
 
-FLUSH_INTERVAL_S = 1 / 60
-
-
-@dataclass
-class _Pending:
-    kind: str
-    message_id: str | None
-    chunks: list[str] = field(default_factory=list)
-    handle: asyncio.TimerHandle | None = None
+Notify = Callable[[dict[str, Any]], None]
+ProgressFor = Callable[[], "Progress | None"]
 
 
 class EventRelay:
-    def __init__(self, server: AgentServer) -> None:
-        self.server = server
-        self._pending: dict[str, _Pending] = {}
-        self._last_flush: dict[str, float] = {}
+    """An event sink of the Agent: `notify` sends one agent/event payload; `progress` gives the
+    client's work-done progress, or None when it does not show any."""
+
+    def __init__(self, notify: Notify, progress: ProgressFor) -> None:
+        self.notify = notify
+        self.progress = progress
         self._progress: dict[str, tuple[str, asyncio.Future[Any]]] = {}
 
     def __call__(self, event: Any) -> None:
-        session_id = event.session_id
-        kind = event.type
-        if kind in ("text-delta", "thinking-delta"):
-            pending = self._pending.get(session_id)
-            if pending is not None and (
-                pending.kind != kind or pending.message_id != event.message_id
-            ):
-                self.flush(session_id)
-                pending = None
-            if pending is None:
-                pending = _Pending(kind, event.message_id)
-                self._pending[session_id] = pending
-            pending.chunks.append(event.delta)
-            if pending.handle is None:
-                wait = self._last_flush.get(session_id, 0.0) + FLUSH_INTERVAL_S - time.monotonic()
-                loop = asyncio.get_running_loop()
-                pending.handle = loop.call_later(max(wait, 0.0), self.flush, session_id)
-            return
-        # Anything else: first what was buffered, so the order is kept.
-        self.flush(session_id)
-        self.send(event.wire())
+        self.notify(event.wire())
         self._progress_for(event)
-
-    def flush(self, session_id: str) -> None:
-        pending = self._pending.pop(session_id, None)
-        if pending is None:
-            return
-        if pending.handle is not None:
-            pending.handle.cancel()
-        self._last_flush[session_id] = time.monotonic()
-        payload: dict[str, Any] = {
-            "sessionId": session_id,
-            "type": pending.kind,
-            "delta": "".join(pending.chunks),
-        }
-        if pending.message_id is not None:
-            payload["messageId"] = pending.message_id
-        self.send(payload)
-
-    def send(self, payload: dict[str, Any]) -> None:
-        self.server.protocol.notify("agent/event", payload)
 
     # ---- progress -----------------------------------------------------------------------
 
     def _progress_for(self, event: Any) -> None:
-        if not self.server.client_caps.work_done_progress:
+        progress = self.progress()
+        if progress is None:
             return
         kind = event.type
         session_id = event.session_id
         if kind == "turn-start":
             token = f"agentls-{uuid.uuid4().hex}"
             title = " ".join(event.prompt.split())[:80] or "agentls"
-            created: asyncio.Future[Any] = asyncio.ensure_future(self._begin(token, title))
+            created: asyncio.Future[Any] = asyncio.ensure_future(
+                self._begin(progress, token, title)
+            )
             self._progress[session_id] = (token, created)
         elif (
             kind in ("tool-call", "permission-request", "turn-end") and session_id in self._progress
@@ -98,10 +56,11 @@ class EventRelay:
                 message = f"running {event.title}"
             else:
                 message = f"waiting for approval: {event.title}"
-            asyncio.ensure_future(self._report(token, created, message, end=kind == "turn-end"))
+            asyncio.ensure_future(
+                self._report(progress, token, created, message, end=kind == "turn-end")
+            )
 
-    async def _begin(self, token: str, title: str) -> bool:
-        progress = self.server.work_done_progress
+    async def _begin(self, progress: Progress, token: str, title: str) -> bool:
         try:
             await progress.create_async(token)
         except Exception:
@@ -110,7 +69,12 @@ class EventRelay:
         return True
 
     async def _report(
-        self, token: str, created: asyncio.Future[Any], message: str, end: bool
+        self,
+        progress: Progress,
+        token: str,
+        created: asyncio.Future[Any],
+        message: str,
+        end: bool,
     ) -> None:
         try:
             ok = await created
@@ -118,7 +82,6 @@ class EventRelay:
             return
         if not ok:
             return
-        progress = self.server.work_done_progress
         if end:
             progress.end(token, types.WorkDoneProgressEnd(message=message))
         else:

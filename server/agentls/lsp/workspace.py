@@ -16,22 +16,24 @@ import asyncio
 import logging
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
+from pygls.workspace import TextDocument
 
+from agentls.config import Settings
+from agentls.lsp.capabilities import ClientCaps
 from agentls.lsp.textedit import minimal_edit
-from agentls.tools.base import EditOutcome
 from agentls.verify.board import DiagnosticsBoard
-from agentls.verify.checks import own_checks
-from agentls.verify.diagnostics import describe, new_problems
+from agentls.verify.commands import relative_name
+from agentls.verify.diagnostics import describe, fixed_problems, new_problems
+from agentls.verify.edit import Verifier
+from agentls.workspace.changed import changed_while_waiting
 from agentls.workspace.disk import read_text_file
-
-if TYPE_CHECKING:
-    from agentls.lsp.server import AgentServer
+from agentls.workspace.protocol import EditOutcome
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +77,34 @@ def _write_disk(path: Path, text: str) -> None:
         raise
 
 
-class LspWorkspace:
-    """Implements the tools' Workspace protocol on top of the language server's documents."""
+ApplyEdit = Callable[[types.ApplyWorkspaceEditParams], Awaitable[types.ApplyWorkspaceEditResult]]
+PublishDiagnostics = Callable[[str, list[dict[str, Any]]], None]
 
-    def __init__(self, server: AgentServer, root: Path) -> None:
-        self.server = server
+
+class LspWorkspace:
+    """Implements the tools' Workspace protocol on top of the language server's documents.
+
+    It reaches the editor through callbacks: `documents` (the open document of a uri, or None),
+    `caps` (what the client can do), `settings` (those in force), `apply_edit`
+    (workspace/applyEdit) and `publish_diagnostics` (agentls' own checks of an edited file)."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        documents: Callable[[str], TextDocument | None],
+        caps: Callable[[], ClientCaps],
+        settings: Callable[[], Settings],
+        apply_edit: ApplyEdit,
+        publish_diagnostics: PublishDiagnostics,
+    ) -> None:
         self.root = root
+        self.documents = documents
+        self.caps = caps
+        self.settings = settings
+        self.apply_edit = apply_edit
+        self.publish_diagnostics = publish_diagnostics
+        self.verifier = Verifier(root, settings)
         self.board = DiagnosticsBoard()
         self._doc_changed: dict[str, asyncio.Event] = {}
         self._saved: dict[str, asyncio.Event] = {}
@@ -99,8 +123,8 @@ class LspWorkspace:
 
     # ---- reading ------------------------------------------------------------------------
 
-    def open_document(self, path: Path) -> Any:
-        return self.server.workspace.text_documents.get(uri_of(path))
+    def open_document(self, path: Path) -> TextDocument | None:
+        return self.documents(uri_of(path))
 
     async def read_text(self, path: Path) -> str:
         doc = self.open_document(path)
@@ -116,19 +140,12 @@ class LspWorkspace:
         doc = self.open_document(path)
         disk = await asyncio.to_thread(_read_disk, path)
         current = str(doc.source) if doc is not None else disk
-        if current != old_text:
-            what = (
-                "was created"
-                if old_text is None
-                else ("was deleted" if current is None else "changed")
-            )
-            return EditOutcome(
-                applied=False,
-                reason=f"The file {what} while the change waited (for approval or in the editor); read it again and redo the change.",
-            )
+        changed = changed_while_waiting(old_text, current, "(for approval or in the editor)")
+        if changed is not None:
+            return EditOutcome(applied=False, reason=changed)
         dirty = doc is not None and disk != str(doc.source)
-        before_diags = self._diagnostics_before(uri, path, old_text)
-        caps = self.server.client_caps
+        before_diags = await self._diagnostics_before(uri, path, old_text)
+        caps = self.caps()
         notes: list[str] = []
 
         if not caps.apply_edit:
@@ -152,18 +169,19 @@ class LspWorkspace:
         edit = self.build_edit(path, new_text, old_text)
         waiter = asyncio.Event()
         self._doc_changed[uri] = waiter
+        timeout_s = self.settings().apply_edit_timeout_s
         try:
             result = await asyncio.wait_for(
-                self.server.workspace_apply_edit_async(
+                self.apply_edit(
                     types.ApplyWorkspaceEditParams(edit=edit, label=f"agentls: {path.name}")
                 ),
-                self.server.settings.apply_edit_timeout_s,
+                timeout_s,
             )
         except TimeoutError:
             self._doc_changed.pop(uri, None)
             return EditOutcome(
                 applied=False,
-                reason=f"The editor did not answer workspace/applyEdit within {self.server.settings.apply_edit_timeout_s:.0f} s; the change may not have been made. Read the file again.",
+                reason=f"The editor did not answer workspace/applyEdit within {timeout_s:.0f} s; the change may not have been made. Read the file again.",
             )
         if not result.applied:
             self._doc_changed.pop(uri, None)
@@ -171,10 +189,8 @@ class LspWorkspace:
             return EditOutcome(applied=False, reason=f"The editor refused the edit: {reason}")
 
         # Wait (briefly) for the buffer to reflect the edit, so the next read sees it.
-        if (
-            self.open_document(path) is not None
-            and str(self.open_document(path).source) != new_text
-        ):
+        doc = self.open_document(path)
+        if doc is not None and str(doc.source) != new_text:
             try:
                 await asyncio.wait_for(waiter.wait(), BUFFER_SYNC_WAIT_S)
             except TimeoutError:
@@ -194,7 +210,7 @@ class LspWorkspace:
         return await self._verified(path, uri, new_text, before_diags, notes, version=version)
 
     async def delete(self, path: Path) -> EditOutcome:
-        caps = self.server.client_caps
+        caps = self.caps()
         uri = uri_of(path)
         if caps.apply_edit and caps.document_changes and caps.delete_files:
             edit = types.WorkspaceEdit(
@@ -205,10 +221,8 @@ class LspWorkspace:
                 ]
             )
             result = await asyncio.wait_for(
-                self.server.workspace_apply_edit_async(
-                    types.ApplyWorkspaceEditParams(edit=edit, label="agentls: revert")
-                ),
-                self.server.settings.apply_edit_timeout_s,
+                self.apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label="agentls: revert")),
+                self.settings().apply_edit_timeout_s,
             )
             if not result.applied:
                 return EditOutcome(
@@ -221,8 +235,8 @@ class LspWorkspace:
     def build_edit(self, path: Path, new_text: str, old_text: str | None) -> types.WorkspaceEdit:
         """The WorkspaceEdit for a change, shaped by what the client supports."""
         uri = uri_of(path)
-        caps = self.server.client_caps
-        encoding = self.server.position_encoding
+        caps = self.caps()
+        encoding = caps.position_encoding
         if old_text is None:
             insert = types.TextEdit(
                 range=types.Range(
@@ -267,7 +281,7 @@ class LspWorkspace:
         """Make disk equal the (clean) buffer: the client saves it, or we write it through."""
         if await asyncio.to_thread(_read_disk, path) == new_text:
             return  # saved already: a client may save before it answers workspace/applyEdit
-        if self.server.agent_caps.saves_edits and self.open_document(path) is not None:
+        if self.caps().agent.saves_edits and self.open_document(path) is not None:
             saved = asyncio.Event()
             self._saved[uri] = saved
             try:
@@ -281,13 +295,15 @@ class LspWorkspace:
 
     # ---- verification -------------------------------------------------------------------
 
-    def _diagnostics_before(
+    async def _diagnostics_before(
         self, uri: str, path: Path, old_text: str | None
     ) -> tuple[int, list[dict[str, Any]]]:
-        if self.server.agent_caps.diagnostics_push:
+        """The problems before the edit: the editor's latest push (and its number), when it
+        pushes diagnostics; else agentls' own checks of the old text."""
+        if self.caps().agent.diagnostics_push:
             pushed = self.board.current(uri)
             return (pushed.seq, pushed.diagnostics) if pushed else (0, [])
-        return (0, own_checks(path, old_text) if old_text is not None else [])
+        return (0, await self.verifier.before(path, old_text))
 
     async def _verified(
         self,
@@ -298,30 +314,25 @@ class LspWorkspace:
         notes: list[str],
         version: int | None,
     ) -> EditOutcome:
-        label = self._label(path)
         seq, before_diags = before
-        if self.server.agent_caps.diagnostics_push:
-            pushed = await self.board.wait_after(
-                uri, seq, version, self.server.settings_verify_wait_s()
+        if not self.caps().agent.diagnostics_push:
+            summary = await self.verifier.after(
+                path, new_text, before_diags, lambda after: self.publish_diagnostics(uri, after)
             )
-            if pushed is None:
-                summary = f"Diagnostics (editor): none arrived for {label} within {self.server.settings_verify_wait_s():.1f} s of the edit."
-            else:
-                summary = describe(label, new_problems(before_diags, pushed.diagnostics), "editor")
+            return EditOutcome(applied=True, notes=notes, diagnostics=summary)
+        label = relative_name(path, self.root)
+        wait_s = self.verifier.wait_s
+        pushed = await self.board.wait_after(uri, seq, version, wait_s)
+        if pushed is None:
+            summary = (
+                f"Diagnostics (editor): none arrived for {label} within {wait_s:.1f} s of the edit."
+            )
         else:
-            after = own_checks(path, new_text)
-            self.server.publish_own_diagnostics(uri, after)
-            summary = describe(label, new_problems(before_diags, after), "agentls checks")
-            extra = await self.server.run_verify_commands(path)
-            if extra:
-                summary += "\n" + extra
+            after = pushed.diagnostics
+            summary = describe(
+                label,
+                new_problems(before_diags, after),
+                "editor",
+                fixed_problems(before_diags, after),
+            )
         return EditOutcome(applied=True, notes=notes, diagnostics=summary)
-
-    def _label(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return str(path)
-
-
-DocumentHook = Callable[[str], None]

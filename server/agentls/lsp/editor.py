@@ -1,0 +1,195 @@
+"""The editor's side of the agent: open documents (whose changes and saves an edit waits for),
+code actions on a selection and agent.runOnSelection, the diagnostics an editor pushes to verify
+edits with (agent/diagnostics), and the context a prompt attaches (files and selections)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.uris import to_fs_path
+
+from agentls.events import ErrorEvent
+from agentls.history import ContextPart, Position
+from agentls.lsp.agent_server import AgentServer
+from agentls.lsp.approvals import pending_edit_actions
+from agentls.lsp.textedit import offset_at
+from agentls.lsp.transport import invalid, parse
+from agentls.protocol.models import (
+    ContextRef,
+    DiagnosticsParams,
+    RunOnSelectionParams,
+    RunOnSelectionResult,
+)
+from agentls.session import Agent, StoreError
+from agentls.workspace.disk import read_text_file
+
+log = logging.getLogger(__name__)
+# A context file that is not open in the editor is attached only up to this size.
+CONTEXT_MAX_FILE_BYTES = 4 * 1024 * 1024
+# The text attached of one file or selection.
+CONTEXT_MAX_CHARS = 100_000
+CODE_ACTION_KINDS = [
+    types.CodeActionKind.QuickFix,
+    types.CodeActionKind.RefactorRewrite,
+    types.CodeActionKind.Empty,
+]
+
+
+# ---- documents --------------------------------------------------------------------------
+
+
+def did_open(ls: AgentServer, params: types.DidOpenTextDocumentParams) -> None:
+    if ls.ws is not None:
+        ls.ws.document_changed(params.text_document.uri)
+
+
+def did_change(ls: AgentServer, params: types.DidChangeTextDocumentParams) -> None:
+    if ls.ws is not None:
+        ls.ws.document_changed(params.text_document.uri)
+
+
+def did_save(ls: AgentServer, params: types.DidSaveTextDocumentParams) -> None:
+    if ls.ws is not None:
+        ls.ws.document_saved(params.text_document.uri)
+
+
+def did_close(ls: AgentServer, params: types.DidCloseTextDocumentParams) -> None:
+    return None
+
+
+async def diagnostics(ls: AgentServer, raw: Any) -> None:
+    """agent/diagnostics: what the editor reports for a document, to verify an edit with."""
+    try:
+        params = parse(DiagnosticsParams, raw)
+    except JsonRpcInvalidParams as exc:
+        log.warning("ignoring agent/diagnostics: %s", exc.message)
+        return
+    if ls.config_error is not None:
+        return  # no agent to verify edits with; a notification has no one to tell
+    await ls.agent()
+    assert ls.ws is not None
+    await ls.ws.board.push(params.uri, params.version, params.diagnostics)
+
+
+# ---- code actions -----------------------------------------------------------------------
+
+
+SELECTION_ACTIONS = (
+    (
+        "Ask agent about this",
+        "Explain the selected code and point out anything wrong with it.",
+        types.CodeActionKind.Empty,
+    ),
+    (
+        "Agent: fix the problems here",
+        "Fix the problems in the selected code.",
+        types.CodeActionKind.QuickFix,
+    ),
+    (
+        "Agent: refactor this",
+        "Refactor the selected code for clarity without changing its behaviour.",
+        types.CodeActionKind.RefactorRewrite,
+    ),
+)
+
+
+def code_action(ls: AgentServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """The pending edits on these lines (accept, reject), then the agent on the selection."""
+    uri = params.text_document.uri
+    rng = params.range
+    args = {"uri": uri, "range": ls.protocol._converter.unstructure(rng)}
+    actions = pending_edit_actions(ls, uri, rng)
+    problems = list(params.context.diagnostics)
+    for title, instruction, kind in SELECTION_ACTIONS:
+        fixing = kind == types.CodeActionKind.QuickFix
+        if fixing and problems:
+            listed = "\n".join(
+                f"- line {d.range.start.line + 1}: {d.message}" for d in problems[:20]
+            )
+            instruction += "\nThe editor reports:\n" + listed
+        actions.append(
+            types.CodeAction(
+                title=title,
+                kind=kind,
+                diagnostics=problems if fixing and problems else None,
+                command=types.Command(
+                    title=title,
+                    command="agent.runOnSelection",
+                    arguments=[{**args, "instruction": instruction}],
+                ),
+            )
+        )
+    return actions
+
+
+async def run_on_selection(ls: AgentServer, *args: Any) -> dict[str, Any]:
+    """agent.runOnSelection: the instruction, with the selection attached, in the given session
+    (else the latest of the workspace, else a new one); answered at once, the turn runs on."""
+    if len(args) != 1:
+        raise invalid("Invalid params: arguments: expected one params object")
+    params = parse(RunOnSelectionParams, args[0])
+    agent = await ls.agent()
+    session_id = params.session_id
+    if session_id is not None:
+        try:
+            await agent.session(session_id)
+        except KeyError:
+            raise invalid(f"Invalid params: sessionId: unknown session {session_id!r}") from None
+    else:
+        recent = await agent.list_sessions(limit=1, cwd=ls.root)
+        session_id = recent[0].id if recent else (await agent.new_session()).id
+    context = await context_parts(ls, [ContextRef(uri=params.uri, range=params.range)])
+    ls.spawn(prompt_in_background(ls, agent, session_id, params.instruction, context))
+    return RunOnSelectionResult(session_id=session_id).wire()
+
+
+async def prompt_in_background(
+    ls: AgentServer, agent: Agent, session_id: str, text: str, context: list[ContextPart]
+) -> None:
+    """A prompt no request waits for: a refusal by the store (the session busy in another
+    process, a store fault) is an error event of the session, and shown to the user."""
+    try:
+        await agent.prompt(session_id, text, context)
+    except StoreError as exc:
+        agent.emit(ErrorEvent(session_id=session_id, message=exc.message))
+        ls.show_message(f"agentls: {exc.message}")
+
+
+# ---- context ----------------------------------------------------------------------------
+
+
+async def context_parts(ls: AgentServer, refs: list[ContextRef]) -> list[ContextPart]:
+    """The files and selections a prompt attaches: an open buffer's text (unsaved changes
+    included), else the file on disk; a selection cut to its range."""
+    parts = []
+    for ref in refs:
+        text = await context_text(ls, Path(to_fs_path(ref.uri) or ref.uri))
+        if text is not None and ref.range is not None:
+            encoding = ls.client_caps.position_encoding
+            start = offset_at(text, lsp_position(ref.range.start), encoding)
+            text = text[start : offset_at(text, lsp_position(ref.range.end), encoding)]
+        if text is not None and len(text) > CONTEXT_MAX_CHARS:
+            text = text[:CONTEXT_MAX_CHARS] + "\n... (cut)"
+        parts.append(ContextPart(uri=ref.uri, range=ref.range, text=text))
+    return parts
+
+
+def lsp_position(position: Position) -> types.Position:
+    return types.Position(line=position.line, character=position.character)
+
+
+async def context_text(ls: AgentServer, path: Path) -> str | None:
+    try:
+        assert ls.ws is not None
+        doc = ls.ws.open_document(path)
+        if doc is not None:
+            return str(doc.source)
+        # Any file the editor names, but never a device or a huge file whole.
+        return await asyncio.to_thread(read_text_file, path, CONTEXT_MAX_FILE_BYTES)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None

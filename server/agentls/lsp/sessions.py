@@ -1,0 +1,138 @@
+"""The session requests: agent/newSession, listSessions, getMessages, prompt, cancel, revert.
+Each validates its params, asks the Agent, and answers with the protocol's result model."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from pygls.exceptions import JsonRpcRequestCancelled
+
+from agentls.lsp.agent_server import AgentServer
+from agentls.lsp.editor import context_parts
+from agentls.lsp.transport import invalid, parse
+from agentls.lsp.workspace import uri_of
+from agentls.protocol.models import (
+    CancelParams,
+    CancelResult,
+    GetMessagesParams,
+    GetMessagesResult,
+    ListSessionsParams,
+    ListSessionsResult,
+    MessageInfo,
+    NewSessionParams,
+    NewSessionResult,
+    PromptParams,
+    PromptResult,
+    RevertParams,
+    RevertResult,
+    SessionInfo,
+    TurnFinishReason,
+)
+from agentls.session import SessionBusyError
+
+T = TypeVar("T")
+
+
+async def new_session(ls: AgentServer, raw: Any) -> dict[str, Any]:
+    params = parse(NewSessionParams, raw)
+    agent = await ls.agent()
+    record = await agent.new_session(params.title)
+    return NewSessionResult(session_id=record.id).wire()
+
+
+async def list_sessions(ls: AgentServer, raw: Any) -> dict[str, Any]:
+    parse(ListSessionsParams, raw)
+    agent = await ls.agent()
+    records = await agent.list_sessions(cwd=ls.root)
+    sessions = [
+        SessionInfo(
+            session_id=r.id,
+            title=r.title,
+            created_at=r.created_at,
+            updated_at=r.updated_at,
+            busy=agent.is_busy(r.id),
+            model=r.model,
+            usage=r.usage,
+        )
+        for r in records
+    ]
+    return ListSessionsResult(sessions=sessions).wire()
+
+
+async def get_messages(ls: AgentServer, raw: Any) -> dict[str, Any]:
+    params = parse(GetMessagesParams, raw)
+    agent = await ls.agent()
+    messages = await known_session(params.session_id, agent.messages)
+    return GetMessagesResult(
+        messages=[
+            MessageInfo(
+                id=m.id,
+                role=m.role,
+                created_at=m.created_at,
+                parts=list(m.parts),
+                finish_reason=m.finish_reason,
+                reverted=m.reverted or None,
+            )
+            for m in messages
+        ]
+    ).wire()
+
+
+async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
+    params = parse(PromptParams, raw)
+    agent = await ls.agent()
+    await known_session(params.session_id, agent.session)
+    context = await context_parts(ls, params.context or [])
+    result = await agent.prompt(params.session_id, params.text, context)
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        # $/cancelRequest: the turn was cancelled cleanly; answer as the protocol says.
+        raise JsonRpcRequestCancelled()
+    return PromptResult(
+        session_id=result.session_id,
+        message_id=result.message_id,
+        # A turn never ends on tool_use (that is a step's reason), so this is a turn reason.
+        finish_reason=cast(TurnFinishReason, result.finish_reason),
+        text=result.text,
+        usage=result.usage,
+    ).wire()
+
+
+async def cancel(ls: AgentServer, raw: Any) -> dict[str, Any]:
+    params = parse(CancelParams, raw)
+    agent = await ls.agent()
+    cancelled = await known_session(params.session_id, agent.cancel)
+    return CancelResult(cancelled=cancelled).wire()
+
+
+async def revert(ls: AgentServer, raw: Any) -> dict[str, Any]:
+    params = parse(RevertParams, raw)
+    agent = await ls.agent()
+    await known_session(params.session_id, agent.session)
+    try:
+        outcome = await agent.revert(params.session_id, params.message_id)
+    except KeyError as exc:
+        raise invalid(f"Invalid params: messageId: {exc.args[0]}") from None
+    except SessionBusyError as exc:
+        raise invalid(f"Invalid params: sessionId: {exc}") from None
+    note = None
+    if outcome.bash_not_undone:
+        note = "Commands run with bash in those messages were not undone."
+    if outcome.problems:
+        note = ((note + " ") if note else "") + "Not restored: " + "; ".join(outcome.problems)
+    return RevertResult(
+        files=[uri_of(Path(f)) for f in outcome.files],
+        bash_not_undone=outcome.bash_not_undone,
+        note=note,
+    ).wire()
+
+
+async def known_session(session_id: str, call: Callable[[str], Awaitable[T]]) -> T:
+    """await call(session_id); an unknown session (KeyError) is invalid params naming it."""
+    try:
+        return await call(session_id)
+    except KeyError:
+        raise invalid(f"Invalid params: sessionId: unknown session {session_id!r}") from None

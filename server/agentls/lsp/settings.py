@@ -1,0 +1,159 @@
+"""The server's settings and lifecycle: initialize (the workspace root, initializationOptions,
+the client's capabilities), initialized, workspace/didChangeConfiguration, the agent/workspaceTrust
+notification, shutdown. Settings change without a restart; bad ones never refuse the connection:
+they are reported, and the agent refuses to work until they are fixed."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pydantic import ValidationError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.uris import to_fs_path
+
+from agentls.config import Settings, load_settings
+from agentls.lsp.agent_server import AgentServer
+from agentls.lsp.capabilities import read_client_caps
+from agentls.lsp.transport import invalid, parse
+from agentls.protocol.models import AgentInitOptions, WorkspaceTrustParams
+
+log = logging.getLogger(__name__)
+
+
+# ---- handlers ---------------------------------------------------------------------------
+
+
+def initialize(ls: AgentServer, params: types.InitializeParams) -> None:
+    ls.root = workspace_root(params)
+    try:
+        agent_options = agent_member(params.initialization_options)
+        init = AgentInitOptions.model_validate(agent_options or {})
+        overrides = init.model_dump(by_alias=True, exclude_none=True)
+        overrides.pop("workspaceTrusted", None)
+        ls.workspace_trusted = init.workspace_trusted is True
+        ls.settings = load(ls, overrides)
+        ls.init_overrides = overrides
+        ls.config_error = None
+    except Exception as exc:
+        # Bad settings (initialization options, a config file) do not refuse the connection:
+        # the answer to initialize never depends on them. The agent refuses to work until they
+        # are fixed (AgentServer.agent), and the editor is told once initialized.
+        detail = exc.message if isinstance(exc, JsonRpcException) else str(exc)
+        ls.config_error = f"bad agent settings: {detail}"
+        log.error("%s", ls.config_error)
+    encoding = ls.workspace.position_encoding if ls.protocol._workspace is not None else None
+    ls.client_caps = read_client_caps(params, encoding)
+
+
+def initialized(ls: AgentServer, params: types.InitializedParams) -> None:
+    ls.start_background_import()
+    tell_untrusted(ls)
+    if ls.config_error is not None:
+        ls.show_message(f"agentls: {ls.config_error}. The agent is off until they are fixed.")
+
+
+def did_change_configuration(ls: AgentServer, params: types.DidChangeConfigurationParams) -> None:
+    settings = params.settings
+    if not isinstance(settings, dict):
+        return
+    try:
+        apply_configuration(ls, settings.get("agent"))
+    except (ValidationError, JsonRpcInvalidParams, ValueError) as exc:
+        ls.window_log_message(
+            types.LogMessageParams(
+                type=types.MessageType.Error, message=f"agentls: bad agent settings: {exc}"
+            )
+        )
+
+
+def workspace_trust(ls: AgentServer, raw: Any) -> None:
+    """agent/workspaceTrust: the editor granted (or withdrew) trust: the workspace config applies
+    in full (or only tightens) from the next tool call on, without a restart."""
+    try:
+        params = parse(WorkspaceTrustParams, raw)
+        reload_settings(ls, None, params.trusted)
+    except (JsonRpcInvalidParams, ValidationError, ValueError) as exc:
+        detail = exc.message if isinstance(exc, JsonRpcInvalidParams) else str(exc)
+        log.warning("agent/workspaceTrust: %s", detail)
+        ls.show_message(f"agentls: bad agent settings: {detail}")
+
+
+async def shutdown(ls: AgentServer, params: Any) -> None:
+    await ls.close()
+
+
+# ---- the settings -----------------------------------------------------------------------
+
+
+def workspace_root(params: types.InitializeParams) -> Path:
+    """The first workspace folder, else rootUri, else rootPath, else the current directory."""
+    root = Path(os.getcwd())
+    root_uri = params.root_uri
+    if params.workspace_folders:
+        root_uri = params.workspace_folders[0].uri
+    if root_uri:
+        root = Path(to_fs_path(root_uri) or os.getcwd())
+    elif params.root_path:
+        root = Path(params.root_path)
+    return Path(os.path.realpath(root))
+
+
+def agent_member(options: Any) -> dict[str, Any] | None:
+    """initializationOptions.agent (or a configuration's "agent" section), checked an object."""
+    agent_options = options.get("agent") if isinstance(options, dict) else None
+    if agent_options is not None and not isinstance(agent_options, dict):
+        raise invalid("initializationOptions.agent: must be an object")
+    return agent_options
+
+
+def load(ls: AgentServer, overrides: dict[str, Any]) -> Settings:
+    settings = load_settings(
+        ls.root, overrides, workspace_trusted=ls.workspace_trusted, editor=True
+    )
+    ls.overrides = overrides
+    return settings
+
+
+def apply_configuration(ls: AgentServer, agent_settings: Any) -> None:
+    if agent_settings is None:
+        return
+    if not isinstance(agent_settings, dict):
+        raise invalid("agent settings must be an object")
+    options = AgentInitOptions.model_validate(agent_settings)
+    changed = options.model_dump(by_alias=True, exclude_none=True)
+    changed.pop("workspaceTrusted", None)
+    trusted = ls.workspace_trusted
+    if options.workspace_trusted is not None:
+        trusted = options.workspace_trusted
+    reload_settings(ls, {**ls.init_overrides, **changed}, trusted)
+
+
+def reload_settings(ls: AgentServer, overrides: dict[str, Any] | None, trusted: bool) -> None:
+    """Load the settings again (new overrides, a grant of workspace trust) and hand them to the
+    agent: no restart. Raises on bad settings, leaving the previous ones in force."""
+    previous = ls.workspace_trusted
+    ls.workspace_trusted = trusted
+    try:
+        ls.settings = load(ls, ls.overrides if overrides is None else overrides)
+    except Exception:
+        ls.workspace_trusted = previous
+        raise
+    ls.config_error = None
+    if ls.running_agent is not None:
+        ls.running_agent.update_settings(ls.settings)
+    tell_untrusted(ls)
+
+
+def tell_untrusted(ls: AgentServer) -> None:
+    """Once per server run and file state: which keys of an untrusted workspace config were
+    ignored, and how to trust it."""
+    notice = ls.settings.untrusted_notice
+    if notice is None or notice in ls.notices_shown:
+        return
+    ls.notices_shown.add(notice)
+    log.warning("%s", notice)
+    ls.show_message(notice, types.MessageType.Warning)
