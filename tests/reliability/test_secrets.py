@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 
 from agentls.permission.broker import Answer
-from agentls.session.agent import AskContext
+from agentls.session import AskContext
 from messages_api import MessagesAPIServer, error, reply, text, tool_use
 from tests.conftest import HarnessFactory
 from tests.reliability.support import Figures, Serve, serve_env

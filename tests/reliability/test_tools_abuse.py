@@ -18,7 +18,7 @@ import pytest
 
 from agentls.history import ToolPart
 from agentls.permission.broker import Answer
-from agentls.session.agent import AskContext
+from agentls.session import AskContext
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
 from tests.reliability.support import Figures

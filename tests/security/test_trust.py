@@ -15,7 +15,7 @@ import pytest
 
 from agentls.config import Settings, load_settings
 from agentls.config_home import config_home
-from agentls.session.agent import rules_of
+from agentls.session.policy import rules_of
 from agentls.trust import TrustStore, workspace_config
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.security.conftest import SecurityFigures

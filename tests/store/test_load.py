@@ -24,7 +24,7 @@ from agentls.history import (
     Usage,
     new_id,
 )
-from agentls.session.agent import collector_paused
+from agentls.session.heap import collector_paused
 from agentls.store import Store
 from agentls.store import rows as store_rows
 

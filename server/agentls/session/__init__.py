@@ -3,20 +3,32 @@
 Front ends import from here (and protocol/ for wire models), never store/ or permission/: the
 Agent opens and closes its store, lists and loads sessions, prompts, cancels, reverts, asks
 (Agent.ask, shown through a QuestionPresenter) and takes answers (Agent.approve).
+
+The modules, one concern each:
+- agent.py: the Agent (the face; the sessions it keeps loaded, their queues, cancel);
+- state.py: a session in memory (SessionState), a turn's result;
+- turn.py: the loop of one turn (steps, write-behind, delta batching, cancel, store faults);
+- stream.py: provider events folded into the parts of a message (plain code);
+- calls.py: tool calls (run_tools, the doom loop, CallContext, RecordingWorkspace);
+- questions.py: permission questions and the one ask path (broker + presenter);
+- policy.py: the settings in force, the permission rules they make, the project's grants;
+- compaction.py: summarizing the older history near the context window;
+- revert.py: undoing the file changes of messages;
+- heap.py: the garbage collector's freezing policy;
+- instructions.py: AGENTS.md / CLAUDE.md in the system prompt; system_prompt.py: the base prompt.
 """
 
 from agentls.permission.broker import Answer, ApprovalError
-from agentls.session.agent import (
-    Agent,
+from agentls.session.agent import Agent
+from agentls.session.questions import (
     AskContext,
     Asker,
     Question,
     QuestionPresenter,
-    RevertOutcome,
-    SessionBusyError,
-    TurnResult,
     answer_taken,
 )
+from agentls.session.revert import RevertOutcome
+from agentls.session.state import SessionBusyError, TurnResult
 from agentls.store import ProjectGrant, SessionRecord, StoreError
 from agentls.store.session_locks import SessionLockedError
 

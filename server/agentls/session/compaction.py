@@ -21,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 from agentls.events import CompactionEvent, UsageEvent
 from agentls.history import (
@@ -39,14 +40,15 @@ from agentls.model.base import (
     MessageBegin,
     MessageEnd,
     ModelRequest,
+    Provider,
     ProviderError,
     RetryNotice,
     TextDelta,
 )
 from agentls.model.catalog import model_info, price
-
-if TYPE_CHECKING:
-    from agentls.session.agent import Agent, SessionState
+from agentls.session.policy import Policy
+from agentls.session.state import SessionState
+from agentls.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -74,18 +76,6 @@ COMPACTION_INSTRUCTION = (
     "Summarize the session transcript above as instructed. The agent will continue from your "
     "summary plus the messages that came after this transcript."
 )
-
-
-class TurnLike(Protocol):
-    """What the compactor uses of the running turn."""
-
-    agent: Agent
-    state: SessionState
-    model: str
-    session_id: str
-    usage: Usage
-
-    def emit(self, event: Any) -> None: ...
 
 
 def step_context_tokens(usage: Usage) -> int:
@@ -180,22 +170,46 @@ class CompactionFailed(Exception):
 
 
 class Compactor:
-    """Compaction for one turn: checked before each step, tried at most once if it fails."""
+    """Compaction for one turn: checked before each step, tried at most once if it fails.
 
-    def __init__(self, turn: TurnLike) -> None:
-        self.turn = turn
+    It works on the turn's session (state), with its model's provider, the store and the policy
+    (the settings in force); `emit` sends its events, and `add_usage` adds what the summary
+    cost to the turn's usage and returns the turn's total."""
+
+    def __init__(
+        self,
+        *,
+        state: SessionState,
+        model: str,
+        provider: Provider,
+        store: Store,
+        policy: Policy,
+        emit: Callable[[Any], None],
+        add_usage: Callable[[Usage], Usage],
+    ) -> None:
+        self.state = state
+        self.model = model
+        self.provider = provider
+        self.store = store
+        self.policy = policy
+        self.emit = emit
+        self.add_usage = add_usage
         self.failed = False
 
+    @property
+    def session_id(self) -> str:
+        return self.state.record.id
+
     def context_window(self) -> int:
-        settings = self.turn.agent.settings
-        return settings.context_window or model_info(self.turn.model).context_window
+        settings = self.policy.settings
+        return settings.context_window or model_info(self.model).context_window
 
     def needed(self) -> int | None:
         """The context size that calls for a compaction now, else None."""
-        settings = self.turn.agent.settings
+        settings = self.policy.settings
         if not settings.auto_compact or self.failed:
             return None
-        tokens = context_tokens(self.turn.state.messages)
+        tokens = context_tokens(self.state.messages)
         if tokens is None or tokens <= settings.compact_threshold * self.context_window():
             return None
         return tokens
@@ -208,17 +222,16 @@ class Compactor:
 
     async def compact(self, tokens: int) -> bool:
         """Summarize the older history; True when the session now starts from a summary."""
-        turn = self.turn
-        state = turn.state
+        state = self.state
         window = self.context_window()
-        keep = min(turn.agent.settings.compact_keep_recent_tokens, window // 4)
+        keep = min(self.policy.settings.compact_keep_recent_tokens, window // 4)
         messages = list(state.messages)
         cut = choose_cut(messages, keep)
         if cut is None:
             return False
-        turn.emit(
+        self.emit(
             CompactionEvent(
-                session_id=turn.session_id,
+                session_id=self.session_id,
                 status="started",
                 context_tokens=tokens,
                 context_window=window,
@@ -233,7 +246,7 @@ class Compactor:
             return self._fail(f"{exc.__class__.__name__}: {exc}", tokens, window)
         summary = Message(
             id=new_id("msg"),
-            session_id=turn.session_id,
+            session_id=self.session_id,
             role="user",
             created_at=now_ms(),
             parts=[
@@ -250,7 +263,7 @@ class Compactor:
         # One transaction, shielded: if the turn is cancelled meanwhile, the memory still
         # follows what the store committed.
         persist = asyncio.ensure_future(
-            turn.agent.store.add_summary(summary, before_message_id=kept[0].id)
+            self.store.add_summary(summary, before_message_id=kept[0].id)
         )
 
         def on_done(task: asyncio.Future[None]) -> None:
@@ -269,9 +282,9 @@ class Compactor:
             log.exception("cannot store the compaction summary")
             return self._fail(f"cannot store the summary: {exc}", tokens, window)
         switch()
-        turn.emit(
+        self.emit(
             CompactionEvent(
-                session_id=turn.session_id,
+                session_id=self.session_id,
                 status="done",
                 context_tokens=tokens,
                 context_window=window,
@@ -284,9 +297,9 @@ class Compactor:
     def _fail(self, error: str, tokens: int, window: int) -> bool:
         self.failed = True
         log.warning("compaction failed: %s", error)
-        self.turn.emit(
+        self.emit(
             CompactionEvent(
-                session_id=self.turn.session_id,
+                session_id=self.session_id,
                 status="failed",
                 context_tokens=tokens,
                 context_window=window,
@@ -296,13 +309,12 @@ class Compactor:
         return False
 
     async def _summarize(self, older: list[Message]) -> tuple[str, Usage]:
-        turn = self.turn
         body = transcript(older)
         if not body.strip():
             raise CompactionFailed("nothing to summarize")
-        info = model_info(turn.model)
+        info = model_info(self.model)
         request = ModelRequest(
-            model=turn.model,
+            model=self.model,
             system=[{"type": "text", "text": COMPACTION_SYSTEM_PROMPT}],
             messages=[
                 {
@@ -323,7 +335,7 @@ class Compactor:
         pieces: dict[int, list[str]] = {}
         begin: Any = None
         end: Any = None
-        async for event in turn.agent.provider(turn.model).stream(request):
+        async for event in self.provider.stream(request):
             if isinstance(event, TextDelta):
                 pieces.setdefault(event.index, []).append(event.text)
             elif isinstance(event, RetryNotice):
@@ -339,8 +351,6 @@ class Compactor:
         return text, usage
 
     async def _record_usage(self, begin: Any, end: Any) -> Usage:
-        turn = self.turn
-
         def pick(name: str) -> int:
             value = getattr(end, name, 0) if end is not None else 0
             return int(value or (getattr(begin, name, 0) if begin is not None else 0) or 0)
@@ -351,14 +361,14 @@ class Compactor:
             cache_read_tokens=pick("cache_read_tokens"),
             cache_write_tokens=pick("cache_write_tokens"),
         )
-        usage.cost_usd = price(turn.model, usage)
-        turn.usage = turn.usage.add(usage)
-        state = turn.state
+        usage.cost_usd = price(self.model, usage)
+        turn_usage = self.add_usage(usage)
+        state = self.state
         state.record.usage = state.record.usage.add(usage)
-        await turn.agent.store.add_session_usage(turn.session_id, usage)
-        turn.emit(
+        await self.store.add_session_usage(self.session_id, usage)
+        self.emit(
             UsageEvent(
-                session_id=turn.session_id, step=usage, turn=turn.usage, session=state.record.usage
+                session_id=self.session_id, step=usage, turn=turn_usage, session=state.record.usage
             )
         )
         return usage

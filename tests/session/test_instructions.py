@@ -1,4 +1,4 @@
-"""Rules files: AGENTS.md (else CLAUDE.md) at the workspace root and in the config home go into
+"""Instructions: AGENTS.md (else CLAUDE.md) at the workspace root and in the config home go into
 the system prompt, and an edit is used by the very next step."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentls.session.rules_files import RulesFiles
+from agentls.session.instructions import Instructions
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 
@@ -17,7 +17,7 @@ def system_text(body: dict[str, Any]) -> str:
     return "\n".join(block["text"] for block in body["system"])
 
 
-async def test_project_and_global_rules_are_in_the_system_prompt(
+async def test_project_and_global_instructions_are_in_the_system_prompt(
     make_harness: HarnessFactory, api: MessagesAPIServer, _isolated_config_home: Path
 ) -> None:
     h = await make_harness()
@@ -35,11 +35,11 @@ async def test_project_and_global_rules_are_in_the_system_prompt(
     second = system_text(h.accepted_requests()[1])
     assert "Agents rule: spaces." in second and "Claude rule" not in second
     assert "Global rule: be terse." in second
-    # The rules are their own system block, after the base prompt (which holds the date).
+    # The instructions are their own system block, after the base prompt (which holds the date).
     assert h.accepted_requests()[1]["system"][-1]["text"].startswith("Instructions from")
 
 
-async def test_no_rules_files_no_rules_block(
+async def test_no_instructions_files_no_instructions_block(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
     h = await make_harness()
@@ -52,16 +52,16 @@ async def test_an_edit_between_two_steps_reaches_the_next_step(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
     h = await make_harness()
-    rules = h.root / "AGENTS.md"
-    rules.write_text("Rule version one.\n")
+    instructions = h.root / "AGENTS.md"
+    instructions.write_text("Rule version one.\n")
     (h.root / "x.txt").write_text("x\n")
 
-    def edit_rules_then_call_a_tool(body: dict[str, Any]) -> Any:
-        rules.write_text("Rule version two, longer than the first.\n")
+    def edit_instructions_then_call_a_tool(body: dict[str, Any]) -> Any:
+        instructions.write_text("Rule version two, longer than the first.\n")
         return reply(tool_use("read", {"path": "x.txt"}))
 
     api.enqueue(
-        edit_rules_then_call_a_tool,
+        edit_instructions_then_call_a_tool,
         reply(tool_use("list", {})),
         reply(text("done")),
     )
@@ -81,19 +81,19 @@ async def test_the_watcher_notices_an_edit_the_stat_cannot_see(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
     h = await make_harness()
-    rules = h.root / "AGENTS.md"
-    rules.write_text("Use style AAAA.\n")
+    instructions = h.root / "AGENTS.md"
+    instructions.write_text("Use style AAAA.\n")
     session = await h.agent.new_session()
     await h.agent.prompt(session.id, "one")  # starts the watcher
-    watcher: RulesFiles = h.agent.rules_files
+    watcher: Instructions = h.agent.instructions
     assert "AAAA" in (watcher.text() or "")
     await asyncio.wait_for(watcher.watching.wait(), 10)
-    before = os.stat(rules)
+    before = os.stat(instructions)
     # Same size, same inode, and the old mtime put back: only the watcher can tell.
-    with rules.open("r+") as handle:
+    with instructions.open("r+") as handle:
         handle.write("Use style BBBB.\n")
-    os.utime(rules, ns=(before.st_atime_ns, before.st_mtime_ns))
-    after = os.stat(rules)
+    os.utime(instructions, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(instructions)
     assert (after.st_mtime_ns, after.st_size, after.st_ino) == (
         before.st_mtime_ns,
         before.st_size,
@@ -111,32 +111,32 @@ async def test_the_watcher_notices_an_edit_the_stat_cannot_see(
     assert watcher._task is None
 
 
-def test_rules_text_is_cached_until_a_file_changes(tmp_path: Path) -> None:
+def test_instructions_text_is_cached_until_a_file_changes(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     root.mkdir()
-    rules = RulesFiles(root, tmp_path / "global")
-    assert rules.text() is None
+    instructions = Instructions(root, tmp_path / "global")
+    assert instructions.text() is None
     (root / "AGENTS.md").write_text("one\n")
-    first = rules.text()
+    first = instructions.text()
     assert first is not None and "one" in first
-    reloads = rules.reloads
-    assert rules.text() is first and rules.reloads == reloads
+    reloads = instructions.reloads
+    assert instructions.text() is first and instructions.reloads == reloads
     (root / "AGENTS.md").write_text("two!\n")
-    assert "two!" in (rules.text() or "")
+    assert "two!" in (instructions.text() or "")
     (root / "AGENTS.md").unlink()
-    assert rules.text() is None
+    assert instructions.text() is None
 
 
 async def test_without_the_watcher_an_edit_is_still_seen_by_the_next_step(tmp_path: Path) -> None:
     # What `agentls run` uses: no watcher task (nor watchfiles import), the stat check alone.
     root = tmp_path / "ws"
     root.mkdir()
-    rules = RulesFiles(root, tmp_path / "global", watch=False)
+    instructions = Instructions(root, tmp_path / "global", watch=False)
     (root / "AGENTS.md").write_text("Use style AAAA.\n")
     base = [{"type": "text", "text": "base"}]
-    assert "AAAA" in rules.system(base)[-1]["text"]
-    assert rules._task is None
+    assert "AAAA" in instructions.system(base)[-1]["text"]
+    assert instructions._task is None
     (root / "AGENTS.md").write_text("Use style BBBBBB.\n")
-    assert "BBBBBB" in rules.system(base)[-1]["text"]
-    assert rules._task is None
-    await rules.aclose()
+    assert "BBBBBB" in instructions.system(base)[-1]["text"]
+    assert instructions._task is None
+    await instructions.aclose()

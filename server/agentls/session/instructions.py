@@ -1,8 +1,8 @@
-"""Rules files: the user's standing instructions (AGENTS.md, else CLAUDE.md) in the system prompt.
+"""Instructions: the user's standing instructions (AGENTS.md, else CLAUDE.md) in the system prompt.
 
 Two places are read: the user's global file in the config home (~/.config/agentls/AGENTS.md)
 and the project's at the workspace root. The text is cached; a watchfiles watcher on both
-directories marks it stale when a rules file changes, and each read also compares the files'
+directories marks it stale when an instructions file changes, and each read also compares the files'
 stat (mtime, size, inode) so an edit is seen by the very next step even before the watcher
 reports it. The text changes only when a file's content really changed, so the system prompt's
 bytes (and the prompt cache) stay the same from step to step otherwise.
@@ -19,9 +19,9 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-RULES_FILENAMES = ("AGENTS.md", "CLAUDE.md")
-# A rules file larger than this is cut (with a note): it is sent with every request.
-MAX_RULES_CHARS = 100_000
+INSTRUCTIONS_FILENAMES = ("AGENTS.md", "CLAUDE.md")
+# An instructions file larger than this is cut (with a note): it is sent with every request.
+MAX_INSTRUCTIONS_CHARS = 100_000
 
 _StatKey = tuple[int, int, int] | None
 
@@ -34,8 +34,8 @@ def _stat_key(path: Path) -> _StatKey:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-class RulesFiles:
-    """The rules text for one workspace, kept current by a watcher started on first use."""
+class Instructions:
+    """The instructions text for one workspace, kept current by a watcher started on first use."""
 
     def __init__(self, root: Path, global_dir: Path | None, *, watch: bool = True) -> None:
         self.root = root
@@ -63,10 +63,10 @@ class RulesFiles:
         return out
 
     def files(self) -> list[tuple[str, Path]]:
-        """The rules file in effect in each place: AGENTS.md, else CLAUDE.md."""
+        """The instructions file in effect in each place: AGENTS.md, else CLAUDE.md."""
         found: list[tuple[str, Path]] = []
         for scope, directory in self.directories():
-            for name in RULES_FILENAMES:
+            for name in INSTRUCTIONS_FILENAMES:
                 candidate = directory / name
                 if candidate.is_file():
                     found.append((scope, candidate))
@@ -74,10 +74,14 @@ class RulesFiles:
         return found
 
     def _candidates(self) -> list[Path]:
-        return [directory / name for _, directory in self.directories() for name in RULES_FILENAMES]
+        return [
+            directory / name
+            for _, directory in self.directories()
+            for name in INSTRUCTIONS_FILENAMES
+        ]
 
     def text(self) -> str | None:
-        """The rules as one system prompt block (None when there are none). Cheap when nothing
+        """The instructions as one system prompt block (None when there are none). Cheap when nothing
         changed: a few stat calls."""
         keys = {path: _stat_key(path) for path in self._candidates()}
         if not self._stale and keys == self._keys:
@@ -89,22 +93,22 @@ class RulesFiles:
         for scope, path in self.files():
             try:
                 with path.open(encoding="utf-8", errors="replace") as handle:
-                    content = handle.read(MAX_RULES_CHARS + 1)
+                    content = handle.read(MAX_INSTRUCTIONS_CHARS + 1)
             except OSError as exc:
-                log.warning("cannot read rules file %s: %s", path, exc)
+                log.warning("cannot read instructions file %s: %s", path, exc)
                 continue
-            if len(content) > MAX_RULES_CHARS:
-                content = content[:MAX_RULES_CHARS] + "\n[... cut: the file is too long]"
+            if len(content) > MAX_INSTRUCTIONS_CHARS:
+                content = content[:MAX_INSTRUCTIONS_CHARS] + "\n[... cut: the file is too long]"
             content = content.strip()
             if not content:
                 continue
             where = path.name if scope == "project" else str(path)
             label = "the project's" if scope == "project" else "the user's global"
             sections.append(
-                f'<rules source="{where}">\n({label} instructions)\n{content}\n</rules>'
+                f'<instructions source="{where}">\n({label} instructions)\n{content}\n</instructions>'
             )
         self._text = (
-            "Instructions from the user's rules files. Follow them; when they conflict, the "
+            "Instructions from the user's AGENTS.md / CLAUDE.md files. Follow them; when they conflict, the "
             "project's file wins over the global one, and the user's messages win over both.\n\n"
             + "\n\n".join(sections)
             if sections
@@ -113,12 +117,12 @@ class RulesFiles:
         return self._text
 
     def system(self, base: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The system prompt blocks for a step: base, then the rules as their own block."""
+        """The system prompt blocks for a step: base, then the instructions as their own block."""
         self.start()
-        rules = self.text()
-        if rules is None:
+        text = self.text()
+        if text is None:
             return base
-        return [*base, {"type": "text", "text": rules}]
+        return [*base, {"type": "text", "text": text}]
 
     # ---- the watcher ----------------------------------------------------------------------
 
@@ -131,7 +135,7 @@ class RulesFiles:
         except RuntimeError:
             return
         self._stop = asyncio.Event()
-        self._task = loop.create_task(self._watch(self._stop), name="agentls-rules-watcher")
+        self._task = loop.create_task(self._watch(self._stop), name="agentls-instructions-watcher")
 
     async def _watch(self, stop: asyncio.Event) -> None:
         try:
@@ -143,14 +147,14 @@ class RulesFiles:
             return
         wanted = {os.path.normcase(str(p)) for p in self._candidates()}
 
-        def only_rules(_change: Any, path: str) -> bool:
+        def only_instructions(_change: Any, path: str) -> bool:
             return os.path.normcase(path) in wanted
 
         try:
             # yield_on_timeout: an empty batch after rust_timeout ms says the watch is in place.
             async for changes in awatch(
                 *directories,
-                watch_filter=only_rules,
+                watch_filter=only_instructions,
                 recursive=False,
                 stop_event=stop,
                 debounce=200,
@@ -165,7 +169,10 @@ class RulesFiles:
         except asyncio.CancelledError:
             raise
         except Exception:  # the stat comparison still notices edits
-            log.warning("cannot watch rules files; edits are seen on the next step", exc_info=True)
+            log.warning(
+                "cannot watch the instructions files; edits are seen on the next step",
+                exc_info=True,
+            )
 
     async def aclose(self) -> None:
         task, self._task = self._task, None

@@ -1,0 +1,348 @@
+"""Tool calls: running a step's calls (read-only ones together), the doom loop, and the context
+each call gets (CallContext: paths, permissions, progress; RecordingWorkspace: its edits kept
+for a revert)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentls.events import ProgressEvent, ToolResultEvent
+from agentls.history import Message, ToolPart, clean_text
+from agentls.permission.grants import Grant, grant_for
+from agentls.permission.rules import PathFilter, PermissionRules, secret_globs
+from agentls.session.policy import Policy
+from agentls.session.questions import AskContext, Asker
+from agentls.session.state import SessionState
+from agentls.store import Store, StoreError
+from agentls.tools.base import PermissionDenied, PermissionQuery, ToolError, ToolResult
+from agentls.tools.registry import ToolRegistry
+from agentls.tools.sandbox import SandboxPolicy
+from agentls.workspace.protocol import EditOutcome, Workspace
+
+log = logging.getLogger(__name__)
+
+EventSink = Callable[[Any], None]
+
+CANCELLED_OUTPUT = "Cancelled: the user stopped the turn before this tool call finished."
+
+
+@dataclass
+class CallEnv:
+    """What the tool calls of one turn share."""
+
+    state: SessionState
+    root: Path
+    workspace: Workspace
+    store: Store
+    registry: ToolRegistry
+    policy: Policy
+    ask: Asker
+    emit: EventSink
+
+    @property
+    def session_id(self) -> str:
+        return self.state.record.id
+
+
+def publish_result(emit: EventSink, session_id: str, part: ToolPart) -> None:
+    emit(
+        ToolResultEvent(
+            session_id=session_id,
+            call_id=part.call_id,
+            tool=part.tool,
+            output=part.output or "",
+            is_error=part.is_error,
+            status=part.status,
+            title=part.title,
+        )
+    )
+
+
+class ToolCalls:
+    """Runs the tool calls of one turn, step after step; remembers them for the doom loop."""
+
+    def __init__(self, env: CallEnv) -> None:
+        self.env = env
+        self.recent_calls: list[str] = []
+
+    def read_only(self, part: ToolPart) -> bool:
+        tool = self.env.registry.get(part.tool)
+        return tool is not None and tool.read_only
+
+    async def save(self, message: Message, part: ToolPart) -> None:
+        # By identity: two parts may be equal, and each has its own row.
+        index = next(i for i, p in enumerate(message.parts) if p is part)
+        await self.env.store.save_part(message.id, index, part)
+
+    def publish(self, part: ToolPart) -> None:
+        publish_result(self.env.emit, self.env.session_id, part)
+
+    async def run(self, message: Message, parts: list[ToolPart]) -> bool:
+        """Run the message's tool calls; returns True when the doom loop ended the turn."""
+        threshold = self.env.policy.settings.doom_loop_threshold
+        batches: list[list[ToolPart]] = []
+        for part in parts:
+            if self.read_only(part) and batches and all(map(self.read_only, batches[-1])):
+                batches[-1].append(part)
+            else:
+                batches.append([part])
+        doom = False
+        for batch in batches:
+            runnable: list[ToolPart] = []
+            for part in batch:
+                if part.finished:  # invalid input, already answered
+                    self.publish(part)
+                    continue
+                if doom:
+                    part.status = "error"
+                    part.output = (
+                        "Not run: the turn ended because the same call repeated (doom loop)."
+                    )
+                    await self.save(message, part)
+                    self.publish(part)
+                    continue
+                key = part.tool + "\0" + json.dumps(part.input, sort_keys=True)
+                self.recent_calls.append(key)
+                if (
+                    len(self.recent_calls) >= threshold
+                    and len(set(self.recent_calls[-threshold:])) == 1
+                ):
+                    doom = True
+                    part.status = "error"
+                    part.output = (
+                        f"Not run: this is the {threshold}th identical {part.tool} call in a row. "
+                        "The turn was stopped to break the loop; try a different approach."
+                    )
+                    await self.save(message, part)
+                    self.publish(part)
+                    continue
+                runnable.append(part)
+            if len(runnable) == 1:
+                await self.run_one(message, runnable[0])
+            elif runnable:
+                await asyncio.gather(*(self.run_one(message, p) for p in runnable))
+        return doom
+
+    async def run_one(self, message: Message, part: ToolPart) -> None:
+        registry = self.env.registry
+        tool = registry.get(part.tool)
+        part.status = "running"
+        await self.save(message, part)
+        ctx: CallContext | None = None
+        try:
+            if tool is None:
+                known = ", ".join(registry.names())
+                raise ToolError(f"Unknown tool {part.tool!r}. The tools are: {known}.")
+            params = tool.parse(part.input)
+            ctx = CallContext(self.env, message.id, part)
+            result = await tool.run(params, ctx)
+        except asyncio.CancelledError:
+            part.status = "cancelled"
+            part.output = CANCELLED_OUTPUT
+            raise
+        except (PermissionDenied, ToolError) as exc:
+            result = ToolResult(str(exc), is_error=True)
+        except StoreError:  # the store failed (a full disk): it ends the turn (fail_on_store)
+            raise
+        except Exception as exc:  # a tool bug must not end the session
+            log.exception("tool %s failed", part.tool)
+            result = ToolResult(
+                f"The {part.tool} tool failed unexpectedly: {exc.__class__.__name__}: {exc}",
+                is_error=True,
+            )
+        if ctx is not None and ctx.notes:
+            result.output = "\n\n".join([result.output, *ctx.notes])
+        part.status = "error" if result.is_error else "completed"
+        # Tool output is data from anywhere (file names, command output): storable UTF-8.
+        part.output = clean_text(result.output)
+        if result.title:
+            part.title = clean_text(result.title)
+        await self.save(message, part)
+        self.publish(part)
+
+
+class CallContext:
+    """The ToolContext of one tool call: paths, permissions and progress, bound to its session."""
+
+    def __init__(self, env: CallEnv, message_id: str, part: ToolPart) -> None:
+        self._env = env
+        self._policy = env.policy
+        self.root = env.root
+        self.workspace: Workspace = RecordingWorkspace(
+            env.workspace, env.store, env.session_id, message_id
+        )
+        self.ledger = env.state.ledger
+        self.call_id = part.call_id
+        self.session_id = env.session_id
+        settings = env.policy.settings
+        self.sandbox = SandboxPolicy(
+            mode=settings.sandbox,
+            network=settings.sandbox_network,
+            secret_globs=secret_globs(settings.secret_patterns),
+        )
+        # Said to the model after the tool's own output (e.g. that "always" was not offered).
+        self.notes: list[str] = []
+
+    @property
+    def rules(self) -> PermissionRules:
+        """The configured rules, then the project's grants, then the session's."""
+        return self._policy.rules_with(self._env.state.grants)
+
+    def is_outside(self, path: Path) -> bool:
+        return path != self.root and self.root not in path.parents
+
+    def relative(self, path: Path) -> str:
+        if self.is_outside(path):
+            return str(path)
+        rel = path.relative_to(self.root).as_posix()
+        return rel or "."
+
+    def resolve_path(self, raw: str | None, *, tool: str) -> Path:
+        root = self.root
+        if raw is None or raw.strip() in ("", "."):
+            return root
+        if "\0" in raw:
+            raise ToolError("The path contains a NUL byte, which no file name can hold.")
+        candidate = Path(os.path.expanduser(raw.strip()))
+        if not candidate.is_absolute():
+            candidate = root / candidate
+        resolved = Path(os.path.realpath(candidate))
+        if self.is_outside(resolved):
+            if self.rules.opens_outside(tool, str(resolved)):
+                return resolved
+            raise ToolError(
+                f"{raw} is outside the workspace ({root}). Paths outside it are refused unless a "
+                "permission rule with a pattern naming that directory allows them."
+            )
+        return resolved
+
+    def may_show(self, path: Path) -> bool:
+        return (
+            self.rules.evaluate(
+                "read", self.relative(path), outside_workspace=self.is_outside(path)
+            )
+            == "allow"
+        )
+
+    def show_filter(self, base: Path) -> PathFilter | None:
+        """may_show for every file under directory `base` at once, by paths relative to it: the
+        rules are read once, not once a file (glob and grep list thousands)."""
+        return self.rules.read_filter(self.root, base)
+
+    async def authorize(self, query: PermissionQuery) -> None:
+        policy = self._policy
+
+        def evaluate(rules: PermissionRules) -> str:
+            return rules.evaluate(
+                query.tool,
+                query.subject,
+                outside_workspace=query.outside_workspace,
+                root=self.root,
+                sandboxed=query.sandboxed,
+            )
+
+        # The configuration first: a grant answers a question, it never overrides a deny (one
+        # configured after the grant was given included). Grants are allows at the end of the
+        # list, so they can only turn this "ask" into "allow".
+        action = evaluate(policy.rules)
+        if action == "ask" and (policy.project_grants or self._env.state.grants):
+            action = evaluate(self.rules)
+        if action == "allow":
+            return
+        if action == "deny":
+            raise PermissionDenied(
+                f"Permission denied: a rule forbids {query.tool} on {query.subject}. Do not retry it; "
+                "tell the user or find another way."
+            )
+        grant = grant_for(
+            query.tool, query.subject, outside_workspace=query.outside_workspace, root=self.root
+        )
+        answer = await self._env.ask(
+            AskContext(
+                self.session_id,
+                self.call_id,
+                query,
+                always=grant.label if grant is not None else None,
+            )
+        )
+        if answer.decision == "always" and grant is None:
+            self.notes.append(
+                '(The user answered "always", but "always" is not offered for this call: it was '
+                "allowed this once. A similar call will ask again.)"
+            )
+            return
+        if answer.decision == "once":
+            return
+        if answer.decision == "always":
+            assert grant is not None
+            await self._grant_always(grant, answer.scope)
+            return
+        if answer.decision == "timeout":
+            raise PermissionDenied(
+                f"Permission for {query.title} was not given: the approval request timed out. Nothing was done."
+            )
+        feedback = (answer.feedback or "").strip()
+        message = f"The user rejected this {query.tool} call ({query.title}). Nothing was done."
+        if feedback:
+            message += f"\nTheir feedback: {feedback}"
+        raise PermissionDenied(message)
+
+    async def _grant_always(self, grant: Grant, scope: str) -> None:
+        """Keep exactly the grant's rules (what its label said), for this session or for every
+        later session of this workspace root."""
+        policy, store = self._policy, self._env.store
+        for rule in grant.rules:
+            if scope == "project":
+                if rule not in policy.project_grants:
+                    policy.project_grants.append(rule)
+                await store.add_project_grant(
+                    str(self.root),
+                    rule.tool,
+                    rule.pattern,
+                    rule.action,
+                    exact=rule.exact,
+                    label=grant.label,
+                )
+            else:
+                self._env.state.grants.append(rule)
+                await store.add_grant(
+                    self.session_id, rule.tool, rule.pattern, rule.action, exact=rule.exact
+                )
+
+    def progress(self, message: str) -> None:
+        self._env.emit(
+            ProgressEvent(session_id=self.session_id, call_id=self.call_id, message=message)
+        )
+
+
+class RecordingWorkspace:
+    """Delegates to the real workspace and records each applied change, so it can be reverted."""
+
+    def __init__(self, inner: Workspace, store: Store, session_id: str, message_id: str) -> None:
+        self._inner = inner
+        self._store = store
+        self._session_id = session_id
+        self._message_id = message_id
+        self.root = inner.root
+
+    async def read_text(self, path: Path) -> str:
+        return await self._inner.read_text(path)
+
+    async def write_text(self, path: Path, new_text: str, old_text: str | None) -> EditOutcome:
+        outcome = await self._inner.write_text(path, new_text, old_text)
+        if outcome.applied:
+            await self._store.add_file_change(
+                self._session_id, self._message_id, str(path), old_text, new_text
+            )
+        return outcome
+
+    async def delete(self, path: Path) -> EditOutcome:
+        """No tool deletes files (only a revert does, on the real workspace): unrecorded."""
+        return await self._inner.delete(path)

@@ -1,0 +1,109 @@
+"""Permission questions: what a tool call asks, and the one ask path every front end shares.
+
+A tool call that a rule says to ask about becomes an AskContext; the Agent's asker decides it.
+The asker of every front end is `ask_through_broker`: a question opened in the ApprovalBroker, a
+permission-request event, the front end's QuestionPresenter showing it (a panel, a message, the
+terminal) until Agent.approve answers it (or it expires, or the turn is cancelled), then a
+permission-resolved event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from agentls.events import PermissionRequestEvent, PermissionResolvedEvent
+from agentls.permission.broker import Answer, ApprovalBroker, Decision
+from agentls.tools.base import PermissionQuery
+
+EventSink = Callable[[Any], None]
+
+
+@dataclass
+class AskContext:
+    session_id: str
+    call_id: str
+    query: PermissionQuery
+    # What "always" would allow, in the words to show (the grant's label); None: "always" is
+    # not offered for this call, and an "always" answer counts as "once".
+    always: str | None = None
+
+
+# Decides an "ask": returns once / always / reject (with feedback). Agent.ask (the broker path)
+# is the one every front end uses; tests may supply their own.
+Asker = Callable[[AskContext], Awaitable[Answer]]
+
+
+@dataclass
+class Question:
+    """A permission question as a front end shows it; answered with Agent.approve(session_id,
+    request_id, ...)."""
+
+    session_id: str
+    request_id: str
+    call_id: str
+    query: PermissionQuery
+    # What "always" would allow (the grant's label); None: "always" is not offered.
+    always: str | None = None
+    # The edit in the front end's own wire form (an LSP WorkspaceEdit), set by its presenter:
+    # the permission-request event carries it.
+    edit: dict[str, Any] | None = None
+
+
+# How a front end shows a question while the ask waits for its answer: entered before the
+# permission-request event is emitted (it may set question.edit), left once the question is
+# answered, expired or cancelled (it stops showing it then).
+QuestionPresenter = Callable[[Question], AbstractContextManager[None]]
+
+
+def answer_taken(answer: Answer, ctx: AskContext) -> Decision | Literal["timeout", "cancelled"]:
+    """The decision as the loop takes it, for permission-resolved events: "always" where it was
+    not offered (ctx.always is None) is "once" (CallContext.authorize tells the model)."""
+    if answer.decision == "always" and ctx.always is None:
+        return "once"
+    return answer.decision
+
+
+async def ask_through_broker(
+    ctx: AskContext,
+    broker: ApprovalBroker,
+    emit: EventSink,
+    presenter: QuestionPresenter | None,
+) -> Answer:
+    """The one ask path (see the module's docstring)."""
+    request_id = broker.open(ctx.session_id)
+    query = ctx.query
+    question = Question(ctx.session_id, request_id, ctx.call_id, query, ctx.always)
+    try:
+        with presenter(question) if presenter is not None else nullcontext():
+            emit(
+                PermissionRequestEvent(
+                    session_id=ctx.session_id,
+                    request_id=request_id,
+                    call_id=ctx.call_id,
+                    tool=query.tool,
+                    title=query.title,
+                    input=query.input,
+                    diff=query.diff,
+                    edit=question.edit,
+                    always=ctx.always,
+                    sandboxed=query.sandboxed,
+                )
+            )
+            answer = await broker.wait(request_id)
+    except asyncio.CancelledError:
+        emit(
+            PermissionResolvedEvent(
+                session_id=ctx.session_id, request_id=request_id, decision="cancelled"
+            )
+        )
+        raise
+    emit(
+        PermissionResolvedEvent(
+            session_id=ctx.session_id, request_id=request_id, decision=answer_taken(answer, ctx)
+        )
+    )
+    return answer

@@ -1,0 +1,60 @@
+"""A session in memory: its record, history, grants and queue of prompts, and a turn's result."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from agentls.history import ApiHistory, FinishReason, Message, Usage
+from agentls.permission.rules import Rule
+from agentls.store import SessionRecord
+from agentls.tools.base import ReadLedger
+
+
+@dataclass
+class TurnResult:
+    session_id: str
+    message_id: str | None
+    finish_reason: FinishReason
+    text: str
+    usage: Usage
+    error: str | None = None
+
+
+class SessionBusyError(Exception):
+    """The session is running a turn; the operation needs it idle."""
+
+
+@dataclass(eq=False)
+class Ticket:
+    """A prompt's place in its session's queue."""
+
+    cancelled: bool = False
+
+
+@dataclass
+class SessionState:
+    record: SessionRecord
+    messages: list[Message]
+    # The API form of `messages`, kept between steps: each step converts only what is new.
+    api: ApiHistory = field(default_factory=ApiHistory)
+    ledger: ReadLedger = field(default_factory=ReadLedger)
+    grants: list[Rule] = field(default_factory=list)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    queue: list[Ticket] = field(default_factory=list)
+    task: asyncio.Task[TurnResult] | None = None
+    # The running turn was cancelled and is storing what it had (finish_cancelled): another
+    # cancel must not interrupt that.
+    finishing: bool = False
+    # Operations using the state outside a turn (a revert): it stays loaded while they run.
+    users: int = 0
+
+    @property
+    def busy(self) -> bool:
+        return self.task is not None and not self.task.done()
+
+    @property
+    def idle(self) -> bool:
+        """Nothing running, waiting or holding it: it may be dropped from memory (see
+        Agent.keep_idle_sessions) and loaded again from the store when next used."""
+        return not self.busy and not self.queue and not self.lock.locked() and self.users == 0
