@@ -5,7 +5,7 @@ The API caches a request's prefix (tools, then system, then messages) at each bl
 reads that prefix at a tenth of the input price. Four breakpoints at most; agentls uses:
 
 1. the last tool schema: the tools rarely change, so this survives a system prompt change
-   (a rules file edited);
+   (an instructions file, AGENTS.md or CLAUDE.md, edited);
 2. the last system block: tools + system prompt;
 3. the last block of the newest message: everything, written for the next step to read;
 4. the last block of the user message before it: where the previous request put breakpoint 3,
