@@ -415,7 +415,7 @@ async def measure(tmp: Path, srv: Any, n: int, profiler: Any = None) -> dict[str
 
     agent.subscribe(sink)
     gc.collect()
-    # Frozen objects (gc.freeze(), see agentls.session.agent.freeze_heap) are tracked too, but
+    # Frozen objects (gc.freeze(), see agentls.session.heap) are tracked too, but
     # not in get_objects().
     objects_before = len(gc.get_objects()) + gc.get_freeze_count()
     await agent.session(sid)
