@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
-import agentls.tools._common as common
 import agentls.tools.glob as glob_module
+import agentls.tools.ripgrep as ripgrep
 from agentls.permission.rules import PathFilter, PermissionRules, Rule, secret_globs
-from agentls.tools._common import run_rg, run_rg_lines, show_filter, walk_parts
+from agentls.tools.base import show_filter
 from agentls.tools.glob import GlobTool, file_name_glob, newest_of
 from agentls.tools.grep import GrepTool
+from agentls.tools.ripgrep import run_rg, run_rg_lines, walk_parts
 from tests.tools.conftest import ToolTestContext
 
 glob = GlobTool()
@@ -401,15 +402,15 @@ async def test_parts_split_the_walk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cores: int, free: int
 ) -> None:
     tree(tmp_path)
-    monkeypatch.setattr(common, "_cores", lambda: cores)
-    monkeypatch.setattr(common, "_free_cores", lambda: free)  # parts run so many at once
+    monkeypatch.setattr(ripgrep, "_cores", lambda: cores)
+    monkeypatch.setattr(ripgrep, "_free_cores", lambda: free)  # parts run so many at once
     parts = walk_parts(tmp_path, hidden=False)
     assert len(parts) == min(cores, 4)
 
     async def files(extra: list[str]) -> list[str]:
         lines: list[bytes] = []
         await run_rg_lines(
-            [*common.RG_BASE_FLAGS, "--files", *extra], tmp_path, lambda b: lines.extend(b) or True
+            [*ripgrep.RG_BASE_FLAGS, "--files", *extra], tmp_path, lambda b: lines.extend(b) or True
         )
         return [line.decode() for line in lines]
 
@@ -428,7 +429,7 @@ async def test_parts_split_the_walk(
 
 
 def test_walk_parts_only_when_it_can(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(common, "_cores", lambda: 2)
+    monkeypatch.setattr(ripgrep, "_cores", lambda: 2)
     put(tmp_path, "one/a.py")
     put(tmp_path, "b.py")
     assert walk_parts(tmp_path, hidden=False) == [[]]  # one directory to share
@@ -438,7 +439,7 @@ def test_walk_parts_only_when_it_can(tmp_path: Path, monkeypatch: pytest.MonkeyP
     put(tmp_path, "three /a.py")  # a glob cannot spell a name ending in a space
     assert walk_parts(tmp_path, hidden=True) == [[]]
     assert walk_parts(tmp_path / "missing", hidden=True) == [[]]
-    monkeypatch.setattr(common, "_cores", lambda: 1)
+    monkeypatch.setattr(ripgrep, "_cores", lambda: 1)
     put(tmp_path, "four/a.py")
     assert walk_parts(tmp_path, hidden=False) == [[]]
 
@@ -458,7 +459,7 @@ def test_newest_of_merges_lists_newest_first(tmp_path: Path) -> None:
 async def test_glob_count_and_limit_across_parts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(common, "_cores", lambda: 4)
+    monkeypatch.setattr(ripgrep, "_cores", lambda: 4)
     for i in range(130):
         put(tmp_path, f"d{i % 5}/f{i:03}.txt", mtime=6_000_000 + i)
     put(tmp_path, "d1/.env")
@@ -481,11 +482,11 @@ def fake_rg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output: bytes) -> N
         f"sys.stdout.buffer.write(open({str(tmp_path / 'out')!r}, 'rb').read())\n"
     )
     script.chmod(0o755)
-    monkeypatch.setattr(common, "rg_binary", lambda: str(script))
+    monkeypatch.setattr(ripgrep, "rg_binary", lambda: str(script))
 
 
 async def test_lines_long_and_last(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    long = b"x" * (common._RG_LINE_LIMIT + 10)
+    long = b"x" * (ripgrep._RG_LINE_LIMIT + 10)
     fake_rg(tmp_path, monkeypatch, b"a\n" + long + b"\nb\n" + b"y" * 300_000 + b"\nlast")
     seen: list[bytes] = []
     result = await run_rg([], tmp_path, lambda line: seen.append(line) or True)
@@ -523,8 +524,8 @@ async def test_grep_parts_read_as_one_walk(
     put(tmp_path, "a.txt", "hit top\n")
     put(tmp_path, "g/bin.dat", "hit\0binary\n")
     put(tmp_path, "src/few.py", "hit = 1\n")
-    monkeypatch.setattr(common, "_cores", lambda: cores)
-    monkeypatch.setattr(common, "_free_cores", lambda: free)
+    monkeypatch.setattr(ripgrep, "_cores", lambda: cores)
+    monkeypatch.setattr(ripgrep, "_free_cores", lambda: free)
     queries: list[dict[str, str]] = [
         {"pattern": "hit"},
         {"pattern": "hit (1|2)\\d\\d\\d$"},
@@ -544,17 +545,17 @@ async def test_parts_fail_as_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     from agentls.tools.base import ToolError
 
     tree(tmp_path)
-    monkeypatch.setattr(common, "_cores", lambda: 2)
+    monkeypatch.setattr(ripgrep, "_cores", lambda: 2)
     assert len(walk_parts(tmp_path, hidden=False)) == 2
 
     def missing() -> str:
         raise ToolError("ripgrep (rg) is not installed")
 
-    monkeypatch.setattr(common, "rg_binary", missing)
+    monkeypatch.setattr(ripgrep, "rg_binary", missing)
     for tool, raw in ((glob, {"pattern": "**/*"}), (grep, {"pattern": "x"})):
         with pytest.raises(ToolError, match="not installed"):
             await tool.run(tool.parse(raw), FilterContext(tmp_path))
 
 
 def test_free_cores_never_below_one() -> None:
-    assert 1 <= common._free_cores() <= common._cores()
+    assert 1 <= ripgrep._free_cores() <= ripgrep._cores()

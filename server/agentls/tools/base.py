@@ -7,16 +7,13 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 # Re-exported until every importer takes them from agentls.workspace.protocol.
 from agentls.workspace.protocol import EditOutcome as EditOutcome
 from agentls.workspace.protocol import Workspace as Workspace
-
-if TYPE_CHECKING:
-    from agentls.tools.sandbox import SandboxPolicy
 
 
 class ToolError(Exception):
@@ -70,6 +67,22 @@ class PermissionQuery:
     sandboxed: bool = False
 
 
+class SandboxSettings(Protocol):
+    """What the settings ask of bash's sandbox (Settings.sandbox, sandboxNetwork, secretPatterns);
+    tools/sandbox.py SandboxPolicy holds them."""
+
+    @property
+    def mode(self) -> str:
+        """ "auto", "off" or "required" (tools/sandbox.py SandboxMode)."""
+        ...
+
+    @property
+    def network(self) -> bool: ...
+
+    @property
+    def secret_globs(self) -> tuple[str, ...]: ...
+
+
 class ToolContext(Protocol):
     """What the loop hands a running tool."""
 
@@ -77,8 +90,11 @@ class ToolContext(Protocol):
     ledger: ReadLedger
     call_id: str
     session_id: str
-    # How bash runs its commands: the sandbox settings (mode, network, secret globs).
-    sandbox: SandboxPolicy
+
+    @property
+    def sandbox(self) -> SandboxSettings:
+        """How bash runs its commands: the sandbox settings (tools/sandbox.py SandboxPolicy)."""
+        ...
 
     def resolve_path(self, raw: str | None, *, tool: str) -> Path:
         """Resolve a path argument against the workspace root; raises ToolError for a path outside
@@ -102,7 +118,7 @@ class ToolContext(Protocol):
 
         A context may also offer `show_filter(base: Path) -> ShowFilter | None`: may_show for
         every file under directory `base` at once, by paths relative to it, for searches that
-        list thousands of files (tools reach it through tools._common.show_filter, which falls
+        list thousands of files (tools reach it through tools.base.show_filter, which falls
         back to may_show for each file)."""
         ...
 
@@ -209,3 +225,50 @@ class Tool:
 
     async def run(self, params: Any, ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
+
+
+InputT = TypeVar("InputT", bound=ToolInput)
+
+
+def expect_input(params: object, model: type[InputT]) -> InputT:
+    """The tool's own input model (what Tool.parse returns); a raw dict is validated."""
+    if isinstance(params, model):
+        return params
+    if isinstance(params, dict):
+        return model.model_validate(params)
+    raise TypeError(f"expected {model.__name__}, got {type(params).__name__}")
+
+
+def input_dict(params: Any) -> dict[str, Any]:
+    """The call's input as a plain dict (for PermissionQuery.input)."""
+    dumped: dict[str, Any] = params.model_dump(exclude_none=True)
+    return dumped
+
+
+# ---- what searches may show ----------------------------------------------------------------
+
+
+class _EachPath:
+    """show_filter for a context without one of its own: may_show for each file."""
+
+    def __init__(self, ctx: ToolContext, base: Path) -> None:
+        self._ctx = ctx
+        self._base = base
+
+    def __call__(self, name: str) -> bool:
+        return self._ctx.may_show(self._base / name)
+
+    def split(self, names: Sequence[str]) -> tuple[list[str], int]:
+        shown = [n for n in names if self(n)]
+        return shown, len(names) - len(shown)
+
+    def shows_all(self, listing: str) -> bool:
+        return False
+
+
+def show_filter(ctx: ToolContext, base: Path) -> ShowFilter:
+    """ctx.may_show for the files under directory `base`, by paths relative to it: the context's
+    own show_filter when it has one (one rule check for a whole listing), else may_show a file."""
+    make = getattr(ctx, "show_filter", None)
+    made = make(base) if callable(make) else None
+    return cast(ShowFilter, made) if made is not None else _EachPath(ctx, base)

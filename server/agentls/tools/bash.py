@@ -17,9 +17,19 @@ from typing import Any
 from pydantic import Field
 
 from agentls.tools import sandbox
-from agentls.tools._common import expect_input, human_size, input_dict, kill_process_group, plural
-from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolError, ToolInput, ToolResult
+from agentls.tools.base import (
+    PermissionQuery,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolInput,
+    ToolResult,
+    expect_input,
+    input_dict,
+)
+from agentls.tools.processes import kill_process_group
 from agentls.tools.supervise import start_time, sweep_call
+from agentls.tools.text import human_size, plural
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000

@@ -8,20 +8,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from agentls.tools._common import (
-    authorize_and_write,
-    current_text,
-    display_lines,
-    expect_input,
-    is_large,
-    number_lines,
-    outcome_lines,
-    plural,
-    to_crlf,
-    uses_crlf,
-)
-from agentls.tools.base import Tool, ToolContext, ToolError, ToolInput, ToolResult
+from agentls.tools.base import Tool, ToolContext, ToolError, ToolInput, ToolResult, expect_input
 from agentls.tools.read import cut_line, missing_file_error
+from agentls.tools.text import display_lines, number_lines, plural, to_crlf, uses_crlf
+from agentls.tools.writing import authorize_and_write, current_text, is_large, outcome_lines
 
 _SNIPPET_CONTEXT = 3
 _SNIPPET_MAX_LINES = 40

@@ -8,19 +8,20 @@ from pathlib import Path
 
 from pydantic import Field
 
-from agentls.tools._common import (
-    RG_BASE_FLAGS,
+from agentls.tools.base import (
+    PermissionQuery,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolInput,
+    ToolResult,
     expect_input,
-    glob_matcher,
     input_dict,
-    names_hidden,
-    plural,
-    run_rg_blocks,
-    run_rg_parts,
     show_filter,
-    walk_parts,
 )
-from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolError, ToolInput, ToolResult
+from agentls.tools.globbing import glob_matcher, names_hidden
+from agentls.tools.ripgrep import RG_BASE_FLAGS, run_rg_blocks, run_rg_parts, walk_parts
+from agentls.tools.text import plural
 
 MAX_MATCHES = 100
 MAX_COLUMNS = 300

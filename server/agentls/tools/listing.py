@@ -6,8 +6,18 @@ from dataclasses import dataclass, field
 
 from pydantic import Field
 
-from agentls.tools._common import RG_BASE_FLAGS, expect_input, input_dict, plural, run_rg
-from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolError, ToolInput, ToolResult
+from agentls.tools.base import (
+    PermissionQuery,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolInput,
+    ToolResult,
+    expect_input,
+    input_dict,
+)
+from agentls.tools.ripgrep import RG_BASE_FLAGS, run_rg
+from agentls.tools.text import plural
 
 MAX_ENTRIES = 200
 MAX_DEPTH = 4

@@ -12,16 +12,18 @@ from pathlib import Path
 
 from pydantic import Field
 
-from agentls.tools._common import (
-    LARGE_FILE_BYTES,
-    display_lines,
+from agentls.tools.base import (
+    PermissionQuery,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolInput,
+    ToolResult,
     expect_input,
-    human_size,
     input_dict,
-    number_lines,
-    plural,
 )
-from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolError, ToolInput, ToolResult
+from agentls.tools.text import display_lines, human_size, number_lines, plural
+from agentls.tools.writing import LARGE_FILE_BYTES
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000

@@ -27,8 +27,8 @@ from typing import Literal
 
 from agentls.config_home import config_home
 from agentls.permission.rules import secret_globs
-from agentls.tools._common import RG_BASE_FLAGS, run_rg_lines
-from agentls.tools.base import ToolError
+from agentls.tools.base import SandboxSettings, ToolError
+from agentls.tools.ripgrep import RG_BASE_FLAGS, run_rg_lines
 
 SandboxMode = Literal["auto", "off", "required"]
 
@@ -200,7 +200,7 @@ async def workspace_secrets(root: Path, globs: tuple[str, ...]) -> tuple[list[Pa
 
 
 async def prepare(
-    policy: SandboxPolicy, root: Path, keep: Sequence[str] = ()
+    policy: SandboxSettings, root: Path, keep: Sequence[str] = ()
 ) -> SandboxPlan | None:
     """The plan for a command in root, or None when it runs without the sandbox ("off", or "auto"
     without a working bwrap). Raises ToolError when "required" cannot be met. `keep`: files the

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agentls.tools._common import (
+from agentls.tools.base import Tool, ToolContext, ToolError, ToolInput, ToolResult, expect_input
+from agentls.tools.text import line_count, plural, to_crlf, uses_crlf
+from agentls.tools.writing import (
     authorize_and_write,
     check_new_size,
     current_text,
-    expect_input,
     is_large,
-    line_count,
     outcome_lines,
-    plural,
-    to_crlf,
-    uses_crlf,
 )
-from agentls.tools.base import Tool, ToolContext, ToolError, ToolInput, ToolResult
 
 
 class WriteInput(ToolInput):
