@@ -9,12 +9,15 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pygls.protocol import default_converter
 
 from agentls.lsp.server import build_server
+from tests.lsp.editor import Profile
 
 HEAVY = ("anthropic",)
 
@@ -65,6 +68,42 @@ def pygls_answer(body: bytes) -> bytes:
 
 
 # ---- the answer ---------------------------------------------------------------------------
+
+
+CLIENTS = Path(__import__("pytest_lsp").__file__).parent / "clients"
+
+
+def real_clients() -> Iterator[tuple[str, dict[str, Any]]]:
+    """The capabilities real editors send (pytest-lsp's collection), and our test profiles."""
+    for path in sorted(CLIENTS.glob("*.json")):
+        yield path.stem, json.loads(path.read_text())
+    converter = default_converter()  # type: ignore[no-untyped-call]
+    for name, profile in (
+        ("vscode-extension", Profile()),
+        ("plain", Profile(document_changes=False, resource_operations=(), approvals=False)),
+    ):
+        yield name, {"capabilities": converter.unstructure(profile.capabilities())}
+
+
+@pytest.mark.parametrize("name,client", list(real_clients()), ids=lambda v: str(v)[:30])
+def test_real_clients_are_answered(name: str, client: dict[str, Any], tmp_path: Path) -> None:
+    for params in (
+        {**client, "processId": 4242, "rootUri": tmp_path.as_uri()},
+        {
+            **client,
+            "processId": None,
+            "rootPath": str(tmp_path),
+            "rootUri": None,
+            "workspaceFolders": [{"uri": (tmp_path / "my project").as_uri(), "name": "p"}],
+            "initializationOptions": {"agent": {"model": "scripted:echo"}},
+            "trace": "off",
+            "locale": "fr",
+        },
+    ):
+        answer = read_frames(pygls_answer(json.dumps(initialize(params)).encode()))
+        assert [a["id"] for a in answer] == [1], f"{name}: {answer}"
+        capabilities = answer[0]["result"]["capabilities"]
+        assert capabilities["experimental"] == {"agent": {"protocolVersion": 1}}, name
 
 
 @pytest.mark.parametrize("msg_id", [0, 7, 2**53, -3, "init", "é\u2028", ""])
