@@ -5,15 +5,15 @@ What the analysis cannot be sure of asks, or denies when some deny rule could ma
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from agentls.permission.bash import BashAnalysis, Command, analyze, normalise_line
+from agentls.permission.types import Action, Decision, Rule
 
-if TYPE_CHECKING:
-    from agentls.permission.rules import Action, Decision, PermissionRules, Rule
+# The write rules' answer for a path a command writes: (subject, outside the workspace?).
+WriteAction = Callable[[str, bool], Decision]
 
 _SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
 # Where a command named by its path is still the program the rules name: `/usr/bin/ls` is ls,
@@ -81,7 +81,7 @@ def _rule_matches(rule: Rule, command: Command, exact_line: bool) -> bool:
     return command_matches(rule.pattern, command, strict=rule.action in ("allow", "sandboxed"))
 
 
-def _command_action(rules: list[Rule], command: Command, exact_line: str) -> Action:
+def _command_action(rules: Sequence[Rule], command: Command, exact_line: str) -> Action:
     action: Action = "ask"
     for rule in rules:
         if _rule_matches(rule, command, rule.exact and rule.pattern == exact_line):
@@ -90,10 +90,17 @@ def _command_action(rules: list[Rule], command: Command, exact_line: str) -> Act
 
 
 def decide_bash(
-    rules: PermissionRules, line: str, *, root: Path | None, sandboxed: bool = False
+    rules: Sequence[Rule],
+    line: str,
+    *,
+    root: Path | None,
+    write_action: WriteAction,
+    sandboxed: bool = False,
 ) -> BashDecision:
+    """The line judged by the bash rules among `rules` (every command it runs, the last matching
+    rule each), and each file it writes by `write_action` (the write rules); the strictest wins."""
     analysis = analyze(line)
-    bash_rules = [r for r in rules.rules if r.tool in ("bash", "*")]
+    bash_rules = [r for r in rules if r.tool in ("bash", "*")]
     exact_line = normalise_line(line)
     overall = "allow"
     reasons: list[str] = []
@@ -134,7 +141,7 @@ def decide_bash(
             worse(strict, problem)
 
     for target in analysis.writes:
-        _judge_write(rules, target, root, sandboxed and by_sandbox, worse)
+        _judge_write(write_action, target, root, sandboxed and by_sandbox, worse)
 
     return BashDecision(
         action=overall,  # type: ignore[arg-type]
@@ -158,7 +165,7 @@ def resolve_write(target: str, root: Path | None) -> tuple[str, bool] | None:
 
 
 def _judge_write(
-    rules: PermissionRules,
+    write_action: WriteAction,
     target: str | None,
     root: Path | None,
     sandbox: bool,
@@ -172,7 +179,7 @@ def _judge_write(
         worse("ask", f"it writes {_short(target)}, which cannot be placed without a workspace root")
         return
     subject, outside = resolved
-    action = rules.evaluate("write", subject, outside_workspace=outside)
+    action = write_action(subject, outside)
     if action == "allow":
         return
     if action == "ask" and sandbox and not outside:

@@ -10,40 +10,17 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from agentls.permission.types import Action as Action
+from agentls.permission.types import Decision as Decision
+from agentls.permission.types import Rule as Rule
 
 if TYPE_CHECKING:
     from agentls.permission.bash_decision import BashDecision
 
-Action = Literal["allow", "ask", "deny", "sandboxed"]
-Decision = Literal["allow", "ask", "deny"]
 FILE_TOOLS = frozenset({"read", "write", "edit", "glob", "grep", "list"})
 READ_TOOLS = ("read", "glob", "grep", "list")
-
-
-class Rule(BaseModel):
-    """`pattern`: a path glob for file tools, a command prefix for bash; None matches everything
-    (inside the workspace). `exact`: the pattern is the one literal subject it matches (a path
-    compared as a string, no glob, no `~`, no tree below it; for bash the whole normalised line)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    tool: str
-    pattern: str | None = None
-    action: Action
-    exact: bool = False
-
-    @model_validator(mode="after")
-    def _check(self) -> Rule:
-        if self.action == "sandboxed" and self.tool != "bash":
-            raise ValueError(
-                f'"sandboxed" applies only to bash (got it for {self.tool!r}); use allow, ask or deny'
-            )
-        if self.exact and self.pattern is None:
-            raise ValueError("an exact rule needs a pattern")
-        return self
 
 
 class SecretRule(Rule):
@@ -263,9 +240,15 @@ class PermissionRules:
     ) -> BashDecision:
         """Every command the line can run judged on its own (last matching rule), its redirections
         as writes; the strictest answer wins. Unknowns ask, or deny where a deny rule could match."""
+        # Imported here: the bash parser (tree-sitter) loads only once a bash call is judged.
         from agentls.permission.bash_decision import decide_bash
 
-        return decide_bash(self, command, root=root, sandboxed=sandboxed)
+        def write_action(subject: str, outside: bool) -> Decision:
+            return self.evaluate("write", subject, outside_workspace=outside)
+
+        return decide_bash(
+            self.rules, command, root=root, sandboxed=sandboxed, write_action=write_action
+        )
 
     def path_filter(
         self, tool: str, *, prefix: str = "", outside_workspace: bool = False
