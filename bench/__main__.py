@@ -67,7 +67,9 @@ def table() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help=f"any of {', '.join(BENCHMARKS)}")
-    parser.add_argument("--table", action="store_true", help="print the table of docs/benchmarks.md and exit")
+    parser.add_argument(
+        "--table", action="store_true", help="print the table of docs/benchmarks.md and exit"
+    )
     args = parser.parse_args(argv)
     if args.table:
         print(table())
