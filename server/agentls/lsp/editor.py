@@ -18,7 +18,7 @@ from agentls.history import ContextPart, Position
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.approvals import pending_edit_actions
 from agentls.lsp.textedit import offset_at
-from agentls.lsp.transport import invalid, parse
+from agentls.lsp.transport import invalid, known_session, parse
 from agentls.protocol.models import (
     ContextRef,
     DiagnosticsParams,
@@ -136,10 +136,7 @@ async def run_on_selection(ls: AgentServer, *args: Any) -> dict[str, Any]:
     agent = await ls.agent()
     session_id = params.session_id
     if session_id is not None:
-        try:
-            await agent.session(session_id)
-        except KeyError:
-            raise invalid(f"Invalid params: sessionId: unknown session {session_id!r}") from None
+        await known_session(session_id, agent.session)
     else:
         recent = await agent.list_sessions(limit=1, cwd=ls.root)
         session_id = recent[0].id if recent else (await agent.new_session()).id

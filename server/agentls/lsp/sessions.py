@@ -4,15 +4,14 @@ Each validates its params, asks the Agent, and answers with the protocol's resul
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
 from pygls.exceptions import JsonRpcRequestCancelled
 
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.editor import context_parts
-from agentls.lsp.transport import invalid, parse
+from agentls.lsp.transport import invalid, known_session, parse
 from agentls.lsp.workspace import uri_of
 from agentls.protocol.models import (
     CancelParams,
@@ -32,8 +31,6 @@ from agentls.protocol.models import (
     TurnFinishReason,
 )
 from agentls.session import SessionBusyError
-
-T = TypeVar("T")
 
 
 async def new_session(ls: AgentServer, raw: Any) -> dict[str, Any]:
@@ -128,11 +125,3 @@ async def revert(ls: AgentServer, raw: Any) -> dict[str, Any]:
         bash_not_undone=outcome.bash_not_undone,
         note=note,
     ).wire()
-
-
-async def known_session(session_id: str, call: Callable[[str], Awaitable[T]]) -> T:
-    """await call(session_id); an unknown session (KeyError) is invalid params naming it."""
-    try:
-        return await call(session_id)
-    except KeyError:
-        raise invalid(f"Invalid params: sessionId: unknown session {session_id!r}") from None

@@ -38,6 +38,7 @@ from agentls.session import StoreError
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
+T = TypeVar("T")
 # LSP's RequestFailed: a request that is valid but cannot be served now.
 REQUEST_FAILED = -32803
 
@@ -63,6 +64,14 @@ def parse(model: type[P], raw: Any) -> P:
             where = ".".join(str(x) for x in err["loc"]) or "params"
             problems.append(f"{where}: {err['msg']}")
         raise invalid("Invalid params: " + "; ".join(problems)) from None
+
+
+async def known_session(session_id: str, call: Callable[[str], Awaitable[T]]) -> T:
+    """await call(session_id); an unknown session (KeyError) is invalid params naming it."""
+    try:
+        return await call(session_id)
+    except KeyError:
+        raise invalid(f"Invalid params: sessionId: unknown session {session_id!r}") from None
 
 
 def request_failed(message: str) -> JsonRpcException:
