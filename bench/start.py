@@ -3,7 +3,7 @@ how long a first prompt takes.
 
 Each run spawns `.venv/bin/agentls serve` (what an editor starts) and writes `initialize` at once
 (the pipe holds it until the server reads); the time is from just before the spawn to reading the
-answer (given by agentls.lsp.bootstrap before pygls is imported). Then `initialized`, and either
+answer (given by pygls once the server is imported). Then `initialized`, and either
 * idle: wait until the resident set has not moved for 1 s (the SDK import in the background is
   done), read VmRSS, then send a first prompt (answered by the local server with a short text):
   "first prompt after idle"; or
@@ -181,7 +181,7 @@ def run(result: BenchResult) -> None:
             median([r["eager_new_session_at_s"] for r in rows]) * 1000,
             "ms",
             note="agent/newSession right after `initialized`: the server proper imported and "
-            "running (initialize is answered before, by agentls.lsp.bootstrap)",
+            "running",
         )
     )
     result.add(
