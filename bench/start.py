@@ -154,8 +154,7 @@ def run(result: BenchResult) -> None:
             "start: initialize answered after spawn",
             init * 1000,
             "ms",
-            target="<= 300 ms",
-            met=init <= 0.3,
+            # No target any more: no editor waits on this answer (see docs/benchmarks.md).
             note=f"a bare `import pygls.lsp.server, lsprotocol.types` process: "
             f"{median(pygls_s) * 1000:.0f} ms",
         )
