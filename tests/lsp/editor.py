@@ -117,6 +117,10 @@ class Editor:
     never_answer_edits: bool = False
     # Diagnostics to push after an edit is applied to a file: path name -> diagnostics.
     diagnostics_after_edit: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # How long after the edit they are pushed, as a slow language server does.
+    diagnostics_delay_s: float = 0.0
+    # Push first, at once, the diagnostics of the version before the edit, as real servers do.
+    stale_push_first: bool = False
     message_requests: list[types.ShowMessageRequestParams] = field(default_factory=list)
     answer_message_with: str | None = "Allow once"
     # Answer every permission-request with agent/approve "once" (off for tests of the ask itself).
@@ -250,7 +254,7 @@ class Editor:
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
                 text_document=types.TextDocumentItem(
-                    uri=uri, language_id="python", version=1, text=content
+                    uri=uri, language_id=language_id(path), version=1, text=content
                 )
             )
         )
@@ -302,9 +306,16 @@ class Editor:
             path = Path(to_fs_path(uri) or "")
             if path.name in self.diagnostics_after_edit:
                 buffer = self.buffers.get(uri)
-                self.push_diagnostics(
-                    uri, self.diagnostics_after_edit[path.name], buffer.version if buffer else None
-                )
+                version = buffer.version if buffer else None
+                if self.stale_push_first and version is not None:
+                    self.push_diagnostics(uri, [], version - 1)
+                diagnostics = self.diagnostics_after_edit[path.name]
+                if self.diagnostics_delay_s:
+                    asyncio.get_running_loop().call_later(
+                        self.diagnostics_delay_s, self.push_diagnostics, uri, diagnostics, version
+                    )
+                else:
+                    self.push_diagnostics(uri, diagnostics, version)
 
     def _edit(self, uri: str, edits: list[types.TextEdit]) -> None:
         buffer = self.buffers.get(uri)
@@ -317,7 +328,7 @@ class Editor:
             self.client.text_document_did_open(
                 types.DidOpenTextDocumentParams(
                     text_document=types.TextDocumentItem(
-                        uri=uri, language_id="python", version=1, text=text
+                        uri=uri, language_id=language_id(path), version=1, text=text
                     )
                 )
             )
@@ -343,6 +354,14 @@ class Editor:
         if version is not None:
             params["version"] = version
         self.client.protocol.notify("agent/diagnostics", params)
+
+
+LANGUAGE_IDS = {".py": "python", ".md": "markdown", ".json": "json", ".yaml": "yaml"}
+
+
+def language_id(path: Path) -> str:
+    """The languageId an editor gives a file of this name."""
+    return LANGUAGE_IDS.get(path.suffix, "plaintext")
 
 
 def diag(line: int, message: str, severity: int = 1, source: str = "pyright") -> dict[str, Any]:

@@ -73,7 +73,7 @@ async def diagnostics(ls: AgentServer, raw: Any) -> None:
         return  # no agent to verify edits with; a notification has no one to tell
     await ls.agent()
     assert ls.ws is not None
-    await ls.ws.board.push(params.uri, params.version, params.diagnostics)
+    await ls.ws.diagnostics_pushed(params.uri, params.version, params.diagnostics)
 
 
 # ---- code actions -----------------------------------------------------------------------

@@ -17,6 +17,7 @@ import logging
 import os
 import tempfile
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from pygls.workspace import TextDocument
 from agentls.config import Settings
 from agentls.lsp.capabilities import ClientCaps
 from agentls.lsp.textedit import minimal_edit
-from agentls.verify.board import DiagnosticsBoard
+from agentls.verify.board import UNHEARD_TYPE_WAIT_S, DiagnosticsBoard
 from agentls.verify.commands import relative_name
 from agentls.verify.diagnostics import describe, fixed_problems, new_problems
 from agentls.verify.edit import Verifier
@@ -75,6 +76,18 @@ def _write_disk(path: Path, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+@dataclass
+class Before:
+    """The problems an edited file had before the edit: the editor's latest push (`seq` numbers it
+    on the board), or agentls' own checks; `unheard` when the editor has pushed nothing for this
+    file type yet (then both, and only a short wait for the editor's answer)."""
+
+    seq: int = 0
+    pushed: list[dict[str, Any]] = field(default_factory=list)
+    own: list[dict[str, Any]] = field(default_factory=list)
+    unheard: bool = False
 
 
 ApplyEdit = Callable[[types.ApplyWorkspaceEditParams], Awaitable[types.ApplyWorkspaceEditResult]]
@@ -144,7 +157,7 @@ class LspWorkspace:
         if changed is not None:
             return EditOutcome(applied=False, reason=changed)
         dirty = doc is not None and disk != str(doc.source)
-        before_diags = await self._diagnostics_before(uri, path, old_text)
+        before = await self._diagnostics_before(uri, path, old_text)
         caps = self.caps()
         notes: list[str] = []
 
@@ -159,12 +172,12 @@ class LspWorkspace:
                 )
             await asyncio.to_thread(_write_disk, path, new_text)
             notes.append("Written to disk directly (this editor does not apply workspace edits).")
-            return await self._verified(path, uri, new_text, before_diags, notes, version=None)
+            return await self._verified(path, uri, new_text, before, notes, version=None)
 
         if old_text is None and not (caps.document_changes and caps.create_files):
             # A new file, and a client that cannot create one through an edit.
             await asyncio.to_thread(_write_disk, path, new_text)
-            return await self._verified(path, uri, new_text, before_diags, notes, version=None)
+            return await self._verified(path, uri, new_text, before, notes, version=None)
 
         edit = self.build_edit(path, new_text, old_text)
         waiter = asyncio.Event()
@@ -207,7 +220,7 @@ class LspWorkspace:
             await self._sync_disk(path, uri, new_text)
         doc_after = self.open_document(path)
         version = doc_after.version if doc_after is not None else None
-        return await self._verified(path, uri, new_text, before_diags, notes, version=version)
+        return await self._verified(path, uri, new_text, before, notes, version=version)
 
     async def delete(self, path: Path) -> EditOutcome:
         caps = self.caps()
@@ -295,44 +308,65 @@ class LspWorkspace:
 
     # ---- verification -------------------------------------------------------------------
 
-    async def _diagnostics_before(
-        self, uri: str, path: Path, old_text: str | None
-    ) -> tuple[int, list[dict[str, Any]]]:
-        """The problems before the edit: the editor's latest push (and its number), when it
-        pushes diagnostics; else agentls' own checks of the old text."""
-        if self.caps().agent.diagnostics_push:
-            pushed = self.board.current(uri)
-            return (pushed.seq, pushed.diagnostics) if pushed else (0, [])
-        return (0, await self.verifier.before(path, old_text))
+    async def diagnostics_pushed(
+        self, uri: str, version: int | None, diagnostics: list[dict[str, Any]]
+    ) -> None:
+        """agent/diagnostics: the editor's diagnostics of a document, kept with its file type."""
+        doc = self.documents(uri)
+        await self.board.push(uri, version, diagnostics, doc.language_id if doc else None)
+
+    async def _diagnostics_before(self, uri: str, path: Path, old_text: str | None) -> Before:
+        """The problems before the edit: the editor's latest push (and its number), when it pushes
+        diagnostics for this file type; else agentls' own checks of the old text."""
+        if not self.caps().agent.diagnostics_push:
+            return Before(own=await self.verifier.before(path, old_text))
+        pushed = self.board.current(uri)
+        before = Before(
+            seq=pushed.seq if pushed else 0, pushed=pushed.diagnostics if pushed else []
+        )
+        doc = self.open_document(path)
+        if not self.board.heard_from(uri, doc.language_id if doc else None):
+            before.unheard = True
+            before.own = await self.verifier.before(path, old_text)
+        return before
 
     async def _verified(
         self,
         path: Path,
         uri: str,
         new_text: str,
-        before: tuple[int, list[dict[str, Any]]],
+        before: Before,
         notes: list[str],
         version: int | None,
     ) -> EditOutcome:
-        seq, before_diags = before
         if not self.caps().agent.diagnostics_push:
             summary = await self.verifier.after(
-                path, new_text, before_diags, lambda after: self.publish_diagnostics(uri, after)
+                path, new_text, before.own, lambda after: self.publish_diagnostics(uri, after)
             )
             return EditOutcome(applied=True, notes=notes, diagnostics=summary)
         label = relative_name(path, self.root)
         wait_s = self.verifier.wait_s
-        pushed = await self.board.wait_after(uri, seq, version, wait_s)
-        if pushed is None:
+        if before.unheard:
+            wait_s = min(wait_s, UNHEARD_TYPE_WAIT_S)
+        pushed = await self.board.wait_settled(uri, before.seq, version, wait_s)
+        if pushed is not None:
+            summary = describe(
+                label,
+                new_problems(before.pushed, pushed.diagnostics),
+                "editor",
+                fixed_problems(before.pushed, pushed.diagnostics),
+            )
+        elif not before.unheard:
             summary = (
                 f"Diagnostics (editor): none arrived for {label} within {wait_s:.1f} s of the edit."
             )
         else:
-            after = pushed.diagnostics
-            summary = describe(
-                label,
-                new_problems(before_diags, after),
-                "editor",
-                fixed_problems(before_diags, after),
+            # No language server in the editor checks this file type: agentls' own checks.
+            log.debug("no diagnostics ever pushed for the type of %s: own checks", uri)
+            summary = (
+                f"Diagnostics (editor): none for {label}; the editor has reported none for its "
+                "file type in this session."
             )
+            if self.verifier.applies_to(path):
+                summary += "\n" + await self.verifier.after(path, new_text, before.own)
         return EditOutcome(applied=True, notes=notes, diagnostics=summary)

@@ -3,7 +3,8 @@
 - checks.py: agentls' own checks (Python compiles, JSON parses), needing no editor;
 - commands.py: the trusted `verifyCommands`, run after an edit;
 - diagnostics.py: before/after: the new problems an edit introduced, in words;
-- board.py: diagnostics an editor pushes (agent/diagnostics), and waiting for the next push;
+- board.py: diagnostics an editor pushes (agent/diagnostics), and waiting for the push that
+  answers an edit (settled, never a stale version; short for file types never pushed for);
 - edit.py: the Verifier a workspace calls around a write (own checks before and after, commands).
 
 Plain code: no pygls, no front end. The language server and the disk workspace both use it.
