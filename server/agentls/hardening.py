@@ -58,11 +58,6 @@ def make_non_dumpable() -> bool:
     return prctl(PR_SET_DUMPABLE, 0) is not None and prctl(PR_GET_DUMPABLE) == 0
 
 
-def is_dumpable() -> bool | None:
-    result = prctl(PR_GET_DUMPABLE)
-    return None if result is None else bool(result)
-
-
 def drop_ptrace_capability() -> bool:
     """As root: CAP_SYS_PTRACE out of the bounding and inheritable sets, so no child (and no
     program it runs) ever holds it, and root children cannot read this process's memory past its

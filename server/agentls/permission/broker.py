@@ -97,9 +97,6 @@ class ApprovalBroker:
         # Stays in _pending until its waiter takes the answer (which may not have started yet).
         self._closed[request_id] = "answered"
 
-    def pending_for(self, session_id: str) -> list[str]:
-        return [rid for rid, p in self._pending.items() if p.session_id == session_id]
-
     def _close(self, request_id: str, state: str) -> None:
         self._pending.pop(request_id, None)
         self._closed.setdefault(request_id, state)

@@ -280,10 +280,6 @@ class Agent:
         `scope` says where an "always" is kept: the session, or the project (its root)."""
         self.broker.answer(session_id, request_id, decision, feedback, scope)
 
-    def pending_questions(self, session_id: str) -> list[str]:
-        """The request ids of the session's questions that wait for an answer (approve)."""
-        return self.broker.pending_for(session_id)
-
     async def load_project_grants(self) -> None:
         """Read this root's project grants (given here, or by another agentls process since)."""
         await self.policy.load_project_grants(self.store)
