@@ -1,5 +1,6 @@
 """A minimal LSP client over a child's stdin/stdout (JSON-RPC with Content-Length frames) that
-stamps each message with its arrival time. Requests from the server are answered with null."""
+stamps each message with its arrival time. Requests from the server are answered with null, or by
+handle_request() in a subclass."""
 
 from __future__ import annotations
 
@@ -95,7 +96,8 @@ class LspClient:
                 at = time.time()
                 message = json.loads(body)
                 if "method" in message and "id" in message:  # a request from the server
-                    self._write({"jsonrpc": "2.0", "id": message["id"], "result": None})
+                    answer = self.handle_request(at, message["method"], message.get("params"))
+                    self._write({"jsonrpc": "2.0", "id": message["id"], "result": answer})
                 elif "method" in message:
                     note = Notification(at, message["method"], message.get("params"))
                     self.notifications.append(note)
@@ -113,13 +115,24 @@ class LspClient:
                 if not future.done():
                     future.set_exception(EOFError("the server closed its output"))
 
-    async def initialize(self, root: str, init_options: dict[str, Any] | None = None) -> Any:
+    def handle_request(self, at: float, method: str, params: Any) -> Any:
+        """The result of a request from the server, read at time `at` (time.time())."""
+        return None
+
+    async def initialize(
+        self,
+        root: str,
+        init_options: dict[str, Any] | None = None,
+        capabilities: dict[str, Any] | None = None,
+    ) -> Any:
+        if capabilities is None:
+            capabilities = {"experimental": {"agent": {"approvals": True}}}
         result = await self.request(
             "initialize",
             {
                 "processId": None,
                 "rootUri": "file://" + root,
-                "capabilities": {"experimental": {"agent": {"approvals": True}}},
+                "capabilities": capabilities,
                 "initializationOptions": init_options or {},
             },
         )
