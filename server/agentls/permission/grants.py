@@ -3,7 +3,9 @@
 A path grant is that one literal path (Rule.exact: no glob, no `~`, no directory tree), never outside
 the workspace. A bash grant is at most the command name and its subcommand for each command of the
 line (`git status --porcelain` -> `git status`); for programs whose arguments are code or another
-command (shells, interpreters, eval, env, xargs, sudo, ssh, the wrappers) only the exact line."""
+command (shells, interpreters, eval, env, xargs, sudo, ssh, the wrappers), for runners (`uv run`,
+`npm exec`, `docker run`, `bundle exec`, ...) and for a line using an option that runs a program or
+writes a file (`git log --output=f`, see bash_decision.risky_option) only the exact line."""
 
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentls.permission.bash import SHELLS, WRAPPERS, analyze, normalise_line
-from agentls.permission.bash_decision import resolve_write
+from agentls.permission.bash import SHELLS, WRAPPERS, Command, analyze, normalise_line
+from agentls.permission.bash_decision import resolve_write, risky_option
 from agentls.permission.rules import FILE_TOOLS, Rule
 
 
@@ -111,6 +113,31 @@ SUBCOMMAND_PROGRAMS = frozenset(
         "helm",
     }
 )
+# Subcommands that run a program or script they are given (`uv run X`, `docker exec c X`): an
+# "always" for them is the exact line, since `uv run` would cover `uv run bash -c ...`.
+RUNNER_SUBCOMMANDS: dict[str, frozenset[str]] = {
+    "uv": frozenset({"run", "tool"}),
+    "npm": frozenset({"exec", "x", "run", "run-script", "explore"}),
+    "pnpm": frozenset({"exec", "dlx", "run", "x"}),
+    "yarn": frozenset({"exec", "dlx", "run", "node"}),
+    "poetry": frozenset({"run"}),
+    "go": frozenset({"run", "generate", "tool"}),
+    "cargo": frozenset({"run", "script"}),
+    "docker": frozenset({"run", "exec", "compose", "build"}),
+    "podman": frozenset({"run", "exec", "build"}),
+    "kubectl": frozenset({"exec", "run", "debug", "attach"}),
+    "hatch": frozenset({"run", "shell"}),
+    "pdm": frozenset({"run"}),
+    "rye": frozenset({"run"}),
+    "gh": frozenset({"extension", "ext"}),
+    "dotnet": frozenset({"run", "exec", "tool"}),
+    "mvn": frozenset({"exec:exec", "exec:java"}),
+    "mix": frozenset({"run", "eval"}),
+    "swift": frozenset({"run"}),
+    "git": frozenset({"bisect", "submodule", "filter-branch", "difftool", "mergetool"}),
+}
+# Runners whose first argument is already the program (`bundle exec x`, `pipenv run x`).
+RUNNER_PROGRAMS = frozenset({"bundle", "pipenv", "conda", "mamba", "pixi", "nix", "nix-shell"})
 _SUBCOMMAND = re.compile(r"[a-z][a-z0-9:_-]*\Z")
 
 
@@ -182,8 +209,14 @@ def _prefix(argv: tuple[str, ...], wrappers: tuple[str, ...], path: str | None) 
     name = argv[0]
     if wrappers or path is not None or name in CODE_PROGRAMS or _PYTHON_VERSION.match(name):
         return None
+    if name in RUNNER_PROGRAMS:
+        return None
+    if risky_option(Command(argv=argv)) is not None:
+        return None  # `git log --output=f`: the prefix would not cover the line itself
     if name in SUBCOMMAND_PROGRAMS:
         if len(argv) < 2 or not _SUBCOMMAND.match(argv[1]):
             return None  # `git -c x=y status`: options before the subcommand can run programs
+        if argv[1] in RUNNER_SUBCOMMANDS.get(name, ()):
+            return None  # `uv run pytest`: `uv run` would run anything
         return f"{name} {argv[1]}"
     return name
