@@ -139,7 +139,7 @@ CODE_LINES = [
     ("sh -c 'echo hi'", "sh -c 'touch x'"),
     ("python3 -c 'print(1)'", 'python3 -c \'import os; open("x", "w")\''),
     ("python3 -c 'print(1)'", "python3 -c 'import os'; touch x"),
-    ("env FOO=1 echo hi", "env FOO=1 touch x"),
+    ("env LANG=C echo hi", "env LANG=C touch x"),
     ("env echo hi", "env touch x"),
     ("eval 'echo hi'", "eval 'touch x'"),
     ("command echo hi", "command touch x"),
@@ -178,7 +178,7 @@ async def test_always_for_a_command_does_not_cover_other_code(
     ("granted", "then"),
     [
         ("bash -c 'echo hi'", "bash -c 'touch x'"),
-        ("env FOO=1 echo hi", "env FOO=1 touch x"),
+        ("env LANG=C echo hi", "env LANG=C touch x"),
     ],
 )
 async def test_a_project_grant_is_as_narrow_in_a_later_agent(

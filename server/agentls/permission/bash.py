@@ -74,12 +74,42 @@ DANGEROUS_VARIABLES = frozenset(
 )
 _DANGEROUS_PREFIXES = (
     "LD_",
-    "GIT_SSH",
-    "GIT_CONFIG_KEY_",
-    "GIT_CONFIG_VALUE_",
-    "BASH_FUNC_",
+    "GIT_",
+    "XDG_",
+    "BASH_",
     "DYLD_",
+    "NPM_CONFIG_",
+    "npm_config_",
 )
+# The only variables a command may be given by a prefix (`LANG=C ls`, `env TZ=UTC date`) or by
+# `export` and keep its decision: they change how it prints, not what it runs or writes. Any
+# other name is a problem (an allowlist: GIT_EXTERNAL_DIFF, XDG_CONFIG_HOME, ... run code).
+SAFE_VARIABLES = frozenset(
+    {
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "TERM",
+        "COLUMNS",
+        "LINES",
+        "CI",
+        "PYTHONUNBUFFERED",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONHASHSEED",
+        "NODE_ENV",
+        "RUST_BACKTRACE",
+        "RUST_LOG",
+    }
+)
+_SAFE_PREFIXES = ("LC_", "CLICOLOR")
+# Builtins whose arguments name variables: a name with a subscript (`a[$(cmd)]`) is evaluated as
+# arithmetic, which runs the substitution; a dangerous name changes what later commands run.
+_VARIABLE_NAME_BUILTINS = frozenset({"printf", "read", "mapfile", "readarray", "test", "unset"})
+_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|\d+#[0-9A-Za-z@_]+|\d+")
+_ARITH_NAME = re.compile(r"[A-Za-z_$`\[\\'\"]")
+_INT_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 
 SHELLS = frozenset(
     {"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash"}
@@ -109,7 +139,28 @@ TRANSPARENT_WRAPPERS = frozenset(
     }
 )
 # Commands that run another command they are given, and are judged themselves too.
-OPAQUE_WRAPPERS = frozenset({"sudo", "doas", "xargs", "find", "su", "runuser", "watch", "parallel"})
+OPAQUE_WRAPPERS = frozenset(
+    {
+        "sudo",
+        "doas",
+        "xargs",
+        "find",
+        "su",
+        "runuser",
+        "watch",
+        "parallel",
+        "flock",
+        "strace",
+        "ltrace",
+        "unshare",
+        "chroot",
+        "script",
+        "sg",
+        "setpriv",
+        "firejail",
+        "proot",
+    }
+)
 WRAPPERS = TRANSPARENT_WRAPPERS | OPAQUE_WRAPPERS
 _CD = frozenset({"cd", "pushd", "popd"})
 _NAME_OK = re.compile(r"[A-Za-z0-9_.+:@%,=^~-]+\Z")
@@ -224,8 +275,19 @@ class _Walker:
                     value = self.value(child)
                     argv.append(value.text if value else (child.text or b"").decode())
             self.commands.append(Command(argv=tuple(argv)))
+            self.declaration(node, argv)
         elif kind == "variable_assignment":
             self.assignment(node)
+        elif kind == "expansion":
+            self.expansion(node)
+        elif kind == "subscript":
+            self.subscript(node)
+        elif kind in ("arithmetic_expansion", "c_style_for_statement") or (
+            kind == "compound_statement" and node.children and node.children[0].type == "(("
+        ):
+            self.arithmetic(_node_text(node))
+        elif kind == "test_command":
+            self.test_command(node)
         elif kind == "file_redirect":
             self.redirect(node)
         elif kind == "heredoc_redirect":
@@ -233,16 +295,109 @@ class _Walker:
         for child in node.children:
             self.node(child, depth)
 
-    def assignment(self, node: Node) -> None:
+    def assignment(self, node: Node, prefix: bool = False) -> None:
         name = node.child_by_field_name("name")
-        var = (name.text or b"").decode("utf-8", "replace") if name is not None else ""
-        self.check_variable(var)
+        var = _node_text(name) if name is not None else ""
+        if prefix:
+            self.check_prefix(var)
+        else:
+            self.check_variable(var)
 
     def check_variable(self, var: str) -> None:
+        """A plain assignment (`x=1; ...`): later commands see it when bash exports it."""
         if var == "HOME":
             self.home_changed = True
         if var in DANGEROUS_VARIABLES or var.startswith(_DANGEROUS_PREFIXES):
             self.problems.append(f"sets {var}, which changes what runs")
+
+    def check_prefix(self, var: str) -> None:
+        """A variable given to one command's environment (`VAR=x cmd`, `env VAR=x cmd`, export):
+        only the harmless names of SAFE_VARIABLES keep the command's decision."""
+        if var == "HOME":
+            self.home_changed = True
+        if var not in SAFE_VARIABLES and not var.startswith(_SAFE_PREFIXES):
+            self.problems.append(f"gives {var or 'a variable'} to a command's environment")
+
+    def variable_name(self, name: str | None, what: str, sets: bool = True) -> None:
+        """A word a builtin takes as a variable's name (printf -v, read, test -v, declare)."""
+        if name is None:
+            self.problems.append(f"{what}: the variable's name is not a literal")
+        elif "[" in name:
+            self.problems.append(f"{what}: `{name}` has a subscript bash evaluates as arithmetic")
+        elif sets and (name in DANGEROUS_VARIABLES or name.startswith(_DANGEROUS_PREFIXES)):
+            self.problems.append(f"{what} sets {name}, which changes what runs")
+        elif not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            self.problems.append(f"{what}: `{name}` is not a plain variable name")
+
+    def declaration(self, node: Node, argv: list[str]) -> None:
+        builtin = argv[0]
+        flags = "".join(a[1:] for a in argv[1:] if a.startswith("-"))
+        if "n" in flags:
+            self.problems.append(f"`{builtin} -n` makes a name reference")
+        exported = builtin == "export" or (builtin in ("declare", "typeset") and "x" in flags)
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                name = child.child_by_field_name("name")
+                var = _node_text(name) if name is not None else ""
+                if exported:
+                    self.check_prefix(var)
+                continue
+            value = self.value(child)
+            text = value.text if value is not None else None
+            if text is not None and text.startswith(("-", "+")) and child.type == "word":
+                continue
+            if builtin == "unset" and text is not None and "[" not in text:
+                continue
+            if text is not None and "=" in text:
+                text = text.split("=", 1)[0]
+            self.variable_name(text, f"`{builtin}`")
+            if exported and text is not None:
+                self.check_prefix(text)
+
+    def expansion(self, node: Node) -> None:
+        kinds = [c.type for c in node.children]
+        if len(kinds) > 1 and kinds[1] == "!":
+            text = _node_text(node)
+            if not re.fullmatch(r"\$\{![A-Za-z_][A-Za-z0-9_]*(?:\[[@*]\]|[@*])\}", text):
+                self.problems.append("an indirect expansion `${!...}` (bash evaluates the name)")
+        for k, child in enumerate(node.children):
+            if child.type == ":" and k + 1 < len(node.children):
+                rest = "".join(_node_text(c) for c in node.children[k + 1 : -1])
+                self.arithmetic(rest)
+                return
+
+    def subscript(self, node: Node) -> None:
+        index = node.child_by_field_name("index")
+        if index is None:
+            inner = [c for c in node.named_children[1:]]
+            index = inner[0] if inner else None
+        text = _node_text(index) if index is not None else ""
+        if text not in ("@", "*") and not re.fullmatch(r"-?\d+", text):
+            self.problems.append(f"the array subscript `{text}` is evaluated as arithmetic")
+
+    def arithmetic(self, text: str) -> None:
+        """Arithmetic (`$((..))`, `((..))`, `let`, `$[..]`, offsets): a variable's value is itself
+        evaluated, and `a[$(cmd)]` in it runs cmd; only numbers and operators are certain."""
+        body = _NUMBER.sub("0", text)
+        for opener in ("$((", "$[", "((", "for"):
+            body = body.replace(opener, "", 1) if body.startswith(opener) else body
+        if _ARITH_NAME.search(body):
+            self.problems.append("arithmetic that names a variable (its value is evaluated too)")
+
+    def test_command(self, node: Node) -> None:
+        double = bool(node.children) and node.children[0].type == "[["
+        for expr in _descendants(node, ("unary_expression", "binary_expression")):
+            op = next((c for c in expr.children if c.type == "test_operator"), None)
+            if op is None:
+                continue
+            operator = _node_text(op)
+            operands = [c for c in expr.named_children if c is not op]
+            if operator in ("-v", "-R") and operands:
+                self.variable_name(_literal(operands[0]), f"`{operator}`", sets=False)
+            elif double and operator in _INT_TESTS:
+                for operand in operands:
+                    if operand.type != "number":
+                        self.arithmetic(_node_text(operand))
 
     def redirect(self, node: Node) -> None:
         op = next((c.type for c in node.children if not c.is_named), "")
@@ -286,13 +441,17 @@ class _Walker:
     # ---- simple commands -------------------------------------------------------------------
 
     def command(self, node: Node, depth: int) -> None:
+        name_node = node.child_by_field_name("name")
         for child in node.children:  # substitutions in arguments, assignments, redirects
-            if child.type != "command_name":
+            if child.type == "variable_assignment" and name_node is not None:
+                self.assignment(child, prefix=True)  # `VAR=x cmd`: in cmd's environment
+                for grandchild in child.children:
+                    self.node(grandchild, depth)
+            elif child.type != "command_name":
                 self.node(child, depth)
             else:
                 for grandchild in child.children:
                     self.node(grandchild, depth)
-        name_node = node.child_by_field_name("name")
         if name_node is None:
             return  # only assignments / redirections
         words: list[WordValue | None] = [self.value(name_node)]
@@ -340,6 +499,7 @@ class _Walker:
             return
         self.commands.append(command)
         self.code_arguments(name, argv, literal, depth)
+        self.variable_arguments(name, argv, literal)
         if name == "tee":
             self.tee(argv, literal)
 
@@ -407,8 +567,97 @@ class _Walker:
                 elif "=" in word:
                     self.problems.append("an alias whose value is not a literal")
 
+    def variable_arguments(self, name: str, argv: list[str], literal: list[bool]) -> None:
+        """Builtins whose arguments are variable names or arithmetic (see variable_name)."""
+
+        def word(i: int) -> str | None:
+            return argv[i] if i < len(argv) and literal[i] else None
+
+        if name == "let":
+            for i in range(1, len(argv)):
+                self.arithmetic(argv[i])
+            if len(argv) == 1:
+                return
+        elif name == "printf":
+            for i in range(1, len(argv)):
+                if argv[i] == "-v":
+                    self.variable_name(word(i + 1), "`printf -v`")
+                elif argv[i].startswith("-v") and len(argv[i]) > 2:
+                    self.variable_name(argv[i][2:] if literal[i] else None, "`printf -v`")
+                elif argv[i] == "--" or not argv[i].startswith("-"):
+                    break
+        elif name in ("test", "["):
+            for i in range(1, len(argv)):
+                if argv[i] in ("-v", "-R") and literal[i] and i + 1 < len(argv):
+                    self.variable_name(word(i + 1), f"`{name} {argv[i]}`", sets=False)
+        elif name == "read":
+            i = 1
+            while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
+                flag, step = argv[i], 1
+                for k, c in enumerate(flag[1:], start=1):
+                    if c in "adinNptu":
+                        attached = flag[k + 1 :]
+                        value = (attached if literal[i] else None) if attached else word(i + 1)
+                        step = 1 if attached else 2
+                        if c == "a":
+                            self.variable_name(value, "`read -a`")
+                        break
+                i += step
+            if i < len(argv) and argv[i] == "--":
+                i += 1
+            for j in range(i, len(argv)):
+                self.variable_name(word(j), "`read`")
+        elif name in ("mapfile", "readarray"):
+            i = 1
+            while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
+                if argv[i].startswith("-C"):
+                    self.problems.append(f"`{name} -C` runs a callback")
+                i += 2 if argv[i] in ("-d", "-n", "-O", "-s", "-u", "-C", "-c") else 1
+            if i < len(argv) and argv[i] == "--":
+                i += 1
+            for j in range(i, len(argv)):
+                self.variable_name(word(j), f"`{name}`")
+        elif name == "set":
+            if any(
+                a.startswith("-") and "a" in a[1:] and not a.startswith("--") for a in argv[1:]
+            ) or ("allexport" in argv and "-o" in argv):
+                self.problems.append("`set -a` exports every later assignment")
+
     def nested(self, code: str, depth: int) -> None:
         self.line(code, depth + 1)
+
+
+def argument_names(command: Command) -> list[str]:
+    """The words of a command's arguments as possible command names (basenames, split at shell
+    punctuation, so `'!rm f'` and `-c 'rm f'` give rm): a deny rule's command named among them
+    may be run by a program the analysis does not know (`flock l rm`, `ssh host rm`, `npx rm`)."""
+    names: list[str] = []
+    for word in command.argv[1:]:
+        for token in re.findall(r"[A-Za-z0-9_.+:@%,^~/-]+", word):
+            base = token.rstrip("/").rsplit("/", 1)[-1]
+            if base:
+                names.append(base)
+    return names
+
+
+def _node_text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+def _literal(node: Node) -> str | None:
+    value = word_value(node)
+    return value.text if value is not None and not value.special else None
+
+
+def _descendants(node: Node, kinds: tuple[str, ...]) -> list[Node]:
+    found: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in kinds:
+            found.append(current)
+        stack.extend(current.children)
+    return found
 
 
 def _shell_code(argv: list[str]) -> int | None:

@@ -156,7 +156,7 @@ class Walker(Protocol):
     problems: list[str]
     writes: list[str | None]
 
-    def check_variable(self, var: str) -> None: ...
+    def check_prefix(self, var: str) -> None: ...
 
     def nested(self, code: str, depth: int) -> None: ...
 
@@ -171,6 +171,8 @@ class _Options:
     positional: int = 0  # words after the options before the command (timeout's duration)
     assignments: bool = False  # VAR=value words before the command (env, sudo)
     writes: frozenset[str] = frozenset()  # options whose value is a file written (time -o)
+    no_command: bool = False  # runs no command of its words (script: the rest is a file it writes)
+    code_after: bool = False  # the word after the positionals is shell code (sg GROUP [-c] CODE)
 
 
 _OPTIONS: dict[str, _Options] = {
@@ -238,17 +240,88 @@ _OPTIONS: dict[str, _Options] = {
             }
         ),
     ),
-    "runuser": _Options(takes_arg="ugGs", long_arg=frozenset({"--user", "--group", "--shell"})),
-    "su": _Options(takes_arg="sgG", long_arg=frozenset({"--shell", "--group"})),
+    "runuser": _Options(
+        takes_arg="ugGs", long_arg=frozenset({"--user", "--group", "--shell"}), positional=1
+    ),
+    "su": _Options(takes_arg="sgG", long_arg=frozenset({"--shell", "--group"}), positional=1),
     "watch": _Options(takes_arg="n", long_arg=frozenset({"--interval"})),
     "parallel": _Options(),
+    "flock": _Options(
+        takes_arg="wE", long_arg=frozenset({"--timeout", "--conflict-exit-code"}), positional=1
+    ),
+    "strace": _Options(
+        takes_arg="abeEIoOpPsSuUX",
+        long_arg=frozenset({"--output", "--trace", "--signal", "--user", "--attach", "--env"}),
+        writes=frozenset({"-o", "--output"}),
+    ),
+    "ltrace": _Options(
+        takes_arg="aADeFlnopsuwx", long_arg=frozenset({"--output"}), writes=frozenset({"-o"})
+    ),
+    "unshare": _Options(takes_arg="SGRwl"),
+    "chroot": _Options(positional=1),
+    "script": _Options(
+        takes_arg="EIOBTm",
+        long_arg=frozenset(
+            {"--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format"}
+        ),
+        writes=frozenset({"-I", "-O", "-B", "-T", "--log-in", "--log-out", "--log-io"}),
+        no_command=True,
+    ),
+    "sg": _Options(positional=1, code_after=True),
+    "setpriv": _Options(
+        long_arg=frozenset(
+            {
+                "--reuid",
+                "--regid",
+                "--ruid",
+                "--rgid",
+                "--euid",
+                "--egid",
+                "--groups",
+                "--inh-caps",
+                "--ambient-caps",
+                "--bounding-set",
+                "--securebits",
+                "--pdeathsig",
+                "--selinux-label",
+                "--apparmor-profile",
+                "--landlock-access",
+                "--landlock-rule",
+                "--seccomp-filter",
+            }
+        )
+    ),
+    "firejail": _Options(),
+    "proot": _Options(takes_arg="rbwqkvm"),
 }
 _NO_COMMAND = {"sudo": ("-e", "--edit", "-l", "--list", "-v", "--validate", "-k", "-K")}
 _CODE_OPTIONS = {
     "su": ("-c", "--command"),
     "runuser": ("-c", "--command"),
     "env": ("-S", "--split-string"),
+    "flock": ("-c", "--command"),
+    "script": ("-c", "--command"),
 }
+
+
+def _code_option(name: str, word: str, spec: _Options) -> tuple[str, bool] | None:
+    """For a wrapper with a code option (`su -c CODE`, `flock -c`, `script -qc`): (the code when
+    attached to the word, whether it is); None when the word is not that option."""
+    for option in _CODE_OPTIONS[name]:
+        if option.startswith("--"):
+            if word == option:
+                return "", False
+            if word.startswith(option + "="):
+                return word.split("=", 1)[1], True
+            continue
+        letter = option[1]
+        if not word.startswith("-") or word.startswith("--") or letter not in word[1:]:
+            continue
+        k = word.index(letter, 1)
+        if any(c in spec.takes_arg for c in word[1:k]):
+            continue
+        return word[k + 1 :], bool(word[k + 1 :])
+    return None
 
 
 def options_then_command(
@@ -265,19 +338,14 @@ def options_then_command(
         if word == "--":
             i += 1
             break
-        if name in _CODE_OPTIONS and (
-            word in _CODE_OPTIONS[name]
-            or word.startswith(tuple(o + "=" for o in _CODE_OPTIONS[name] if o.startswith("--")))
-        ):
-            code = (
-                word.split("=", 1)[1]
-                if "=" in word
-                else (argv[i + 1] if i + 1 < len(argv) else None)
-            )
-            code_literal = True if "=" in word else (i + 1 < len(argv) and literal[i + 1])
+        if name in _CODE_OPTIONS and _code_option(name, word, spec) is not None:
+            code, attached = _code_option(name, word, spec)  # type: ignore[misc]
+            if not attached:
+                code = argv[i + 1] if i + 1 < len(argv) else None
+            code_literal = attached or (i + 1 < len(argv) and literal[i + 1])
             if code is None or not code_literal:
                 return None
-            rest = argv[i + 2 :] if "=" not in word else argv[i + 1 :]
+            rest = argv[i + 2 :] if not attached else argv[i + 1 :]
             walker.nested(" ".join([code, *rest]) if name == "env" else code, depth)
             return len(argv)
         if word in _NO_COMMAND.get(name, ()):
@@ -314,7 +382,7 @@ def options_then_command(
         break
     if spec.assignments:
         while i < len(argv) and literal[i] and _ASSIGNMENT.match(argv[i]):
-            walker.check_variable(_ASSIGNMENT.match(argv[i]).group(1))  # type: ignore[union-attr]
+            walker.check_prefix(_ASSIGNMENT.match(argv[i]).group(1))  # type: ignore[union-attr]
             i += 1
         if i < len(argv) and not literal[i] and "=" in argv[i]:
             return None
@@ -324,4 +392,22 @@ def options_then_command(
         if i >= len(argv):
             break
         i += 1
+    if name in _CODE_OPTIONS and i < len(argv) and _code_option(name, argv[i], spec) is not None:
+        found = options_then_command(name, [name, *argv[i:]], [True, *literal[i:]], walker, depth)
+        return None if found is None else min(len(argv), found + i - 1)
+    if name in ("su", "runuser") and i < len(argv):
+        return None  # `su USER ARGS...`: the arguments go to the user's shell
+    if spec.no_command:
+        for j in range(i, len(argv)):
+            walker.writes.append(argv[j] if literal[j] else None)
+        return len(argv)
+    if spec.code_after:
+        if i < len(argv) and argv[i] == "-c":
+            i += 1
+        if i >= len(argv):
+            return len(argv)
+        if not all(literal[i:]):
+            return None
+        walker.nested(" ".join(argv[i:]), depth)
+        return len(argv)
     return min(i, len(argv))
