@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentls.permission.types import Action as Action
 from agentls.permission.types import Decision as Decision
@@ -90,6 +90,116 @@ def secret_rules(patterns: Iterable[str]) -> list[SecretRule]:
     ]
 
 
+class ProtectedRule(SecretRule):
+    """A protected path's "ask" for `write` and `edit`: like a SecretRule (stricter only, without
+    regard to case, opened only by a rule whose pattern names the path)."""
+
+
+# Files and directories of the workspace (at any depth) whose change can run programs or widen
+# permissions later, outside the sandbox and without a question: git's config and hooks (the
+# editor runs `git status` constantly), agentls's and the editors' settings, direnv, MCP servers,
+# git attributes (filters run programs) and pre-commit hooks. Writing them (write, edit, a bash
+# redirection, sandboxed or not) asks even under {"*": "allow"}; the sandbox mounts the ones at the
+# workspace root read-only (tools/sandbox.py).
+PROTECTED_NAMES: tuple[str, ...] = (
+    ".git",
+    ".agentls",
+    ".vscode",
+    ".idea",
+    ".envrc",
+    ".mcp.json",
+    ".gitmodules",
+    ".gitattributes",
+    ".pre-commit-config.yaml",
+)
+PROTECTED_PATTERNS: tuple[str, ...] = tuple(
+    p for name in PROTECTED_NAMES for p in (f"**/{name}", f"**/{name}/**")
+)
+PROTECTED_TOOLS = ("write", "edit")
+
+
+def protected_rules() -> list[ProtectedRule]:
+    return [
+        ProtectedRule(tool=tool, pattern=p, action="ask")
+        for tool in PROTECTED_TOOLS
+        for p in PROTECTED_PATTERNS
+    ]
+
+
+def is_protected_path(subject: str) -> bool:
+    """Whether a workspace-relative path is (inside) a protected path, without regard to case."""
+    return any(_glob_regex(p, True).match(subject) for p in PROTECTED_PATTERNS)
+
+
+# Under a "sandboxed" rule, the git commands that run without a question: those that only read the
+# repository. Any other git command (commit, add, config, checkout, init, ...) writes .git, which
+# the sandbox mounts read-only, so it asks. `git branch` and `git remote` only as exact listings.
+SANDBOXED_GIT_READS: tuple[str, ...] = (
+    "git status",
+    "git log",
+    "git diff",
+    "git show",
+    "git blame",
+    "git grep",
+    "git ls-files",
+    "git rev-parse",
+    "git describe",
+    "git shortlog",
+)
+SANDBOXED_GIT_EXACT: tuple[str, ...] = (
+    "git branch",
+    "git branch -a",
+    "git branch -r",
+    "git branch -v",
+    "git branch -vv",
+    "git branch --list",
+    "git branch --show-current",
+    "git remote",
+    "git remote -v",
+)
+
+
+def _covers_all_git(pattern: str | None) -> bool:
+    """Whether a bash rule's pattern reaches git commands beyond one subcommand: none, `*`, `git`,
+    `git *`, `g*`, `gi*`, `git*`."""
+    if pattern is None:
+        return True
+    text = pattern.strip()
+    if text.endswith("*"):
+        body = text[:-1].rstrip()
+        return "git".startswith(body) or body == "git"
+    return text == "git"
+
+
+def _git_subcommand(pattern: str) -> str | None:
+    words = pattern.split()
+    return words[1] if len(words) >= 2 and words[0] == "git" else None
+
+
+def _sandboxed_git(rules: list[Rule]) -> list[Rule]:
+    """Each "sandboxed" bash rule that reaches git commands followed by rules making those that
+    write the repository ask (the read-only ones stay sandboxed); later rules still win."""
+    out: list[Rule] = []
+    for rule in rules:
+        out.append(rule)
+        if rule.tool != "bash" or rule.action != "sandboxed":
+            continue
+        if rule.exact:
+            continue  # one literal line the user named
+        if _covers_all_git(rule.pattern):
+            out.append(Rule(tool="bash", pattern="git", action="ask"))
+            out += [Rule(tool="bash", pattern=p, action="sandboxed") for p in SANDBOXED_GIT_READS]
+            out += [
+                Rule(tool="bash", pattern=p, action="sandboxed", exact=True)
+                for p in SANDBOXED_GIT_EXACT
+            ]
+        elif rule.pattern is not None:
+            sub = _git_subcommand(rule.pattern)
+            if sub is not None and f"git {sub}" not in SANDBOXED_GIT_READS:
+                out.append(Rule(tool="bash", pattern=rule.pattern, action="ask"))
+    return out
+
+
 DEFAULT_RULES: tuple[Rule, ...] = (
     Rule(tool="*", action="ask"),
     *(Rule(tool=t, action="allow") for t in READ_TOOLS),
@@ -99,41 +209,197 @@ DEFAULT_RULES: tuple[Rule, ...] = (
 )
 
 
+# A path glob as tokens: ("c", ch) a plain character, ("?",) one character but "/", and the star
+# runs "*" ([^/]*), "**" (.*) and "**/" ((?:.*/)?), read left to right exactly as the
+# translation always has ("***/" is "**" then "*/").
+_Token = tuple[str, str]
+_S1, _SA, _SD = "*", "**", "**/"
+_STARS = frozenset({_S1, _SA, _SD})
+
+
 @lru_cache(maxsize=512)
-def _glob_body(pattern: str) -> str:
-    """A path glob as a regex (without the end anchor): `**` crosses directories, `*` and `?` do
-    not; a bare directory covers its tree."""
-    out = []
+def _glob_tokens(pattern: str) -> tuple[_Token, ...]:
+    out: list[_Token] = []
     i = 0
     while i < len(pattern):
-        c = pattern[i]
         if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
+            tok, i = (_SD, ""), i + 3
+        elif pattern.startswith("**", i):
+            tok, i = (_SA, ""), i + 2
+        elif pattern[i] == "*":
+            tok, i = (_S1, ""), i + 1
+        elif pattern[i] == "?":
+            tok, i = ("?", ""), i + 1
         else:
-            out.append(re.escape(c))
-        i += 1
-    body = "".join(out)
+            tok, i = ("c", pattern[i]), i + 1
+        if out and tok[0] in _STARS and out[-1][0] in _STARS:
+            # Adjacent stars as one (same strings): with "**" it is "**"; "**/" twice is "**/";
+            # "**/" then "*" is "**" (a prefix up to the last "/", then the rest).
+            merged = _merge_stars(out[-1][0], tok[0])
+            if merged is not None:
+                out[-1] = (merged, "")
+                continue
+        out.append(tok)
+    return tuple(out)
+
+
+def _merge_stars(a: str, b: str) -> str | None:
+    if _SA in (a, b) or (a == _SD and b == _S1):
+        return _SA
+    if a == b == _SD:
+        return _SD
+    return None  # "*" then "**/" (the reading above never makes it): kept apart
+
+
+_STAR_REGEX = {_S1: "[^/]*", _SA: ".*", _SD: "(?:.*/)?"}
+_LAZY_STAR_REGEX = {_S1: "[^/]*?", _SA: ".*?", _SD: "(?:.*?/)??"}
+
+
+def _glob_parts(tokens: Sequence[_Token]) -> tuple[str, list[tuple[str, str]]]:
+    """The fixed head (before the first star) and each star with the fixed chunk after it (both as
+    regex text)."""
+    head: list[str] = []
+    parts: list[tuple[str, list[str]]] = []
+    for kind, ch in tokens:
+        if kind in _STARS:
+            parts.append((kind, []))
+            continue
+        piece = "[^/]" if kind == "?" else re.escape(ch)
+        (parts[-1][1] if parts else head).append(piece)
+    return "".join(head), [(star, "".join(chunk)) for star, chunk in parts]
+
+
+def _first_chunk_safe(star: str, following: str) -> bool:
+    """Whether the first place a star's chunk can match is as good as any later one, given the star
+    after that chunk: "**" takes up whatever is skipped; "*" after "*" too (the skipped stretch has
+    no "/", or the chunk holds a "/" and has only one place)."""
+    return following == _SA or (star == _S1 and following == _S1)
+
+
+def _linear_body(tokens: Sequence[_Token], exact: bool) -> str | None:
+    """The regex (before the end anchor) in fnmatch's linear form: every star but the last takes
+    its chunk's first match atomically, the last star's chunk is anchored by the end. None when a
+    first match could be the wrong one and `exact` is asked; otherwise (not exact) a superset:
+    every star as "**"."""
+    head, parts = _glob_parts(tokens)
+    stars = [s for s, _ in parts]
+    if not exact:
+        stars = [_SA] * len(stars)
+    out = [head]
+    # A first "**/" followed only by "*"s may stay as it is: it can only stop after a "/", and the
+    # rest, from there, keeps to the few directories its chunks' "/"s name ("**/.env*").
+    plain_first = exact and stars[:1] == [_SD] and all(s == _S1 for s in stars[1:])
+    for k, (_, chunk) in enumerate(parts):
+        star = stars[k]
+        if k == len(parts) - 1 or (k == 0 and plain_first):
+            out.append(_STAR_REGEX[star] + chunk)
+        elif not chunk or not _first_chunk_safe(star, stars[k + 1]):
+            return None
+        else:
+            out.append(f"(?>{_LAZY_STAR_REGEX[star]}{chunk})")
+    return "".join(out)
+
+
+@lru_cache(maxsize=512)
+def _glob_body(pattern: str) -> str:
+    """A path glob as a regex (without the end anchor) that matches in linear time: `**` crosses
+    directories, `*` and `?` do not; a bare directory covers its tree. Exact when _glob_regex can
+    use it (see _linear_body); otherwise a superset (every star as `**`), for PathFilter's test."""
     if not any(ch in pattern for ch in "*?"):
         # "src" or "/opt/data": the path itself and everything under it.
-        body += "(?:/.*)?"
+        return re.escape(pattern) + "(?:/.*)?"
+    tokens = _glob_tokens(pattern)
+    body = _linear_body(tokens, exact=True)
+    if body is None:
+        body = _linear_body(tokens, exact=False)
+    assert body is not None
     return body
 
 
+class _Matcher(Protocol):
+    def match(self, subject: str, /) -> object | None: ...
+
+
+class _GlobAutomaton:
+    """A path glob matched by simulating its automaton (a set of states as an int's bits): linear in
+    the path's length, for the globs whose regex would need to backtrack (see _linear_body)."""
+
+    def __init__(self, tokens: Sequence[_Token], ignore_case: bool) -> None:
+        # State s consumes one character: `advance` (a character test) to s + 1, `loop` stays; a
+        # star's state also moves on without a character (`skip`).
+        self._advance: list[Callable[[str], bool] | None] = []
+        self._loop: list[Callable[[str], bool] | None] = []
+        skips: dict[int, int] = {}
+        flags = re.IGNORECASE if ignore_case else 0
+
+        def add(advance: Callable[[str], bool] | None, loop: Callable[[str], bool] | None) -> int:
+            self._advance.append(advance)
+            self._loop.append(loop)
+            return len(self._advance) - 1
+
+        def not_slash(c: str) -> bool:
+            return c != "/"
+
+        def anything(_c: str) -> bool:
+            return True
+
+        def slash(c: str) -> bool:
+            return c == "/"
+
+        for kind, ch in tokens:
+            if kind == "c":
+                add(re.compile(re.escape(ch), flags | re.DOTALL).fullmatch, None)  # type: ignore[arg-type]
+            elif kind == "?":
+                add(not_slash, None)
+            elif kind == _S1 or kind == _SA:
+                s = add(None, not_slash if kind == _S1 else anything)
+                skips[s] = 1 << (s + 1)
+            else:  # "**/": nothing, or anything then "/"
+                s = add(None, None)
+                add(slash, anything)
+                skips[s] = (1 << (s + 1)) | (1 << (s + 2))
+        self._final = 1 << len(self._advance)
+        self._skips = sorted(skips.items())
+        self._steps: dict[str, tuple[int, int]] = {}
+
+    def _closure(self, states: int) -> int:
+        for s, targets in self._skips:  # skips only lead forward: one pass in order
+            if states >> s & 1:
+                states |= targets
+        return states
+
+    def _step(self, c: str) -> tuple[int, int]:
+        step = self._steps.get(c)
+        if step is None:
+            advance = sum(1 << s for s, f in enumerate(self._advance) if f is not None and f(c))
+            loop = sum(1 << s for s, f in enumerate(self._loop) if f is not None and f(c))
+            step = (advance, loop)
+            if len(self._steps) < 4096:
+                self._steps[c] = step
+        return step
+
+    def match(self, subject: str, /) -> bool | None:
+        states = self._closure(1)
+        for c in subject:
+            advance, loop = self._step(c)
+            states = self._closure(((states & advance) << 1) | (states & loop))
+            if not states:
+                return None
+        return True if states & self._final else None
+
+
 @lru_cache(maxsize=512)
-def _glob_regex(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
-    return re.compile(
-        _glob_body(pattern) + r"\Z", re.DOTALL | (re.IGNORECASE if ignore_case else 0)
-    )
+def _glob_regex(pattern: str, ignore_case: bool = False) -> _Matcher:
+    """A path glob's exact matcher, linear in the path's length: its regex (_glob_body) when that
+    is exact, else its automaton."""
+    flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
+    if not any(ch in pattern for ch in "*?"):
+        return re.compile(_glob_body(pattern) + r"\Z", flags)
+    tokens = _glob_tokens(pattern)
+    body = _linear_body(tokens, exact=True)
+    if body is None:
+        return _GlobAutomaton(tokens, ignore_case)
+    return re.compile(body + r"\Z", flags)
 
 
 def _literal_runs(pattern: str) -> list[str]:
@@ -208,10 +474,13 @@ class PermissionRules:
         secret_patterns: Iterable[str] = SECRET_PATTERNS,
     ) -> PermissionRules:
         rules: list[Rule] = list(DEFAULT_RULES) if with_defaults else []
-        rules.extend(parse_rules(value))
+        # A "sandboxed" rule does not reach git commands that write the repository: they ask.
+        rules.extend(_sandboxed_git(parse_rules(value)))
         # Secrets ask even after a blanket {"read": "allow"} or {"*": "allow"}; only a rule whose
-        # pattern names them, deciding as the last match, opens them (see _decide).
+        # pattern names them, deciding as the last match, opens them (see _decide). Writing a
+        # protected path (PROTECTED_NAMES) asks in the same way.
         rules.extend(secret_rules(secret_patterns))
+        rules.extend(protected_rules())
         return cls(rules)
 
     def extended(self, more: Iterable[Rule]) -> PermissionRules:
@@ -339,8 +608,9 @@ class PathFilter:
         self._any: re.Pattern[str] | None = None
         if patterned:
             bodies = sorted({_rule_body(r) for r in patterned})
-            union = "|".join(f"(?:{b})" for b in bodies)
-            self._any = re.compile(f"(?:{union})\\Z", re.DOTALL)
+            # Each body matches in linear time (atomic groups, see _glob_body), so does the union.
+            union = "|".join(f"(?:{b})\\Z" for b in bodies)
+            self._any = re.compile(union, re.DOTALL)
         # Each pattern's longest plain run, lower-cased (a needle holding another finds nothing
         # more); None when a pattern has none, or one holds a line break: every path a candidate.
         self._needles: tuple[str, ...] | None = None
