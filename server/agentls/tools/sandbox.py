@@ -1,6 +1,7 @@
 """The bash sandbox: bubblewrap (bwrap) around each command.
 
-Inside it the whole filesystem is read-only except the workspace and a private /tmp; the guarded
+Inside it the whole filesystem is read-only except the workspace and a private /tmp (and in the
+workspace its protected paths, .git, .agentls, .vscode, ..., are read-only too); the guarded
 secret paths are hidden (secret directories of $HOME such as ~/.ssh and ~/.aws become empty,
 secret files, in $HOME, /etc and the workspace (the permission secret globs), read as empty);
 agentls's own data directory (sessions, grants) is hidden and its config directory read-only, so
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentls.config_home import config_home
-from agentls.permission.rules import secret_globs
+from agentls.permission.rules import PROTECTED_NAMES, secret_globs
 from agentls.tools.base import SandboxSettings, ToolError
 from agentls.tools.ripgrep import RG_BASE_FLAGS, run_rg_lines
 
@@ -199,6 +200,24 @@ async def workspace_secrets(root: Path, globs: tuple[str, ...]) -> tuple[list[Pa
     return found, complete and result.returncode in (0, 1)
 
 
+def protected_binds(root: Path) -> list[str]:
+    """Read-only binds over the protected paths (PROTECTED_NAMES: .git, .agentls, .vscode, ...) that
+    exist at the workspace root, after its writable bind: a command cannot change what runs or is
+    allowed later outside the sandbox (git hooks and config, the agent's and the editor's settings).
+    One that does not exist is not mounted (its mount point would be created in the real
+    workspace); the permission rules ask before a command line writes it."""
+    args: list[str] = []
+    for name in PROTECTED_NAMES:
+        path = root / name
+        if not os.path.lexists(path):
+            continue
+        real = Path(os.path.realpath(path))
+        if _is_within(real, root) and real.exists():
+            args += ["--ro-bind", str(real), str(real)]
+        # Outside the workspace it is read-only already (or hidden under the private /tmp).
+    return args
+
+
 async def prepare(
     policy: SandboxSettings, root: Path, keep: Sequence[str] = ()
 ) -> SandboxPlan | None:
@@ -226,6 +245,7 @@ async def prepare(
     for path in _runtime_dirs(keep):
         args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(root), str(root), "--chdir", str(root), "--setenv", "TMPDIR", "/tmp"]
+    args += protected_binds(root)
     args += list(_BASE_FLAGS)
     args.append("--share-net" if policy.network else "--unshare-net")
 
