@@ -283,3 +283,33 @@ async def test_through_the_loop_reads_and_plain_writes_run(
     assert results and "ran in the sandbox" in results[0].output
     if line.startswith("echo"):
         assert (h.root / "src" / "a.py").read_text() == "x\n"
+
+
+async def test_an_approved_git_commit_runs_outside_the_sandbox(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    """A line that changes what the sandbox keeps read-only (here .git) would fail inside it: under
+    "auto" it runs outside, after a question that says it is not sandboxed, and the commit lands."""
+    require_bwrap()
+    h = await make_harness({"permissions": {"bash": "sandboxed"}, "sandbox": "auto"})
+    _git_repo(h.root)
+    _first_commit(h.root)
+    (h.root / "a.txt").write_text("a\n")
+    line = "git add a.txt && git -c user.name=a -c user.email=a@b commit -qm second"
+    api.enqueue(reply(tool_use("bash", {"command": line})), reply(text("done")))
+    session = await h.agent.new_session()
+    turn = asyncio.create_task(h.agent.prompt(session.id, "commit it"))
+    request = await asyncio.wait_for(h.wait_for("permission-request"), 20)
+    assert request.sandboxed is False
+    h.agent.approve(session.id, request.request_id, "once")
+    await asyncio.wait_for(turn, 30)
+    result = next(e for e in h.of_type("tool-result") if e.tool == "bash")
+    assert "ran in the sandbox" not in result.output and "Exit code: 0" in result.output
+    assert _commit_subjects(h.root) == ["second", "init"]
+
+
+def _commit_subjects(root: Path) -> list[str]:
+    log = subprocess.run(
+        ["git", "log", "--format=%s"], cwd=root, capture_output=True, text=True, check=True
+    )
+    return log.stdout.split()

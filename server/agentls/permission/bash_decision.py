@@ -17,7 +17,11 @@ from agentls.permission.bash import (
     argument_names,
     normalise_line,
 )
-from agentls.permission.rules import is_protected_path
+from agentls.permission.protected import (
+    SANDBOXED_GIT_EXACT,
+    SANDBOXED_GIT_READS,
+    is_protected_path,
+)
 from agentls.permission.types import Action, Decision, Rule
 
 # The write rules' answer for a path a command writes: (subject, outside the workspace?).
@@ -204,6 +208,25 @@ def resolve_write(target: str, root: Path | None) -> tuple[str, bool] | None:
         rel = os.path.relpath(resolved, base)
         return Path(rel).as_posix(), False
     return resolved, True
+
+
+def changes_protected(line: str, root: Path | None) -> bool:
+    """Whether the line changes what the sandbox keeps read-only (rules.PROTECTED_NAMES: `.git`,
+    `.agentls`, ...): a git command that writes the repository, or a write to a protected path.
+    Such a line cannot work inside the sandbox, so it runs outside it, after its question (which
+    says so): its rules are judged as for any command outside the sandbox."""
+    analysis = analyze(line)
+    for command in analysis.commands:
+        if command.name != "git":
+            continue
+        reads = len(command.argv) >= 2 and f"git {command.argv[1]}" in SANDBOXED_GIT_READS
+        if not reads and command.text not in SANDBOXED_GIT_EXACT:
+            return True
+    for target in analysis.writes:
+        resolved = resolve_write(target, root) if target is not None else None
+        if resolved is not None and not resolved[1] and is_protected_path(resolved[0]):
+            return True
+    return False
 
 
 def _judge_write(

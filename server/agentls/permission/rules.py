@@ -12,6 +12,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentls.permission.protected import (
+    PROTECTED_NAMES,
+    SANDBOXED_GIT_EXACT,
+    SANDBOXED_GIT_READS,
+)
 from agentls.permission.types import Action as Action
 from agentls.permission.types import Decision as Decision
 from agentls.permission.types import Rule as Rule
@@ -95,23 +100,6 @@ class ProtectedRule(SecretRule):
     regard to case, opened only by a rule whose pattern names the path)."""
 
 
-# Files and directories of the workspace (at any depth) whose change can run programs or widen
-# permissions later, outside the sandbox and without a question: git's config and hooks (the
-# editor runs `git status` constantly), agentls's and the editors' settings, direnv, MCP servers,
-# git attributes (filters run programs) and pre-commit hooks. Writing them (write, edit, a bash
-# redirection, sandboxed or not) asks even under {"*": "allow"}; the sandbox mounts the ones at the
-# workspace root read-only (tools/sandbox.py).
-PROTECTED_NAMES: tuple[str, ...] = (
-    ".git",
-    ".agentls",
-    ".vscode",
-    ".idea",
-    ".envrc",
-    ".mcp.json",
-    ".gitmodules",
-    ".gitattributes",
-    ".pre-commit-config.yaml",
-)
 PROTECTED_PATTERNS: tuple[str, ...] = tuple(
     p for name in PROTECTED_NAMES for p in (f"**/{name}", f"**/{name}/**")
 )
@@ -124,39 +112,6 @@ def protected_rules() -> list[ProtectedRule]:
         for tool in PROTECTED_TOOLS
         for p in PROTECTED_PATTERNS
     ]
-
-
-def is_protected_path(subject: str) -> bool:
-    """Whether a workspace-relative path is (inside) a protected path, without regard to case."""
-    return any(_glob_regex(p, True).match(subject) for p in PROTECTED_PATTERNS)
-
-
-# Under a "sandboxed" rule, the git commands that run without a question: those that only read the
-# repository. Any other git command (commit, add, config, checkout, init, ...) writes .git, which
-# the sandbox mounts read-only, so it asks. `git branch` and `git remote` only as exact listings.
-SANDBOXED_GIT_READS: tuple[str, ...] = (
-    "git status",
-    "git log",
-    "git diff",
-    "git show",
-    "git blame",
-    "git grep",
-    "git ls-files",
-    "git rev-parse",
-    "git describe",
-    "git shortlog",
-)
-SANDBOXED_GIT_EXACT: tuple[str, ...] = (
-    "git branch",
-    "git branch -a",
-    "git branch -r",
-    "git branch -v",
-    "git branch -vv",
-    "git branch --list",
-    "git branch --show-current",
-    "git remote",
-    "git remote -v",
-)
 
 
 def _covers_all_git(pattern: str | None) -> bool:

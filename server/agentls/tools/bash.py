@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
+from agentls.permission.bash_decision import changes_protected
 from agentls.tools import sandbox
 from agentls.tools.base import (
     PermissionQuery,
@@ -194,8 +195,13 @@ class BashTool(Tool):
         if "\0" in command:
             raise ToolError("The command contains a NUL byte, which bash cannot take.")
         timeout_ms = params.timeout_ms or DEFAULT_TIMEOUT_MS
-        # Decided before the question: it says whether the command will run sandboxed.
-        plan = await sandbox.prepare(ctx.sandbox, ctx.workspace.root, keep=(SUPERVISOR,))
+        # Decided before the question: it says whether the command will run sandboxed. A line that
+        # changes what the sandbox keeps read-only (`git commit`, a write to .git or .agentls)
+        # would fail inside it: unless the sandbox is required, it runs outside, and its question
+        # says so (such lines ask unless a rule of the user's names them).
+        plan = None
+        if ctx.sandbox.mode == "required" or not changes_protected(command, ctx.workspace.root):
+            plan = await sandbox.prepare(ctx.sandbox, ctx.workspace.root, keep=(SUPERVISOR,))
         await ctx.authorize(
             PermissionQuery(
                 tool=self.name,

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Literal
 
 from agentls.config_home import config_home
-from agentls.permission.rules import PROTECTED_NAMES, secret_globs
+from agentls.permission.protected import PROTECTED_NAMES
+from agentls.permission.rules import secret_globs
 from agentls.tools.base import SandboxSettings, ToolError
 from agentls.tools.ripgrep import RG_BASE_FLAGS, run_rg_lines
 
