@@ -10,13 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentls.permission.rules import (
-    PermissionRules,
-    _glob_body,
-    _glob_regex,
-    path_matches,
-    secret_globs,
-)
+from agentls.permission.globs import glob_body, glob_regex, path_matches
+from agentls.permission.rules import PermissionRules, secret_globs
 from tests.security.conftest import SecurityFigures
 
 
@@ -57,7 +52,7 @@ subjects = st.text(alphabet="ab/.A", max_size=12)
 def test_exact_matcher_is_the_plain_translation(
     pattern: str, subject: str, ignore_case: bool
 ) -> None:
-    matched = _glob_regex(pattern, ignore_case).match(subject) is not None
+    matched = glob_regex(pattern, ignore_case).match(subject) is not None
     assert matched == reference(pattern, subject, ignore_case)
 
 
@@ -66,7 +61,7 @@ def test_exact_matcher_is_the_plain_translation(
 def test_body_matches_at_least_the_glob(pattern: str, subject: str) -> None:
     # PathFilter's union regex is built from the bodies: a superset test, exact or wider.
     if reference(pattern, subject):
-        assert re.match(f"(?:{_glob_body(pattern)})\\Z", subject, re.DOTALL)
+        assert re.match(f"(?:{glob_body(pattern)})\\Z", subject, re.DOTALL)
 
 
 @settings(max_examples=500, deadline=None)

@@ -17,155 +17,28 @@ from functools import lru_cache
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from agentls.permission.bash_names import (
+    ARITH_NAME,
+    CD_COMMANDS,
+    DANGEROUS_PREFIXES,
+    DANGEROUS_VARIABLES,
+    INT_TESTS,
+    MAX_DEPTH,
+    NAME_OK,
+    NOT_WRITES,
+    NUMBER,
+    OPAQUE_WRAPPERS,
+    OUTPUT_REDIRECTS,
+    SAFE_PREFIXES,
+    SAFE_VARIABLES,
+    SHELLS,
+    TRANSPARENT_WRAPPERS,
+)
 from agentls.permission.bash_words import (
     WordValue,
     options_then_command,
     word_value,
 )
-
-MAX_DEPTH = 6  # bash -c 'bash -c "..."': deeper than this is a problem, not a recursion
-
-# Variables whose value changes which program runs or what it loads.
-DANGEROUS_VARIABLES = frozenset(
-    {
-        "PATH",
-        "BASH_ENV",
-        "ENV",
-        "IFS",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "PS4",
-        "CDPATH",
-        "HOME",
-        "GLOBIGNORE",
-        "PYTHONPATH",
-        "PYTHONSTARTUP",
-        "PYTHONHOME",
-        "PYTHONINSPECT",
-        "NODE_OPTIONS",
-        "NODE_PATH",
-        "PERL5OPT",
-        "PERL5LIB",
-        "PERLLIB",
-        "RUBYOPT",
-        "RUBYLIB",
-        "GIT_EXEC_PATH",
-        "GIT_EDITOR",
-        "GIT_PAGER",
-        "GIT_CONFIG",
-        "GIT_CONFIG_GLOBAL",
-        "GIT_CONFIG_SYSTEM",
-        "GIT_CONFIG_PARAMETERS",
-        "GIT_CONFIG_COUNT",
-        "GIT_DIR",
-        "GIT_TEMPLATE_DIR",
-        "GIT_ASKPASS",
-        "SSH_ASKPASS",
-        "PAGER",
-        "EDITOR",
-        "VISUAL",
-        "PROMPT_COMMAND",
-        "BROWSER",
-        "LESSOPEN",
-        "LESSCLOSE",
-        "MANPAGER",
-        "SHELL",
-    }
-)
-_DANGEROUS_PREFIXES = (
-    "LD_",
-    "GIT_",
-    "XDG_",
-    "BASH_",
-    "DYLD_",
-    "NPM_CONFIG_",
-    "npm_config_",
-)
-# The only variables a command may be given by a prefix (`LANG=C ls`, `env TZ=UTC date`) or by
-# `export` and keep its decision: they change how it prints, not what it runs or writes. Any
-# other name is a problem (an allowlist: GIT_EXTERNAL_DIFF, XDG_CONFIG_HOME, ... run code).
-SAFE_VARIABLES = frozenset(
-    {
-        "LANG",
-        "LANGUAGE",
-        "TZ",
-        "NO_COLOR",
-        "FORCE_COLOR",
-        "TERM",
-        "COLUMNS",
-        "LINES",
-        "CI",
-        "PYTHONUNBUFFERED",
-        "PYTHONDONTWRITEBYTECODE",
-        "PYTHONHASHSEED",
-        "NODE_ENV",
-        "RUST_BACKTRACE",
-        "RUST_LOG",
-    }
-)
-_SAFE_PREFIXES = ("LC_", "CLICOLOR")
-# Builtins whose arguments name variables: a name with a subscript (`a[$(cmd)]`) is evaluated as
-# arithmetic, which runs the substitution; a dangerous name changes what later commands run.
-_VARIABLE_NAME_BUILTINS = frozenset({"printf", "read", "mapfile", "readarray", "test", "unset"})
-_NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|\d+#[0-9A-Za-z@_]+|\d+")
-_ARITH_NAME = re.compile(r"[A-Za-z_$`\[\\'\"]")
-_INT_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
-
-SHELLS = frozenset(
-    {"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "rbash"}
-)
-# Commands that run the rest of their words as a command, with nothing else to judge: the inner
-# command is judged alone (its own rules), the wrapper's name kept in Command.wrappers.
-TRANSPARENT_WRAPPERS = frozenset(
-    {
-        "command",
-        "builtin",
-        "exec",
-        "nohup",
-        "time",
-        "nice",
-        "timeout",
-        "stdbuf",
-        "setsid",
-        "coproc",
-        "env",
-        "busybox",
-        "ionice",
-        "chrt",
-        "taskset",
-        "unbuffer",
-        "caffeinate",
-        "nocache",
-    }
-)
-# Commands that run another command they are given, and are judged themselves too.
-OPAQUE_WRAPPERS = frozenset(
-    {
-        "sudo",
-        "doas",
-        "xargs",
-        "find",
-        "su",
-        "runuser",
-        "watch",
-        "parallel",
-        "flock",
-        "strace",
-        "ltrace",
-        "unshare",
-        "chroot",
-        "script",
-        "sg",
-        "setpriv",
-        "firejail",
-        "proot",
-    }
-)
-WRAPPERS = TRANSPARENT_WRAPPERS | OPAQUE_WRAPPERS
-_CD = frozenset({"cd", "pushd", "popd"})
-_NAME_OK = re.compile(r"[A-Za-z0-9_.+:@%,=^~-]+\Z")
-_NOT_WRITES = re.compile(r"/dev/(?:null|stdout|stderr|fd/\d+)\Z")
-_OUTPUT_REDIRECTS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 
 
 @dataclass(frozen=True)
@@ -307,7 +180,7 @@ class _Walker:
         """A plain assignment (`x=1; ...`): later commands see it when bash exports it."""
         if var == "HOME":
             self.home_changed = True
-        if var in DANGEROUS_VARIABLES or var.startswith(_DANGEROUS_PREFIXES):
+        if var in DANGEROUS_VARIABLES or var.startswith(DANGEROUS_PREFIXES):
             self.problems.append(f"sets {var}, which changes what runs")
 
     def check_prefix(self, var: str) -> None:
@@ -315,7 +188,7 @@ class _Walker:
         only the harmless names of SAFE_VARIABLES keep the command's decision."""
         if var == "HOME":
             self.home_changed = True
-        if var not in SAFE_VARIABLES and not var.startswith(_SAFE_PREFIXES):
+        if var not in SAFE_VARIABLES and not var.startswith(SAFE_PREFIXES):
             self.problems.append(f"gives {var or 'a variable'} to a command's environment")
 
     def variable_name(self, name: str | None, what: str, sets: bool = True) -> None:
@@ -324,7 +197,7 @@ class _Walker:
             self.problems.append(f"{what}: the variable's name is not a literal")
         elif "[" in name:
             self.problems.append(f"{what}: `{name}` has a subscript bash evaluates as arithmetic")
-        elif sets and (name in DANGEROUS_VARIABLES or name.startswith(_DANGEROUS_PREFIXES)):
+        elif sets and (name in DANGEROUS_VARIABLES or name.startswith(DANGEROUS_PREFIXES)):
             self.problems.append(f"{what} sets {name}, which changes what runs")
         elif not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             self.problems.append(f"{what}: `{name}` is not a plain variable name")
@@ -378,10 +251,10 @@ class _Walker:
     def arithmetic(self, text: str) -> None:
         """Arithmetic (`$((..))`, `((..))`, `let`, `$[..]`, offsets): a variable's value is itself
         evaluated, and `a[$(cmd)]` in it runs cmd; only numbers and operators are certain."""
-        body = _NUMBER.sub("0", text)
+        body = NUMBER.sub("0", text)
         for opener in ("$((", "$[", "((", "for"):
             body = body.replace(opener, "", 1) if body.startswith(opener) else body
-        if _ARITH_NAME.search(body):
+        if ARITH_NAME.search(body):
             self.problems.append("arithmetic that names a variable (its value is evaluated too)")
 
     def test_command(self, node: Node) -> None:
@@ -394,7 +267,7 @@ class _Walker:
             operands = [c for c in expr.named_children if c is not op]
             if operator in ("-v", "-R") and operands:
                 self.variable_name(_literal(operands[0]), f"`{operator}`", sets=False)
-            elif double and operator in _INT_TESTS:
+            elif double and operator in INT_TESTS:
                 for operand in operands:
                     if operand.type != "number":
                         self.arithmetic(_node_text(operand))
@@ -402,7 +275,7 @@ class _Walker:
     def redirect(self, node: Node) -> None:
         op = next((c.type for c in node.children if not c.is_named), "")
         dest = node.child_by_field_name("destination")
-        if op not in _OUTPUT_REDIRECTS:
+        if op not in OUTPUT_REDIRECTS:
             return
         if dest is None:
             self.writes.append(None)
@@ -431,7 +304,7 @@ class _Walker:
                 self.writes.append(None)
                 return
             target = os.path.expanduser(target)
-        if _NOT_WRITES.match(target):
+        if NOT_WRITES.match(target):
             return
         self.writes.append(target)
 
@@ -475,13 +348,13 @@ class _Walker:
         if literal[0] and "/" in word:
             path = word
             name = word.rsplit("/", 1)[1]
-        name_ok = literal[0] and bool(_NAME_OK.match(name)) and not name.startswith("~")
+        name_ok = literal[0] and bool(NAME_OK.match(name)) and not name.startswith("~")
         argv = [name, *argv[1:]]
         command = Command(argv=tuple(argv), literal=name_ok, wrappers=wrappers, path=path)
         if not name_ok:
             self.commands.append(command)
             return
-        if name in _CD:
+        if name in CD_COMMANDS:
             self.changes_dir = True
         if name in TRANSPARENT_WRAPPERS or name in OPAQUE_WRAPPERS:
             if name in OPAQUE_WRAPPERS:

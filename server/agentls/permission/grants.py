@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentls.permission.bash import SHELLS, WRAPPERS, Command, analyze, normalise_line
+from agentls.permission.bash import Command, analyze, normalise_line
 from agentls.permission.bash_decision import resolve_write, risky_option
+from agentls.permission.bash_names import SHELLS, WRAPPERS
 from agentls.permission.rules import FILE_TOOLS, Rule
 
 
