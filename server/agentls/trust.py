@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentls.config_home import config_home
 from agentls.permission.rules import PathFilter, PermissionRules, Rule, parse_rules
+from agentls.permission.types import SEVERITY
 
 if TYPE_CHECKING:
     from agentls.permission.bash_decision import BashDecision
@@ -255,7 +256,6 @@ def enabled_by(layer: dict[str, Any]) -> list[str]:
     return lines
 
 
-_SEVERITY = {"allow": 0, "sandboxed": 0, "ask": 1, "deny": 2}
 # The floor's own base: no opinion (allow) on anything, inside the workspace or out.
 _NO_OPINION = (Rule(tool="*", action="allow"), Rule(tool="*", pattern="**", action="allow"))
 
@@ -299,12 +299,12 @@ class RestrictedRules(PermissionRules):
     def evaluate(self, tool: str, subject: str, **kwargs: Any) -> Decision:
         own = super().evaluate(tool, subject, **kwargs)
         floor = self.floor.evaluate(tool, subject, **kwargs)
-        return floor if _SEVERITY[floor] > _SEVERITY[own] else own
+        return floor if SEVERITY[floor] > SEVERITY[own] else own
 
     def decide_bash(self, command: str, **kwargs: Any) -> BashDecision:
         own = super().decide_bash(command, **kwargs)
         floor = self.floor.decide_bash(command, **kwargs)
-        if _SEVERITY[floor.action] <= _SEVERITY[own.action]:
+        if SEVERITY[floor.action] <= SEVERITY[own.action]:
             return own
         # The stricter answer, with the workspace's reasons; the call still runs as the user's
         # rules would have run it (in the sandbox if they said so) once approved.

@@ -22,12 +22,11 @@ from agentls.permission.protected import (
     SANDBOXED_GIT_READS,
     is_protected_path,
 )
-from agentls.permission.types import Action, Decision, Rule
+from agentls.permission.types import SEVERITY, Action, Decision, Rule
 
 # The write rules' answer for a path a command writes: (subject, outside the workspace?).
 WriteAction = Callable[[str, bool], Decision]
 
-_SEVERITY = {"allow": 0, "ask": 1, "deny": 2}
 # Where a command named by its path is still the program the rules name: `/usr/bin/ls` is ls,
 # `./ls` (a file of the workspace) is not, so an allow rule does not cover it.
 SYSTEM_DIRS = frozenset(
@@ -147,9 +146,9 @@ def decide_bash(
 
     def worse(action: str, reason: str) -> None:
         nonlocal overall
-        if _SEVERITY[action] > 0:
+        if SEVERITY[action] > 0:
             reasons.append(reason)
-        if _SEVERITY[action] > _SEVERITY[overall]:
+        if SEVERITY[action] > SEVERITY[overall]:
             overall = action
 
     seen: set[Command] = set()

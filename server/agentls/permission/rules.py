@@ -22,6 +22,7 @@ from agentls.permission.protected import (
     SANDBOXED_GIT_EXACT,
     SANDBOXED_GIT_READS,
 )
+from agentls.permission.types import SEVERITY
 from agentls.permission.types import Action as Action
 from agentls.permission.types import Decision as Decision
 from agentls.permission.types import Rule as Rule
@@ -40,9 +41,6 @@ class SecretRule(Rule):
     to case; `exclude` (a glob) names paths it leaves alone (an SSH key's `.pub`)."""
 
     exclude: str | None = None
-
-
-SEVERITY: dict[str, int] = {"allow": 0, "sandboxed": 0, "ask": 1, "deny": 2}
 
 
 # Files that usually hold secrets: reading them asks, and grep/glob leave them out of their results,

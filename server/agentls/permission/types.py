@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 Action = Literal["allow", "ask", "deny", "sandboxed"]
 Decision = Literal["allow", "ask", "deny"]
+# How strict each action is ("sandboxed" allows, inside the sandbox): the stricter answer wins.
+SEVERITY: dict[str, int] = {"allow": 0, "sandboxed": 0, "ask": 1, "deny": 2}
 
 
 class Rule(BaseModel):
