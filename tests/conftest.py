@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,21 @@ def _isolated_config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
 def api() -> Iterator[MessagesAPIServer]:
     with MessagesAPIServer() as server:
         yield server
+
+
+@pytest.fixture
+def env(tmp_path: Path, api: MessagesAPIServer) -> dict[str, str]:
+    """The environment of an `agentls` subprocess: the local Messages API, its own data and config
+    folders under tmp_path."""
+    environment = dict(os.environ)
+    environment.update(
+        ANTHROPIC_BASE_URL=api.url,
+        ANTHROPIC_API_KEY="test-key",
+        AGENTLS_DATA_DIR=str(tmp_path / "data"),
+        AGENTLS_MODEL="claude-sonnet-5-5",
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+    )
+    return environment
 
 
 @dataclass

@@ -20,19 +20,6 @@ from messages_api import MessagesAPIServer, reply, text, tool_use
 
 
 @pytest.fixture
-def env(tmp_path: Path, api: MessagesAPIServer) -> dict[str, str]:
-    environment = dict(os.environ)
-    environment.update(
-        ANTHROPIC_BASE_URL=api.url,
-        ANTHROPIC_API_KEY="test-key",
-        AGENTLS_DATA_DIR=str(tmp_path / "data"),
-        AGENTLS_MODEL="claude-sonnet-5-5",
-        XDG_CONFIG_HOME=str(tmp_path / "config"),
-    )
-    return environment
-
-
-@pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()

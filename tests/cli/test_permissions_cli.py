@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from messages_api import MessagesAPIServer, reply, text, tool_use
-from tests.cli.test_cli import agentls, env, workspace  # noqa: F401 - fixtures
+from tests.cli.test_cli import agentls, workspace  # noqa: F401 - fixtures
 
 PROMPT = (
     "Allow bash `git status --porcelain`? [y]es once / [a]lways (Always allow `git status` "
@@ -73,7 +73,7 @@ def tool_result(body: dict[str, Any]) -> dict[str, Any]:
 
 def test_project_always_persists_is_listed_and_revoked(
     api: MessagesAPIServer,
-    env: dict[str, str],  # noqa: F811
+    env: dict[str, str],
     workspace: Path,  # noqa: F811
     tmp_path: Path,
 ) -> None:
@@ -133,7 +133,7 @@ def test_project_always_persists_is_listed_and_revoked(
 @pytest.mark.parametrize(("answer", "kept"), [("a", "session"), ("y", None), ("n\n", None)])
 def test_the_terminal_answers(
     api: MessagesAPIServer,
-    env: dict[str, str],  # noqa: F811
+    env: dict[str, str],
     workspace: Path,  # noqa: F811
     answer: str,
     kept: str | None,
@@ -153,7 +153,7 @@ def test_the_terminal_answers(
 
 def test_no_always_choices_when_always_is_not_offered(
     api: MessagesAPIServer,
-    env: dict[str, str],  # noqa: F811
+    env: dict[str, str],
     workspace: Path,  # noqa: F811
 ) -> None:
     api.enqueue(reply(tool_use("bash", {"command": '"$CMD" hi'})), reply(text("ok")))
