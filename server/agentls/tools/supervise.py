@@ -42,6 +42,9 @@ def _on_signal(signum: int, frame: object) -> None:
     raise _Stop(signum)
 
 
+_DEAD = ("Z", "X")
+
+
 def _processes() -> dict[int, tuple[int, str]]:
     """Every process this /proc shows: pid -> (ppid, state)."""
     table: dict[int, tuple[int, str]] = {}
@@ -60,7 +63,7 @@ def _processes() -> dict[int, tuple[int, str]]:
 
 
 def descendants(root: int) -> dict[int, str]:
-    """The live (not zombie) descendants of root: pid -> state."""
+    """Every descendant of root, zombies included: pid -> state."""
     table = _processes()
     children: dict[int, list[int]] = {}
     for pid, (ppid, _) in table.items():
@@ -73,7 +76,7 @@ def descendants(root: int) -> dict[int, str]:
             continue
         found[pid] = table[pid][1]
         todo.extend(children.get(pid, ()))
-    return {pid: state for pid, state in found.items() if state not in ("Z", "X")}
+    return found
 
 
 def describe(pid: int) -> str:
@@ -112,8 +115,12 @@ def stop_all(main: int, statuses: dict[int, int]) -> tuple[list[str], int]:
     alive: dict[int, str] = {}
     for _ in range(_ROUNDS):
         _reap(statuses)
-        alive = descendants(os.getpid())
-        if not alive:
+        tree = descendants(os.getpid())
+        alive = {pid: state for pid, state in tree.items() if state not in _DEAD}
+        # Done only when the tree is empty, zombies included: a process that forked and died
+        # while /proc was being read shows as a zombie, and its child (created after the
+        # listing) is ours only once the zombie is reaped; the next round sees it.
+        if not tree:
             break
         for pid in alive:
             if pid != main and pid not in stopped and len(stopped) < 10_000:
@@ -195,22 +202,30 @@ def sweep_call(
     my_session = os.getsid(0)
     stopped: dict[int, str] = {}
     ours: set[int] = set()
+    dead: set[int] = set()  # zombies seen: each is worth one more look
     for _ in range(200):
         table = _stat_table()
         targets: set[int] = set()
+        # A zombie of the call may have forked a child after /proc was listed: reap it (when
+        # ours) and look once more.
+        unsettled = False
         for pid, (ppid, state, sid, started) in table.items():
-            if pid == me or pid == keep or pid in protected or state in ("Z", "X"):
+            if pid == me or pid == keep or pid in protected:
                 continue
-            if (
-                sid == session
-                or (marker is not None and _carries(pid, marker))
-                or (
-                    adopted_since is not None
-                    and ppid == me
-                    and sid != my_session
-                    and started >= adopted_since
-                )
-            ):
+            adopted = (
+                adopted_since is not None
+                and ppid == me
+                and sid != my_session
+                and started >= adopted_since
+            )
+            if state in _DEAD:
+                if (sid == session or adopted or pid in ours) and pid not in dead:
+                    dead.add(pid)
+                    unsettled = True
+                    if ppid == me:
+                        ours.add(pid)
+                continue
+            if sid == session or adopted or (marker is not None and _carries(pid, marker)):
                 targets.add(pid)
         children: dict[int, list[int]] = {}
         for pid, (ppid, _, _, _) in table.items():
@@ -218,11 +233,15 @@ def sweep_call(
         todo = list(targets)
         while todo:
             for child in children.get(todo.pop(), ()):
-                if child not in targets and child != me and table[child][1] not in ("Z", "X"):
+                if child not in targets and child != me and table[child][1] not in _DEAD:
                     targets.add(child)
                     todo.append(child)
         if not targets:
-            break
+            if not unsettled:
+                break
+            _reap_ours(ours)
+            time.sleep(0.01)
+            continue
         for pid in targets:
             stopped.setdefault(pid, describe(pid))
             if table[pid][0] == me:
@@ -232,15 +251,23 @@ def sweep_call(
             except OSError:
                 pass
         time.sleep(0.01)
-    for pid in ours:
-        for _ in range(100):
-            try:
-                if os.waitpid(pid, os.WNOHANG)[0] != 0:
-                    break
-            except ChildProcessError:
-                break
-            time.sleep(0.01)
+    for _ in range(100):
+        if not _reap_ours(ours):
+            break
+        time.sleep(0.01)
     return list(stopped.values())
+
+
+def _reap_ours(ours: set[int]) -> bool:
+    """Reap those of ours that have ended (taking them out of the set); whether any are left."""
+    for pid in list(ours):
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                continue
+        except ChildProcessError:
+            pass
+        ours.discard(pid)
+    return bool(ours)
 
 
 def main(argv: list[str]) -> int:
