@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 
 @dataclass
@@ -20,11 +21,47 @@ class EditOutcome:
     diagnostics: str | None = None
 
 
+@dataclass(frozen=True)
+class FileChange:
+    """One file's part of a change to several files (a rename across files)."""
+
+    path: Path
+    new_text: str
+    old_text: str | None  # what the change was made from; None: a new file
+
+
+class LanguageUnavailable(Exception):
+    """No language server can answer: none for this file type or method, it failed to start, or
+    it timed out. The message says which, in words for the model."""
+
+
+class Languages(Protocol):
+    """The language servers a workspace can ask (agentls.language): the editor's own, through
+    `agent/languageRequest`, when the client declares the method; otherwise servers agentls starts
+    itself from the `languageServers` setting."""
+
+    def methods(self, path: Path | None) -> frozenset[str]:
+        """The LSP methods something can answer for this file (None: workspace-wide methods such
+        as workspace/symbol)."""
+        ...
+
+    async def request(self, method: str, params: dict[str, Any], path: Path | None) -> Any:
+        """The standard LSP result of `method` (plain JSON, as on the wire; None when the server
+        has none) for the document at `path` (opened first where needed) or the workspace.
+        Raises LanguageUnavailable."""
+        ...
+
+    async def aclose(self) -> None:
+        """Stop what was started (language servers agentls runs itself)."""
+        ...
+
+
 class Workspace(Protocol):
     """Where files live. The CLI implements it with the disk (DiskWorkspace); the language server
     with editor buffers (LspWorkspace)."""
 
     root: Path
+    languages: Languages
 
     async def read_text(self, path: Path) -> str:
         """Current text of a file (an open buffer's unsaved text wins). Raises FileNotFoundError,
@@ -34,6 +71,12 @@ class Workspace(Protocol):
     async def write_text(self, path: Path, new_text: str, old_text: str | None) -> EditOutcome:
         """Replace the file's whole text (create it when old_text is None). Not applied when the
         file is no longer old_text (see agentls.workspace.changed)."""
+        ...
+
+    async def write_all(self, changes: Sequence[FileChange]) -> list[EditOutcome]:
+        """Apply changes to several files as one edit (in the editor: one workspace edit, one
+        undo), all or none: when any file is no longer its old_text, nothing is applied and
+        every outcome says why. One outcome per change, in order."""
         ...
 
     async def delete(self, path: Path) -> EditOutcome:
