@@ -51,6 +51,14 @@ class ToolResultEvent(EventBase):
     title: str | None = None
 
 
+class ProposedFileChange(WireModel):
+    """One file's part of a change to several files (a rename): its text before and after."""
+
+    path: str  # absolute
+    old_text: str | None = None  # None: a new file
+    new_text: str
+
+
 class PermissionRequestEvent(EventBase):
     type: Literal["permission-request"] = "permission-request"
     request_id: str
@@ -66,6 +74,9 @@ class PermissionRequestEvent(EventBase):
     # bash: the command will run inside the sandbox (workspace writable, the rest read-only,
     # secrets hidden, network off unless sandboxNetwork).
     sandboxed: bool = False
+    # A change to several files (rename): every file's text before and after, so a front end
+    # can show each one; `diff` is their combined unified diff. None for one-file changes.
+    changes: list[ProposedFileChange] | None = None
 
 
 class PermissionResolvedEvent(EventBase):

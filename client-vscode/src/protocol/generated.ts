@@ -60,6 +60,7 @@ export interface ToolResultEvent {
 export interface PermissionRequestEvent {
   always?: string | null;
   callId: string;
+  changes?: ProposedFileChange[] | null;
   diff?: string | null;
   edit?: {
     [k: string]: unknown | undefined;
@@ -73,6 +74,14 @@ export interface PermissionRequestEvent {
   title: string;
   tool: string;
   type: 'permission-request';
+}
+/**
+ * One file's part of a change to several files (a rename): its text before and after.
+ */
+export interface ProposedFileChange {
+  newText: string;
+  oldText?: string | null;
+  path: string;
 }
 export interface PermissionResolvedEvent {
   decision: 'once' | 'always' | 'reject' | 'timeout' | 'cancelled';

@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agentls.events import PermissionRequestEvent, PermissionResolvedEvent
+from agentls.events import PermissionRequestEvent, PermissionResolvedEvent, ProposedFileChange
 from agentls.permission.broker import Answer, ApprovalBroker, Decision
 from agentls.tools.base import PermissionQuery
 
@@ -59,6 +59,15 @@ class Question:
 QuestionPresenter = Callable[[Question], AbstractContextManager[None]]
 
 
+def _changes(query: PermissionQuery) -> list[ProposedFileChange] | None:
+    if query.changes is None:
+        return None
+    return [
+        ProposedFileChange(path=str(c.path), old_text=c.old_text, new_text=c.new_text)
+        for c in query.changes
+    ]
+
+
 def answer_taken(answer: Answer, ctx: AskContext) -> Decision | Literal["timeout", "cancelled"]:
     """The decision as the loop takes it, for permission-resolved events: "always" where it was
     not offered (ctx.always is None) is "once" (CallContext.authorize tells the model)."""
@@ -91,6 +100,7 @@ async def ask_through_broker(
                     edit=question.edit,
                     always=ctx.always,
                     sandboxed=query.sandboxed,
+                    changes=_changes(query),
                 )
             )
             answer = await broker.wait(request_id)

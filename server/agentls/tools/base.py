@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 # Re-exported until every importer takes them from agentls.workspace.protocol.
 from agentls.workspace.protocol import EditOutcome as EditOutcome
+from agentls.workspace.protocol import FileChange
 from agentls.workspace.protocol import Workspace as Workspace
 
 
@@ -65,6 +66,9 @@ class PermissionQuery:
     # bash: the command will run inside the sandbox (tools/sandbox.py), every secret path hidden;
     # a "sandboxed" rule then allows it without a question.
     sandboxed: bool = False
+    # A change to several files (rename): each file's old and new text, in order; `diff` is
+    # their combined unified diff and `path`/`old_text`/`new_text` stay None.
+    changes: list[FileChange] | None = None
 
 
 class SandboxSettings(Protocol):
