@@ -59,6 +59,7 @@ const origin = {};
 const requests = [];
 const commands = [];
 const notifications = [];
+const serverRequests = [];
 let eventUnion;
 let initialize;
 
@@ -92,8 +93,9 @@ for (const file of files) {
   if (rel.startsWith('requests/')) requests.push(entry);
   else if (rel.startsWith('commands/')) commands.push(entry);
   else if (rel.startsWith('notifications/')) notifications.push(entry);
+  else if (rel.startsWith('server-requests/')) serverRequests.push(entry);
   else if (rel === 'initialize.json') initialize = entry;
-  else throw new Error(`schemas/${rel}: not a request, command, notification or initialize`);
+  else throw new Error(`schemas/${rel}: not a request, command, notification, server request or initialize`);
 }
 if (!eventUnion) throw new Error('schemas/notifications/agent.event.json is missing');
 defs.AgentEvent = {
@@ -145,6 +147,13 @@ const output =
   mapOf('AgentCommands', 'workspace/executeCommand commands; `arguments` is [params].', commands, true) +
   '\n' +
   mapOf('AgentClientNotifications', 'Client -> server notifications.', notifications, false) +
+  '\n' +
+  mapOf(
+    'AgentServerRequests',
+    'Server -> client requests: params (the result is a plain LSP result).',
+    serverRequests,
+    false,
+  ) +
   `\n/** initializationOptions.agent */\nexport type AgentInitializationOptions = ${initialize.params};\n` +
   `/** capabilities.experimental.agent of the client */\nexport type AgentClientCapabilities = ${initialize.result};\n`;
 

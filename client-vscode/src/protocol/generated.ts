@@ -178,6 +178,7 @@ export interface CancelResult {
 export interface ClientAgentCapabilities {
   approvals?: boolean;
   diagnosticsPush?: boolean;
+  languageRequests?: string[];
   savesEdits?: boolean;
 }
 export interface ContextPart {
@@ -254,6 +255,32 @@ export interface SummaryPart {
   summarizedMessages?: number;
   text: string;
   type: 'summary';
+}
+/**
+ * Server -> client request `agent/languageRequest`: ask the editor's own language servers
+ * (never agentls itself) for the standard LSP result of `method` with `params` (both plain LSP
+ * shapes, as the editor would send them to a language server). The result is that method's LSP
+ * result, or null. Sent only for methods the client declared in
+ * capabilities.experimental.agent.languageRequests.
+ */
+export interface LanguageRequestParams {
+  method:
+    | 'textDocument/definition'
+    | 'textDocument/typeDefinition'
+    | 'textDocument/implementation'
+    | 'textDocument/references'
+    | 'textDocument/hover'
+    | 'textDocument/documentSymbol'
+    | 'workspace/symbol'
+    | 'textDocument/prepareRename'
+    | 'textDocument/rename'
+    | 'textDocument/prepareCallHierarchy'
+    | 'callHierarchy/incomingCalls'
+    | 'callHierarchy/outgoingCalls'
+    | 'textDocument/diagnostic';
+  params: {
+    [k: string]: unknown | undefined;
+  };
 }
 export interface ListSessionsParams {}
 export interface ListSessionsResult {
@@ -338,6 +365,11 @@ export interface AgentCommands {
 export interface AgentClientNotifications {
   'agent/diagnostics': DiagnosticsParams;
   'agent/workspaceTrust': WorkspaceTrustParams;
+}
+
+/** Server -> client requests: params (the result is a plain LSP result). */
+export interface AgentServerRequests {
+  'agent/languageRequest': LanguageRequestParams;
 }
 
 /** initializationOptions.agent */

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import ConfigDict, Field
 
@@ -176,6 +176,38 @@ class ClientAgentCapabilities(Params):
     diagnostics_push: bool = False
     approvals: bool = False
     saves_edits: bool = False
+    # The LSP methods the client answers in agent/languageRequest (from its other language
+    # servers); names outside LANGUAGE_METHODS are ignored.
+    language_requests: list[str] = Field(default_factory=list)
+
+
+LanguageMethod = Literal[
+    "textDocument/definition",
+    "textDocument/typeDefinition",
+    "textDocument/implementation",
+    "textDocument/references",
+    "textDocument/hover",
+    "textDocument/documentSymbol",
+    "workspace/symbol",
+    "textDocument/prepareRename",
+    "textDocument/rename",
+    "textDocument/prepareCallHierarchy",
+    "callHierarchy/incomingCalls",
+    "callHierarchy/outgoingCalls",
+    "textDocument/diagnostic",
+]
+LANGUAGE_METHODS: frozenset[str] = frozenset(get_args(LanguageMethod))
+
+
+class LanguageRequestParams(Params):
+    """Server -> client request `agent/languageRequest`: ask the editor's own language servers
+    (never agentls itself) for the standard LSP result of `method` with `params` (both plain LSP
+    shapes, as the editor would send them to a language server). The result is that method's LSP
+    result, or null. Sent only for methods the client declared in
+    capabilities.experimental.agent.languageRequests."""
+
+    method: LanguageMethod
+    params: dict[str, Any]
 
 
 # method -> (params model, result model); notifications have no result model.
@@ -191,6 +223,10 @@ REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
 CLIENT_NOTIFICATIONS: dict[str, type[Params]] = {
     "agent/diagnostics": DiagnosticsParams,
     "agent/workspaceTrust": WorkspaceTrustParams,
+}
+# Server -> client requests whose result is a plain LSP result (described in their params' doc).
+SERVER_REQUESTS: dict[str, type[Params]] = {
+    "agent/languageRequest": LanguageRequestParams,
 }
 COMMANDS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent.approve": (ApproveParams, ApproveResult),

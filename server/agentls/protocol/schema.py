@@ -18,6 +18,7 @@ from agentls.protocol.models import (
     COMMANDS,
     PROTOCOL_VERSION,
     REQUESTS,
+    SERVER_REQUESTS,
     AgentInitOptions,
     ClientAgentCapabilities,
 )
@@ -90,6 +91,13 @@ def build() -> dict[str, str]:
     for method, params in CLIENT_NOTIFICATIONS.items():
         files[f"schemas/notifications/{method.replace('/', '.')}.json"] = _pair_schema(
             method, f"Client -> server notification {method}.", params, None
+        )
+    for method, params in SERVER_REQUESTS.items():
+        files[f"schemas/server-requests/{method.replace('/', '.')}.json"] = _pair_schema(
+            method,
+            f"Server -> client request {method}; the result is a plain LSP result (see params).",
+            params,
+            None,
         )
     files["schemas/notifications/agent.event.json"] = _event_schema()
     files["schemas/initialize.json"] = _capabilities_schema()
