@@ -58,6 +58,9 @@ class Settings(WireModel):
     verify_commands: dict[str, str] | None = None
     # How long to wait for the editor to answer workspace/applyEdit before reporting a failure.
     apply_edit_timeout_s: float = Field(default=30.0, gt=0)
+    # How long to wait for a language server's answer (the editor's agent/languageRequest, or a
+    # server agentls started) before the tool reports that it timed out.
+    language_timeout_s: float = Field(default=15.0, gt=0)
 
     # Set by load_settings, never read from a file or the wire: an untrusted workspace config's
     # deny and ask rules (each only makes a call stricter), and the line that tells the user
