@@ -17,7 +17,9 @@ from pygls.lsp.server import LanguageServer
 
 from agentls import __version__
 from agentls.config import Settings
+from agentls.language import NoLanguages
 from agentls.lsp.capabilities import ClientCaps
+from agentls.lsp.language import EditorLanguages
 from agentls.lsp.relay import EventRelay
 from agentls.lsp.transport import AgentProtocol, converter, request_failed, store_failed
 from agentls.lsp.workspace import LspWorkspace
@@ -124,6 +126,22 @@ class AgentServer(LanguageServer):
             settings=lambda: self.settings,
             apply_edit=self.workspace_apply_edit_async,
             publish_diagnostics=self.publish_diagnostics,
+            languages=self.editor_languages(),
+        )
+
+    def editor_languages(self) -> EditorLanguages:
+        """The editor's language servers for what the client declared in
+        capabilities.experimental.agent.languageRequests, the fallback for the rest."""
+
+        async def send(method: str, params: dict[str, Any]) -> Any:
+            return await self.protocol.send_request_async(method, params)
+
+        return EditorLanguages(
+            send=send,
+            declared=lambda: self.client_caps.language_requests,
+            timeout_s=lambda: self.settings.language_timeout_s,
+            structure=self.protocol._converter.structure,
+            fallback=NoLanguages(),
         )
 
     def start_background_import(self) -> None:

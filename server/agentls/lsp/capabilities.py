@@ -8,7 +8,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from agentls.protocol.models import ClientAgentCapabilities
+from agentls.protocol.models import LANGUAGE_METHODS, ClientAgentCapabilities
 
 
 @dataclass
@@ -21,8 +21,14 @@ class ClientCaps:
     show_message_request: bool = False
     # The units of positions: "utf-16" (the LSP default), "utf-8" or "utf-32".
     position_encoding: str = "utf-16"
-    # capabilities.experimental.agent: approvals panel, savesEdits, diagnosticsPush.
+    # capabilities.experimental.agent: approvals panel, savesEdits, diagnosticsPush,
+    # languageRequests.
     agent: ClientAgentCapabilities = field(default_factory=ClientAgentCapabilities)
+
+    @property
+    def language_requests(self) -> frozenset[str]:
+        """The methods the client answers in agent/languageRequest (unknown names dropped)."""
+        return frozenset(self.agent.language_requests) & LANGUAGE_METHODS
 
 
 def read_client_caps(params: types.InitializeParams, position_encoding: Any) -> ClientCaps:

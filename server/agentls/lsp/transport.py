@@ -28,6 +28,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
+    JsonRPCResponseMessage,
     LanguageServerProtocol,
     lsp_method,
 )
@@ -107,8 +108,14 @@ def converter() -> Any:
         # JSON-RPC lets a call leave out params (agent/listSessions needs none).
         return cls(**{"params": None, **obj})
 
+    def keep_result(obj: dict[str, Any], cls: type) -> Any:
+        # The answer to a request of ours pygls has no type for (agent/languageRequest): plain
+        # JSON, as the client sent it (EditorLanguages checks it against the LSP method's type).
+        return cls(id=obj.get("id"), jsonrpc=obj.get("jsonrpc"), result=obj.get("result"))
+
     conv.register_structure_hook(JsonRPCRequestMessage, keep)
     conv.register_structure_hook(JsonRPCNotification, keep)
+    conv.register_structure_hook(JsonRPCResponseMessage, keep_result)
     return conv
 
 

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import os
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from agentls.verify.diagnostics import describe, fixed_problems, new_problems
 from agentls.verify.edit import Verifier
 from agentls.workspace.changed import changed_while_waiting
 from agentls.workspace.disk import read_text_file
-from agentls.workspace.protocol import EditOutcome
+from agentls.workspace.protocol import EditOutcome, FileChange, Languages
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,8 @@ class LspWorkspace:
 
     It reaches the editor through callbacks: `documents` (the open document of a uri, or None),
     `caps` (what the client can do), `settings` (those in force), `apply_edit`
-    (workspace/applyEdit) and `publish_diagnostics` (agentls' own checks of an edited file)."""
+    (workspace/applyEdit) and `publish_diagnostics` (agentls' own checks of an edited file).
+    `languages` are the language servers the tools ask (lsp/language.py: the editor's own)."""
 
     def __init__(
         self,
@@ -110,8 +111,10 @@ class LspWorkspace:
         settings: Callable[[], Settings],
         apply_edit: ApplyEdit,
         publish_diagnostics: PublishDiagnostics,
+        languages: Languages,
     ) -> None:
         self.root = root
+        self.languages = languages
         self.documents = documents
         self.caps = caps
         self.settings = settings
@@ -221,6 +224,135 @@ class LspWorkspace:
         doc_after = self.open_document(path)
         version = doc_after.version if doc_after is not None else None
         return await self._verified(path, uri, new_text, before, notes, version=version)
+
+    async def write_all(self, changes: Sequence[FileChange]) -> list[EditOutcome]:
+        """Several files as ONE workspace/applyEdit (one undo in the editor), all or none: nothing
+        is sent when any file is no longer its old_text; each open buffer's edit carries its
+        version, so the editor refuses the whole edit if one moved meanwhile. A buffer with
+        unsaved changes is edited but never written to disk. Each file is verified as write_text
+        verifies one."""
+        if not changes:
+            return []
+        stale: dict[int, str] = {}
+        dirty: list[bool] = []
+        for index, change in enumerate(changes):
+            doc = self.open_document(change.path)
+            disk = await asyncio.to_thread(_read_disk, change.path)
+            current = str(doc.source) if doc is not None else disk
+            reason = changed_while_waiting(
+                change.old_text, current, "(for approval or in the editor)"
+            )
+            if reason is not None:
+                stale[index] = reason
+            dirty.append(doc is not None and disk != str(doc.source))
+        if stale:
+            names = ", ".join(relative_name(changes[i].path, self.root) for i in stale)
+            other = (
+                f"Not applied: {names} changed, and this change is made to all its files or none."
+            )
+            return [
+                EditOutcome(applied=False, reason=stale.get(i, other)) for i in range(len(changes))
+            ]
+        caps = self.caps()
+        if not caps.apply_edit and any(dirty):
+            names = ", ".join(
+                relative_name(c.path, self.root) for c, d in zip(changes, dirty, strict=True) if d
+            )
+            return self._none_applied(
+                changes,
+                f"{names} has unsaved changes in the editor, and this editor cannot apply "
+                "workspace edits; nothing was changed. Ask the user to save or close it.",
+            )
+        befores = [
+            await self._diagnostics_before(uri_of(c.path), c.path, c.old_text) for c in changes
+        ]
+        notes: list[list[str]] = [[] for _ in changes]
+        if caps.apply_edit:
+            refused = await self._apply_all(changes)
+            if refused is not None:
+                return self._none_applied(changes, refused)
+        for change, is_dirty, note in zip(changes, dirty, notes, strict=True):
+            if not caps.apply_edit:
+                await asyncio.to_thread(_write_disk, change.path, change.new_text)
+                note.append(
+                    "Written to disk directly (this editor does not apply workspace edits)."
+                )
+            elif change.old_text is None and not (caps.document_changes and caps.create_files):
+                await asyncio.to_thread(_write_disk, change.path, change.new_text)
+            elif is_dirty:
+                note.append(
+                    "The file has unsaved changes in the editor: the edit was applied to the "
+                    "editor's buffer, but the file on disk was left as the user saved it."
+                )
+            else:
+                await self._sync_disk(change.path, uri_of(change.path), change.new_text)
+        return list(
+            await asyncio.gather(
+                *(
+                    self._verified(
+                        c.path,
+                        uri_of(c.path),
+                        c.new_text,
+                        before,
+                        note,
+                        version=self._version(c.path) if caps.apply_edit else None,
+                    )
+                    for c, before, note in zip(changes, befores, notes, strict=True)
+                )
+            )
+        )
+
+    def _version(self, path: Path) -> int | None:
+        doc = self.open_document(path)
+        return doc.version if doc is not None else None
+
+    @staticmethod
+    def _none_applied(changes: Sequence[FileChange], reason: str) -> list[EditOutcome]:
+        return [EditOutcome(applied=False, reason=reason) for _ in changes]
+
+    async def _apply_all(self, changes: Sequence[FileChange]) -> str | None:
+        """Send the one workspace/applyEdit of `changes` and wait for the buffers to show it;
+        None when applied, else why not."""
+        caps = self.caps()
+        edit = types.WorkspaceEdit()
+        for change in changes:
+            if change.old_text is None and not (caps.document_changes and caps.create_files):
+                continue  # written to disk after the edit, as write_text does
+            one = self.build_edit(change.path, change.new_text, change.old_text)
+            if one.document_changes is not None:
+                edit.document_changes = [*(edit.document_changes or []), *one.document_changes]
+            if one.changes is not None:
+                edit.changes = {**(edit.changes or {}), **one.changes}
+        waiters: dict[str, asyncio.Event] = {}
+        for change in changes:
+            waiters[uri_of(change.path)] = self._doc_changed[uri_of(change.path)] = asyncio.Event()
+        timeout_s = self.settings().apply_edit_timeout_s
+        label = f"agentls: {len(changes)} files"
+        try:
+            result = await asyncio.wait_for(
+                self.apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label=label)), timeout_s
+            )
+        except TimeoutError:
+            result = None
+        if result is None or not result.applied:
+            for uri in waiters:
+                self._doc_changed.pop(uri, None)
+            if result is None:
+                return (
+                    f"The editor did not answer workspace/applyEdit within {timeout_s:.0f} s; "
+                    "the change may not have been made. Read the files again."
+                )
+            return f"The editor refused the edit: {result.failure_reason or 'no reason given'}"
+        for change in changes:
+            uri = uri_of(change.path)
+            doc = self.open_document(change.path)
+            if doc is not None and str(doc.source) != change.new_text:
+                try:
+                    await asyncio.wait_for(waiters[uri].wait(), BUFFER_SYNC_WAIT_S)
+                except TimeoutError:
+                    pass
+            self._doc_changed.pop(uri, None)
+        return None
 
     async def delete(self, path: Path) -> EditOutcome:
         caps = self.caps()
