@@ -16,6 +16,18 @@ from agentls.permission.rules import Rule, parse_rules
 from agentls.wire import WireModel
 
 
+class LanguageServerConfig(WireModel):
+    """One language server agentls starts itself (headless, or for files the editor's servers do
+    not cover): `languageServers` {"python": {"command": ["jedi-language-server"], "extensions":
+    [".py"]}}. It names a program to run, so an untrusted workspace config may not set it."""
+
+    command: list[str] = Field(min_length=1)
+    extensions: list[str] = Field(min_length=1)  # ".py"; the files this server answers for
+    initialization_options: dict[str, Any] | None = None
+    # How long one request may take; languageTimeoutS when unset.
+    timeout_s: float | None = Field(default=None, gt=0)
+
+
 class Settings(WireModel):
     """What a user can configure. camelCase keys on the wire and in files (snake_case accepted)."""
 
@@ -61,6 +73,8 @@ class Settings(WireModel):
     # How long to wait for a language server's answer (the editor's agent/languageRequest, or a
     # server agentls started) before the tool reports that it timed out.
     language_timeout_s: float = Field(default=15.0, gt=0)
+    # Language servers agentls starts itself, by language (agentls.language.headless).
+    language_servers: dict[str, LanguageServerConfig] | None = None
 
     # Set by load_settings, never read from a file or the wire: an untrusted workspace config's
     # deny and ask rules (each only makes a call stricter), and the line that tells the user
