@@ -22,6 +22,7 @@ from agentls.config import Settings
 from agentls.config_home import config_home
 from agentls.history import ApiHistory, ContextPart, Message, Usage, clean_text, new_id
 from agentls.model.base import Provider
+from agentls.model.catalog import model_info
 from agentls.permission.broker import Answer, ApprovalBroker
 from agentls.session.heap import HEAP
 from agentls.session.instructions import Instructions
@@ -173,6 +174,10 @@ class Agent:
                 sink(event)
             except Exception:  # a broken front end must not break the turn
                 log.exception("event sink failed")
+
+    def context_window(self, model: str) -> int:
+        """The model's context window in tokens (the contextWindow setting wins when set)."""
+        return self.settings.context_window or model_info(model).context_window
 
     def provider(self, model: str) -> Provider:
         if model not in self._providers:
