@@ -9,6 +9,17 @@ from typing import Any, Protocol
 
 
 @dataclass
+class Reach:
+    """What a change did to other files (agentls.verify.reach): the changed definitions it
+    followed, how many files using them it compared, and the files with new errors (LSP
+    diagnostics). A tool shows only the files the model may see."""
+
+    definitions: list[str]
+    compared: int
+    broken: list[tuple[Path, list[dict[str, Any]]]] = field(default_factory=list)
+
+
+@dataclass
 class EditOutcome:
     """What happened when the workspace applied a change to one file."""
 
@@ -19,6 +30,9 @@ class EditOutcome:
     # The verification summary to append to the tool result (agentls.verify): the new problems
     # the change introduced, or that there are none. None when nothing checked the file.
     diagnostics: str | None = None
+    # The new errors in other files that use a definition the change changed; None when nothing
+    # was followed (no language server answers references for the file).
+    reach: Reach | None = None
 
 
 @dataclass(frozen=True)
