@@ -17,6 +17,7 @@ import { WorkspaceEditApplier } from './applyEdit';
 import { DiagnosticsForwarder } from './diagnostics';
 import { errorText, type AgentConnection, type AgentHost } from './host';
 import { fillAgentCapabilities } from './capabilities';
+import { LanguageRequests } from './language';
 import type {
   AgentEvent,
   AgentRequests,
@@ -182,6 +183,15 @@ export class ServerManager implements vscode.Disposable {
     });
     client.onRequest('workspace/applyEdit', (params: { edit: unknown; label?: string }) => applier.apply(params));
     client.onNotification('agent/event', (event: AgentEvent) => this.host.handleEvent(event));
+    const languages = new LanguageRequests<vscode.Uri, vscode.Position>({
+      execute: async (command, ...args) => vscode.commands.executeCommand(command, ...args),
+      open: async (uri) => vscode.workspace.openTextDocument(uri),
+      diagnostics: (uri) => vscode.languages.getDiagnostics(uri),
+      toCodeUri: (uri) => client.protocol2CodeConverter.asUri(uri),
+      asUri: (uri) => client.code2ProtocolConverter.asUri(uri as vscode.Uri),
+      toCodePosition: (p) => new vscode.Position(p.line, p.character),
+    });
+    client.onRequest('agent/languageRequest', (params: unknown) => languages.answer(params));
     this.disposables.push(
       client.onDidChangeState((e) => {
         if (e.newState === State.Running) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AGENT_CAPABILITIES, fillAgentCapabilities } from '../../src/capabilities';
+import { LANGUAGE_METHODS } from '../../src/language';
 import { agentOptions, commandExists, resolveServerLaunch, serverEnv } from '../../src/serverCommand';
 
 describe('which server to start', () => {
@@ -52,7 +53,11 @@ describe('what the server is given', () => {
   it('declares experimental.agent next to other experimental capabilities', () => {
     const caps: { experimental?: unknown } = { experimental: { other: 1 } };
     fillAgentCapabilities(caps);
-    expect(caps.experimental).toEqual({ other: 1, agent: { diagnosticsPush: true, approvals: true, savesEdits: true } });
+    expect(caps.experimental).toEqual({
+      other: 1,
+      agent: { diagnosticsPush: true, approvals: true, savesEdits: true, languageRequests: [...LANGUAGE_METHODS] },
+    });
+    expect(LANGUAGE_METHODS).toHaveLength(13);
     const empty: { experimental?: unknown } = {};
     fillAgentCapabilities(empty);
     expect(empty.experimental).toEqual({ agent: AGENT_CAPABILITIES });
