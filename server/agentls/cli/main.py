@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("models", help="list the known models and their prices")
     sub.add_parser("serve", help="speak LSP on stdin/stdout (what an editor starts)")
+    sub.add_parser(
+        "acp", help="speak the Agent Client Protocol on stdin/stdout (Zed and other ACP editors)"
+    )
     return parser
 
 
@@ -77,6 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         return _serve()
+    if args.command == "acp":
+        _harden()
+        from agentls.acp.server import serve as serve_acp
+
+        return serve_acp()
     return _command(args)
 
 

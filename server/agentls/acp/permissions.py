@@ -1,0 +1,148 @@
+"""Permission questions as `session/request_permission`: the tool call with its diff, and the
+options allow once / always (this session, this project; only where "always" is offered, named
+by what it allows) / reject. The answer goes through Agent.approve, like every front end's.
+
+ACP has no words to send back with a rejection; a client may put them in the response's
+`_meta.feedback` (a string), and the model receives them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from acp.schema import (
+    AllowedOutcome,
+    FileEditToolCallContent,
+    PermissionOption,
+    RequestPermissionResponse,
+    ToolCallUpdate,
+)
+
+from agentls.acp.tools import ToolContent, input_content, kind_of, locations_of
+from agentls.session import Agent, ApprovalError, Question, QuestionPresenter
+
+log = logging.getLogger(__name__)
+
+# option id -> (decision, scope)
+ANSWERS: dict[str, tuple[str, str]] = {
+    "allow_once": ("once", "session"),
+    "allow_always": ("always", "session"),
+    "allow_always_project": ("always", "project"),
+    "reject_once": ("reject", "session"),
+}
+
+
+def options_for(question: Question) -> list[PermissionOption]:
+    options = [PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once")]
+    if question.always:
+        options.append(
+            PermissionOption(
+                option_id="allow_always",
+                name=f"{question.always} (this session)",
+                kind="allow_always",
+            )
+        )
+        options.append(
+            PermissionOption(
+                option_id="allow_always_project",
+                name=f"{question.always} (this project)",
+                kind="allow_always",
+            )
+        )
+    options.append(PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"))
+    return options
+
+
+def tool_call_for(root: Path, question: Question) -> ToolCallUpdate:
+    """The call the question is about, with the whole change it would make (each file's text
+    before and after), or what the call shows before it runs."""
+    query = question.query
+    content: list[ToolContent] = []
+    if query.changes:
+        content = [
+            FileEditToolCallContent(
+                type="diff", path=str(c.path), old_text=c.old_text, new_text=c.new_text
+            )
+            for c in query.changes
+        ]
+    elif query.path is not None and query.new_text is not None:
+        content = [
+            FileEditToolCallContent(
+                type="diff", path=str(query.path), old_text=query.old_text, new_text=query.new_text
+            )
+        ]
+    else:
+        content = input_content(root, query.tool, query.input)
+    return ToolCallUpdate(
+        tool_call_id=question.call_id,
+        title=query.title,
+        kind=kind_of(query.tool),
+        status="pending",
+        content=content,
+        locations=locations_of(root, query.tool, query.input),
+        raw_input=query.input,
+    )
+
+
+def answer_of(response: RequestPermissionResponse) -> tuple[str, str, str | None]:
+    """(decision, scope, feedback) of the client's answer; anything but a known option (the
+    question cancelled, an unknown option id) is a rejection."""
+    outcome = response.outcome
+    decision, scope = ("reject", "session")
+    if isinstance(outcome, AllowedOutcome):
+        decision, scope = ANSWERS.get(outcome.option_id, (decision, scope))
+    feedback = None
+    meta = response.field_meta or {}
+    if decision == "reject" and isinstance(meta.get("feedback"), str) and meta["feedback"].strip():
+        feedback = meta["feedback"].strip()
+    return decision, scope, feedback
+
+
+class PermissionAsker:
+    """The QuestionPresenter of the ACP front end: `client` is the connection (set once it
+    exists), `agent_of` the Agent that asks (by session)."""
+
+    def __init__(self, agent_of: Callable[[str], Agent | None]) -> None:
+        self.client: Any = None
+        self.agent_of = agent_of
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def presenter(self) -> QuestionPresenter:
+        return self.presenting
+
+    @contextmanager
+    def presenting(self, question: Question) -> Iterator[None]:
+        task = asyncio.ensure_future(self.ask(question))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        try:
+            yield
+        finally:
+            if not task.done():
+                task.cancel()  # answered, expired, or the turn was cancelled
+
+    async def ask(self, question: Question) -> None:
+        agent = self.agent_of(question.session_id)
+        if agent is None or self.client is None:
+            return
+        try:
+            response = await self.client.request_permission(
+                session_id=question.session_id,
+                tool_call=tool_call_for(agent.root, question),
+                options=options_for(question),
+            )
+            decision, scope, feedback = answer_of(response)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the client failed to answer: refused, and the model told why
+            log.warning("session/request_permission failed: %s", exc)
+            decision, scope, feedback = ("reject", "session", f"the editor did not answer: {exc}")
+        try:
+            agent.approve(question.session_id, question.request_id, decision, feedback, scope)
+        except ApprovalError:
+            pass  # expired or cancelled meanwhile

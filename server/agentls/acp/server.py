@@ -1,0 +1,264 @@
+"""`agentls acp`: the Agent Client Protocol (version 1) over stdin/stdout, on the same Agent as
+the CLI and the language server.
+
+One Agent per workspace root (a session's cwd), opened at the first session there; its sessions
+are the ones this connection created or loaded. Bad params, an unknown session or a cwd that is
+not a directory get a JSON-RPC error naming the field; nothing a client sends ends the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
+
+from acp import PROTOCOL_VERSION, RequestError, run_agent
+from acp.schema import (
+    AgentCapabilities,
+    ClientCapabilities,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    StopReason,
+    Usage,
+)
+
+from agentls import __version__
+from agentls.acp.permissions import PermissionAsker
+from agentls.acp.prompt import prompt_of
+from agentls.acp.updates import EventRelay, UpdateSender, replay
+from agentls.acp.workspace import AcpWorkspace, current_session
+from agentls.config import load_settings
+from agentls.language import NoLanguages
+from agentls.session import Agent, StoreError, TurnResult
+from agentls.workspace.protocol import Workspace
+
+log = logging.getLogger(__name__)
+
+STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "cancelled": "cancelled",
+    "max_steps": "max_turn_requests",
+    "doom_loop": "max_turn_requests",
+    "tool_use": "end_turn",
+}
+LIST_LIMIT = 200
+
+
+def _invalid(field: str, message: str) -> RequestError:
+    return RequestError.invalid_params({"field": field, "message": message})
+
+
+class AcpServer:
+    """The agent side of one ACP connection (acp.interfaces.Agent)."""
+
+    def __init__(self) -> None:
+        self.client: Any = None
+        self.client_caps = ClientCapabilities()
+        self.sender = UpdateSender(self._send)
+        self.asker = PermissionAsker(self.sessions_agent)
+        self._agents: dict[Path, Agent] = {}
+        self._sessions: dict[str, Agent] = {}
+        self._lock = asyncio.Lock()
+
+    def on_connect(self, conn: Any) -> None:
+        self.client = conn
+        self.asker.client = conn
+
+    async def _send(self, session_id: str, update: Any) -> None:
+        await self.client.session_update(session_id=session_id, update=update)
+
+    def sessions_agent(self, session_id: str) -> Agent | None:
+        return self._sessions.get(session_id)
+
+    # ---- agents, one per workspace root -------------------------------------------------
+
+    async def agent_for(self, cwd: str) -> Agent:
+        if not os.path.isabs(cwd):
+            raise _invalid("cwd", f"must be an absolute path (got {cwd!r})")
+        root = Path(os.path.realpath(cwd))
+        if not root.is_dir():
+            raise _invalid("cwd", f"{cwd} is not a directory")
+        async with self._lock:
+            agent = self._agents.get(root)
+            if agent is None:
+                agent = await self._open(root)
+                self._agents[root] = agent
+        return agent
+
+    async def _open(self, root: Path) -> Agent:
+        try:
+            settings = load_settings(root)
+        except ValueError as exc:
+            raise RequestError.internal_error({"message": f"bad configuration: {exc}"}) from None
+        if settings.untrusted_notice:
+            log.warning("%s", settings.untrusted_notice)
+        agent: Agent | None = None
+        fs = self.client_caps.fs
+        workspace: Workspace | None = None
+        if fs is not None and (fs.read_text_file or fs.write_text_file):
+            workspace = AcpWorkspace(
+                root,
+                self.client,
+                reads=bool(fs.read_text_file),
+                writes=bool(fs.write_text_file),
+                settings=lambda: agent.settings if agent is not None else settings,
+                languages=NoLanguages(),
+            )
+        try:
+            agent = await Agent.open(
+                settings=settings,
+                root=root,
+                workspace=workspace,
+                presenter=self.asker.presenter(),
+            )
+        except StoreError as exc:
+            raise RequestError.internal_error({"message": exc.message}) from None
+        agent.subscribe(EventRelay(agent.root, self.sender, lambda: self._window(agent)))
+        return agent
+
+    @staticmethod
+    def _window(agent: Agent | None) -> int:
+        assert agent is not None
+        return agent.context_window(agent.settings.model)
+
+    def _session(self, session_id: str) -> Agent:
+        agent = self._sessions.get(session_id)
+        if agent is None:
+            raise _invalid(
+                "sessionId",
+                f"unknown session {session_id!r} (session/new or session/load it first)",
+            )
+        return agent
+
+    async def aclose(self) -> None:
+        await self.sender.aclose()
+        for agent in self._agents.values():
+            await agent.aclose()
+        self._agents.clear()
+
+    # ---- methods ------------------------------------------------------------------------
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        self.client_caps = client_capabilities or ClientCapabilities()
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(
+                    image=False, audio=False, embedded_context=True
+                ),
+                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            agent_info=Implementation(name="agentls", title="agentls", version=__version__),
+            auth_methods=[],
+        )
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        agent = await self.agent_for(cwd)
+        record = await agent.new_session()
+        self._sessions[record.id] = agent
+        return NewSessionResponse(session_id=record.id)
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        agent = await self.agent_for(cwd)
+        try:
+            messages = await agent.messages(session_id)
+        except KeyError:
+            raise _invalid("sessionId", f"unknown session {session_id!r}") from None
+        self._sessions[session_id] = agent
+        for update in replay(agent.root, messages):
+            self.sender.put(session_id, update)
+        await self.sender.flush()
+        return LoadSessionResponse()
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        agent = await self.agent_for(cwd or os.getcwd())
+        records = await agent.list_sessions(limit=LIST_LIMIT, cwd=cwd)
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(
+                    session_id=r.id,
+                    cwd=r.cwd,
+                    title=r.title,
+                    updated_at=datetime.fromtimestamp(r.updated_at / 1000, UTC).isoformat(),
+                )
+                for r in records
+            ]
+        )
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        agent = self._session(session_id)
+        text, context = prompt_of(prompt)
+        current_session.set(session_id)  # the turn's task inherits it (see acp/workspace.py)
+        try:
+            result = await agent.prompt(session_id, text, context)
+        finally:
+            await self.sender.flush()  # every update of the turn before its answer
+        return _response(result)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        agent = self._sessions.get(session_id)
+        if agent is not None:
+            await agent.cancel(session_id)
+
+
+def _response(result: TurnResult) -> PromptResponse:
+    if result.finish_reason == "error":
+        raise RequestError.internal_error({"message": result.error or "the turn failed"})
+    usage = result.usage
+    return PromptResponse(
+        stop_reason=STOP_REASONS.get(result.finish_reason, "end_turn"),
+        usage=Usage(
+            total_tokens=usage.input_tokens
+            + usage.output_tokens
+            + usage.cache_read_tokens
+            + usage.cache_write_tokens,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_read_tokens=usage.cache_read_tokens,
+            cached_write_tokens=usage.cache_write_tokens,
+        ),
+    )
+
+
+async def _main() -> None:
+    server = AcpServer()
+    try:
+        # Only the methods above: the SDK answers every other one "method not found".
+        await run_agent(cast(Any, server))
+    finally:
+        await server.aclose()
+
+
+def serve() -> int:
+    """Speak ACP on stdin/stdout until the client closes stdin."""
+    logging.basicConfig(level=os.environ.get("AGENTLS_LOG", "WARNING"), stream=sys.stderr)
+    asyncio.run(_main())
+    return 0
