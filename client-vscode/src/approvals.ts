@@ -30,6 +30,15 @@ interface Review {
 }
 
 export type Decision = 'once' | 'always' | 'reject';
+
+/** The 0-based line where two texts first differ (where a file's diff is opened). */
+export function firstDifferentLine(before: string, after: string): number {
+  const a = before.split('\n');
+  const b = after.split('\n');
+  let line = 0;
+  while (line < a.length && line < b.length && a[line] === b[line]) line += 1;
+  return Math.min(line, Math.max(b.length - 1, 0));
+}
 export type Scope = 'session' | 'project';
 
 export class ApprovalController
@@ -147,7 +156,14 @@ export class ApprovalController
       files.push({ uri, proposed: proposedUri, original: originalUri, line });
       this.contentChanged.fire(proposedUri);
     };
-    if (event.edit) {
+    if (event.changes?.length) {
+      // A change to several files (a rename): each file's text before and after, one diff each.
+      for (const change of event.changes) {
+        const uri = vscode.Uri.file(change.path);
+        const current = change.oldText === null || change.oldText === undefined ? undefined : await this.currentText(uri);
+        add(uri, current, change.newText, firstDifferentLine(current ?? '', change.newText));
+      }
+    } else if (event.edit) {
       for (const change of fileChanges(event.edit)) {
         const uri = this.asUri(change.uri);
         const current = await this.currentText(uri);
@@ -255,15 +271,19 @@ export class ApprovalController
       void vscode.window.showInformationMessage('agentls: this request has no diff to show (it was answered, or it is not an edit).');
       return;
     }
-    const file = review.files[0];
-    const name = file.uri.path.slice(file.uri.path.lastIndexOf('/') + 1);
-    await vscode.commands.executeCommand(
-      'vscode.diff',
-      file.original,
-      file.proposed,
-      `${name} ↔ proposed by agentls`,
-      { preview: true, preserveFocus, selection: new vscode.Range(file.line, 0, file.line, 0) },
-    );
+    // Every file's diff (a rename changes several), each in its own tab; the first one last, so it
+    // is the one showing.
+    const several = review.files.length > 1;
+    for (const file of [...review.files].reverse()) {
+      const name = file.uri.path.slice(file.uri.path.lastIndexOf('/') + 1);
+      await vscode.commands.executeCommand(
+        'vscode.diff',
+        file.original,
+        file.proposed,
+        `${name} ↔ proposed by agentls`,
+        { preview: !several, preserveFocus, selection: new vscode.Range(file.line, 0, file.line, 0) },
+      );
+    }
     this.updateContext();
   }
 

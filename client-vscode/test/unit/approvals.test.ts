@@ -162,6 +162,47 @@ describe('a proposed edit', () => {
     expect(controller.provideTextDocumentContent(right)).toBe('X = 1\n');
   });
 
+  it('shows every file of a change to several files (a rename), each in its own diff', async () => {
+    stub.files.set('file:///work/demo/util.ts', 'export function add(a: number) {\n  return a + 1;\n}\n');
+    stub.files.set('file:///work/demo/main.ts', "import { add } from './util';\n\nconsole.log(add(1));\n");
+    const rename: PermissionRequestEvent = {
+      type: 'permission-request',
+      sessionId: 's',
+      requestId: 'perm_rename',
+      callId: 'c',
+      tool: 'rename',
+      title: 'Rename add to sum (2 files)',
+      input: { path: 'util.ts', symbol: 'add', new_name: 'sum' },
+      diff: '(the combined diff)',
+      changes: [
+        {
+          path: '/work/demo/util.ts',
+          oldText: 'export function add(a: number) {\n  return a + 1;\n}\n',
+          newText: 'export function sum(a: number) {\n  return a + 1;\n}\n',
+        },
+        {
+          path: '/work/demo/main.ts',
+          oldText: "import { add } from './util';\n\nconsole.log(add(1));\n",
+          newText: "import { sum } from './util';\n\nconsole.log(sum(1));\n",
+        },
+      ],
+    };
+    host.handleEvent({ type: 'tool-call', sessionId: 's', callId: 'c', tool: 'rename', input: rename.input, title: 'rename add' });
+    host.handleEvent(rename);
+    await flush();
+    const diffs = calls.filter((c) => c.command === 'vscode.diff').map((c) => c.args as [vscode.Uri, vscode.Uri, string, { preview: boolean }]);
+    // The first file last, so it is the tab showing; not previews (one would replace the other).
+    expect(diffs.map(([left, , title, options]) => [left.toString(), title, options.preview])).toEqual([
+      ['file:///work/demo/main.ts', 'main.ts ↔ proposed by agentls', false],
+      ['file:///work/demo/util.ts', 'util.ts ↔ proposed by agentls', false],
+    ]);
+    expect(controller.provideTextDocumentContent(diffs[0][1])).toContain('console.log(sum(1));');
+    expect(controller.provideTextDocumentContent(diffs[1][1])).toContain('export function sum(');
+    expect(controller.requestFor(diffs[0][1])).toBe('perm_rename');
+    const main = { uri: vscode.Uri.parse('file:///work/demo/main.ts'), lineCount: 3 } as unknown as vscode.TextDocument;
+    expect(controller.provideCodeLenses(main).every((l) => l.range.start.line === 0)).toBe(true);
+  });
+
   it('does not open the diff when the setting says not to', async () => {
     stub.config.set('approvals.openDiff', false);
     await request();
