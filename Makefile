@@ -32,7 +32,7 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy
 
-pytest: venv
+pytest: venv acpx-deps
 	@bash scripts/ensure-system-deps.sh nvim bwrap
 	$(BIN)/python -m pytest -q -ra
 
@@ -55,6 +55,18 @@ $(EXT_STAMP): $(EXT)/package-lock.json $(EXT)/package.json
 	@touch $@
 
 extension-deps: $(EXT_STAMP)
+
+# acpx, an independent ACP client (Node 18+), for tests/acp/test_acpx.py: npm ci once per lock.
+ACPX := tests/acp/acpx
+ACPX_STAMP := $(ACPX)/node_modules/.installed-$(shell cat $(ACPX)/package-lock.json | cksum | cut -d' ' -f1)
+
+$(ACPX_STAMP): $(ACPX)/package-lock.json $(ACPX)/package.json
+	cd $(ACPX) && npm ci --loglevel=error --no-audit --no-fund
+	@rm -f $(ACPX)/node_modules/.installed-*
+	@touch $@
+
+.PHONY: acpx-deps
+acpx-deps: $(ACPX_STAMP)
 
 # Regenerate src/protocol/generated.ts after schemas/ changed (the build fails while it is stale).
 extension-types: extension-deps
