@@ -43,11 +43,17 @@ class ScriptedClient:
     questions: list[tuple[ToolCallUpdate, list[str]]] = field(default_factory=list)
     reads: list[str] = field(default_factory=list)
     writes: list[tuple[str, str]] = field(default_factory=list)
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def request_permission(
         self, session_id: str, tool_call: ToolCallUpdate, options: list[Any], **kwargs: Any
     ) -> RequestPermissionResponse:
         self.questions.append((tool_call, [o.option_id for o in options]))
+        if self.answers and self.answers[0] == "wait":
+            # The user looks at the question until the prompt is cancelled (then the client
+            # answers "cancelled", as ACP asks of it).
+            self.answers.pop(0)
+            await self.cancelled.wait()
         if not self.answers:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         answer = self.answers.pop(0)

@@ -13,7 +13,7 @@ import pytest_asyncio
 from acp.schema import EmbeddedResourceContentBlock, TextContentBlock, TextResourceContents
 
 from acp import RequestError
-from messages_api import reply, text, tool_use
+from messages_api import error, reply, text, thinking, tool_use
 from tests.acp.conftest import AcpEnv, Connection, ScriptedClient, connect, wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -38,6 +38,7 @@ def client(acp: Connection) -> ScriptedClient:
     c.questions.clear()
     c.reads.clear()
     c.writes.clear()
+    c.cancelled.clear()
     assert c.files is not None
     c.files.clear()
     return c
@@ -167,10 +168,34 @@ async def test_cancel_mid_stream(acp: Connection, client: ScriptedClient, acp_en
     assert client.text(sid).endswith("still here")
 
 
+async def test_cancel_while_a_question_waits(
+    acp: Connection, client: ScriptedClient, acp_env: AcpEnv
+) -> None:
+    path = acp.root / "wait.py"
+    path.write_text("W = 1\n")
+    assert client.files is not None
+    client.files[str(path)] = "W = 1\n"
+    client.answers.append("wait")
+    acp_env.api.enqueue(
+        reply(tool_use("read", {"path": "wait.py"})),
+        reply(tool_use("edit", {"path": "wait.py", "old_string": "W = 1", "new_string": "W = 2"})),
+    )
+    sid = (await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[])).session_id
+    running = asyncio.ensure_future(prompt(acp, sid, "set W"))
+    await wait_until(lambda: bool(client.questions))
+    await acp.conn.cancel(session_id=sid)
+    client.cancelled.set()
+    result = await asyncio.wait_for(running, 30)
+    assert result.stop_reason == "cancelled"
+    assert client.files[str(path)] == "W = 1\n" and client.writes == []
+    finals = [u.status for u in client.of("tool_call_update", sid) if u.status != "in_progress"]
+    assert finals == ["completed", "failed"]
+
+
 async def test_embedded_context_reaches_the_model(
     acp: Connection, client: ScriptedClient, acp_env: AcpEnv
 ) -> None:
-    acp_env.api.enqueue(reply(text("seen")))
+    acp_env.api.enqueue(reply(thinking("Pondering the selection."), text("seen")))
     sid = (await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[])).session_id
     selection = TextResourceContents(uri="file:///x/sel.py", text="SELECTED = 42")
     result = await acp.conn.prompt(
@@ -183,6 +208,24 @@ async def test_embedded_context_reaches_the_model(
     assert result.stop_reason == "end_turn"
     sent = str(acp_env.api.requests[-1].body["messages"][-1]["content"])
     assert "SELECTED = 42" in sent and "file:///x/sel.py" in sent
+    thoughts = client.of("agent_thought_chunk", sid)
+    assert "".join(t.content.text for t in thoughts) == "Pondering the selection."
+    assert client.text(sid) == "seen"
+
+
+async def test_stop_reasons_and_a_failed_turn(
+    acp: Connection, client: ScriptedClient, acp_env: AcpEnv
+) -> None:
+    sid = (await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[])).session_id
+    acp_env.api.enqueue(reply(text("cut sh"), stop_reason="max_tokens"))
+    assert (await prompt(acp, sid, "long")).stop_reason == "max_tokens"
+    # A turn that fails (the API refuses the request) is a JSON-RPC error with its reason.
+    acp_env.api.enqueue(error(400, "invalid_request_error", "the request was refused"))
+    with pytest.raises(RequestError) as failed:
+        await prompt(acp, sid, "again")
+    assert failed.value.code == -32603 and "the request was refused" in str(failed.value.data)
+    acp_env.api.enqueue(reply(text("back")))
+    assert (await prompt(acp, sid, "once more")).stop_reason == "end_turn"
 
 
 async def test_bad_input_gets_errors_never_a_crash(acp: Connection, client: ScriptedClient) -> None:
