@@ -32,6 +32,13 @@ from agentls.verify.board import UNHEARD_TYPE_WAIT_S, DiagnosticsBoard
 from agentls.verify.commands import relative_name
 from agentls.verify.diagnostics import describe, fixed_problems, new_problems
 from agentls.verify.edit import Verifier
+from agentls.verify.reach import (
+    PUSH_WAIT_S,
+    Following,
+    pull_if_answered,
+    pulled_summary,
+    reach_before,
+)
 from agentls.workspace.changed import changed_while_waiting
 from agentls.workspace.disk import read_text_file
 from agentls.workspace.protocol import EditOutcome, FileChange, Languages
@@ -88,6 +95,9 @@ class Before:
     pushed: list[dict[str, Any]] = field(default_factory=list)
     own: list[dict[str, Any]] = field(default_factory=list)
     unheard: bool = False
+    # Pulled (textDocument/diagnostic) by a client that pushes none; the edit's reach.
+    pulled: list[dict[str, Any]] | None = None
+    reach: Following | None = None
 
 
 ApplyEdit = Callable[[types.ApplyWorkspaceEditParams], Awaitable[types.ApplyWorkspaceEditResult]]
@@ -161,6 +171,10 @@ class LspWorkspace:
             return EditOutcome(applied=False, reason=changed)
         dirty = doc is not None and disk != str(doc.source)
         before = await self._diagnostics_before(uri, path, old_text)
+        push = self.board if self.caps().agent.diagnostics_push else None
+        before.reach = await reach_before(
+            self.root, path, uri, old_text, new_text, self.languages, self.read_text, push
+        )
         caps = self.caps()
         notes: list[str] = []
 
@@ -451,7 +465,8 @@ class LspWorkspace:
         """The problems before the edit: the editor's latest push (and its number), when it pushes
         diagnostics for this file type; else agentls' own checks of the old text."""
         if not self.caps().agent.diagnostics_push:
-            return Before(own=await self.verifier.before(path, old_text))
+            own = await self.verifier.before(path, old_text)
+            return Before(own=own, pulled=await pull_if_answered(self.languages, path, uri))
         pushed = self.board.current(uri)
         before = Before(
             seq=pushed.seq if pushed else 0, pushed=pushed.diagnostics if pushed else []
@@ -471,12 +486,29 @@ class LspWorkspace:
         notes: list[str],
         version: int | None,
     ) -> EditOutcome:
+        outcome = await self._verified_file(path, uri, new_text, before, notes, version)
+        if before.reach is not None:
+            outcome.reach = await before.reach.report(min(PUSH_WAIT_S, self.verifier.wait_s))
+        return outcome
+
+    async def _verified_file(
+        self,
+        path: Path,
+        uri: str,
+        new_text: str,
+        before: Before,
+        notes: list[str],
+        version: int | None,
+    ) -> EditOutcome:
+        label = relative_name(path, self.root)
         if not self.caps().agent.diagnostics_push:
             summary = await self.verifier.after(
                 path, new_text, before.own, lambda after: self.publish_diagnostics(uri, after)
             )
+            if before.pulled is not None:
+                pulled = await pulled_summary(self.languages, path, uri, before.pulled, label)
+                summary = f"{pulled}\n{summary}" if pulled else summary
             return EditOutcome(applied=True, notes=notes, diagnostics=summary)
-        label = relative_name(path, self.root)
         wait_s = self.verifier.wait_s
         if before.unheard:
             wait_s = min(wait_s, UNHEARD_TYPE_WAIT_S)

@@ -8,6 +8,7 @@ from typing import Any
 
 from agentls.tools.base import PermissionQuery, ToolContext, ToolError, input_dict
 from agentls.tools.text import human_size, unified_diff
+from agentls.verify.reach import describe_reach
 from agentls.workspace.protocol import EditOutcome
 
 # Files bigger than this are paged straight from disk by `read` (never loaded whole); write and
@@ -91,6 +92,9 @@ async def authorize_and_write(
     outcome = await ctx.workspace.write_text(path, new_text, current)
     if not outcome.applied:
         raise ToolError(f"{rel} {not_done}: {outcome.reason or refusal}.")
+    if outcome.reach is not None:  # other files' new errors: only those the model may read
+        reach = describe_reach(outcome.reach, ctx.relative, ctx.may_show)
+        outcome.diagnostics = f"{outcome.diagnostics}\n{reach}" if outcome.diagnostics else reach
     return outcome
 
 
