@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
@@ -25,7 +26,6 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
 from messages_api import MessagesAPIServer
 
 # A permission answer: an option id, optionally with feedback (sent in the response's _meta).

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from acp import RequestError
 from acp.schema import EmbeddedResourceContentBlock, TextContentBlock, TextResourceContents
 
-from acp import RequestError
 from messages_api import error, reply, text, thinking, tool_use
 from tests.acp.conftest import AcpEnv, Connection, ScriptedClient, connect, wait_until
 

@@ -135,9 +135,31 @@ class AcpWorkspace:
             if reason is not None:
                 why = f"{change.path}: {reason}; nothing of the change was applied"
                 return [EditOutcome(applied=False, reason=why) for _ in changes]
+        outcomes: list[EditOutcome] = []
+        for index, change in enumerate(changes):
+            outcome = await self._apply(session_id, change)
+            if not outcome.applied:
+                for done in reversed(changes[:index]):
+                    await self._put_back(session_id, done)
+                why = f"{change.path}: {outcome.reason}; nothing of the change was applied"
+                return [EditOutcome(applied=False, reason=why) for _ in changes]
+            outcomes.append(outcome)
+        return outcomes
+
+    async def _apply(self, session_id: str | None, change: FileChange) -> EditOutcome:
         if not self.writes or session_id is None:
-            return [await self.disk.write_text(c.path, c.new_text, c.old_text) for c in changes]
-        return [await self._write(session_id, c.path, c.new_text, c.old_text) for c in changes]
+            return await self.disk.write_text(change.path, change.new_text, change.old_text)
+        return await self._write(session_id, change.path, change.new_text, change.old_text)
+
+    async def _put_back(self, session_id: str | None, change: FileChange) -> None:
+        """Undo an applied change of a write_all that failed further on."""
+        if change.old_text is None:
+            await self.disk.delete(change.path)
+            return
+        undo = FileChange(change.path, change.old_text, change.new_text)
+        outcome = await self._apply(session_id, undo)
+        if not outcome.applied:
+            log.warning("could not put %s back: %s", change.path, outcome.reason)
 
     async def delete(self, path: Path) -> EditOutcome:
         return await self.disk.delete(path)
