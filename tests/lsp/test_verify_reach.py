@@ -166,7 +166,8 @@ def reset(editor: Editor) -> None:
     editor.buffers.clear()
     for name in ("lib.py", "app.py"):
         editor.open(name)
-        editor.push_diagnostics(editor.uri(name), [], 1)
+        if editor.profile.diagnostics_push:
+            editor.push_diagnostics(editor.uri(name), [], 1)
 
 
 async def edit_result(

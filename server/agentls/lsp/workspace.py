@@ -171,9 +171,8 @@ class LspWorkspace:
             return EditOutcome(applied=False, reason=changed)
         dirty = doc is not None and disk != str(doc.source)
         before = await self._diagnostics_before(uri, path, old_text)
-        push = self.board if self.caps().agent.diagnostics_push else None
         before.reach = await reach_before(
-            self.root, path, uri, old_text, new_text, self.languages, self.read_text, push
+            self, path, uri, old_text, new_text, self.board, self.verifier.wait_s
         )
         caps = self.caps()
         notes: list[str] = []

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import unquote, urlparse
 
 from agentls.verify.board import DiagnosticsBoard
@@ -286,30 +286,44 @@ class Following:
         return out
 
 
+class Files(Protocol):
+    """What of a workspace an edit's reach uses: its root, its language servers, its texts."""
+
+    root: Path
+    languages: Languages
+
+    async def read_text(self, path: Path) -> str: ...
+
+
 async def reach_before(
-    root: Path,
+    files: Files,
     path: Path,
     uri: str,
     old_text: str | None,
     new_text: str,
-    languages: Languages,
-    read: ReadText,
     board: DiagnosticsBoard | None = None,
+    timeout_s: float = 1.5,
 ) -> Following | None:
     """Before an edit of `path` is applied: the definitions it changes, the files that use them
     and their diagnostics now. None when nothing can be followed (a new file, no language server
     answering references for it, no definition changed, no other file using one that something
-    checks)."""
+    checks), or when the language server takes longer than `timeout_s` (verifyWaitS: a server
+    still indexing does not hold the edit up)."""
+    languages = files.languages
     if old_text is None or REFERENCES not in languages.methods(path):
         return None
     try:
-        definitions = await _changed_definitions(path, uri, old_text, new_text, languages)
+        definitions = await asyncio.wait_for(
+            _changed_definitions(path, uri, old_text, new_text, languages), timeout_s
+        )
         if not definitions:
             return None
-        reach = Following(root, path, languages, read, board, old_text, new_text, definitions)
-        await _watch_references(reach, uri)
-    except LanguageUnavailable as exc:
-        log.debug("reach of an edit of %s: %s", path, exc)
+        reach = Following(
+            files.root, path, languages, files.read_text, board, old_text, new_text, definitions
+        )
+        await asyncio.wait_for(_watch_references(reach, uri), timeout_s)
+    except (LanguageUnavailable, TimeoutError) as exc:
+        log.debug("reach of an edit of %s: %s", path, exc or "timed out")
         return None
     return reach if reach.files else None
 
