@@ -11,6 +11,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
 from agentls.config_home import config_home
 from agentls.model.catalog import DEFAULT_MODEL
+from agentls.model.providers import ProviderSettings
 from agentls.model.thinking import ThinkingSettings
 from agentls.permission.rules import Rule, parse_rules
 from agentls.wire import WireModel
@@ -56,6 +57,11 @@ class Settings(WireModel):
     compact_threshold: float = Field(default=0.8, gt=0, le=1)
     compact_keep_recent_tokens: int = Field(default=20_000, ge=0)
     thinking: ThinkingSettings | None = None
+    # Model providers by name, for model ids `<name>/<model>` (see model/providers.py):
+    # {"local": {"type": "openai", "baseUrl": ..., "apiKeyEnv"?, "models"?}, "bedrock":
+    # {"type": "bedrock", "region"?}, "vertex": {"type": "vertex", "region"?, "project"?}}.
+    # Never from an untrusted workspace (trust.py ignores it: a baseUrl sends code elsewhere).
+    providers: dict[str, ProviderSettings] | None = None
     # More globs of files that hold secrets, on top of .env, *.pem, *.key and SSH keys: reading
     # them asks, and grep/glob leave them out ("*.secret" matches at any depth).
     secret_patterns: list[str] | None = None

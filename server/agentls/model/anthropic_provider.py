@@ -1,14 +1,12 @@
-"""Claude through the official `anthropic` SDK: streaming, normalized events, visible retries."""
+"""Claude through the official `anthropic` SDK: streaming, normalized events, visible retries.
+The same provider serves Claude on Bedrock and Vertex (model/cloud.py): only the client differs."""
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import os
-import random
-import time
-from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator
+from typing import Any
 
 from agentls.environ_scrub import credential
 from agentls.model.base import (
@@ -18,7 +16,6 @@ from agentls.model.base import (
     MessageEnd,
     ModelRequest,
     ProviderError,
-    RetryNotice,
     SignatureDelta,
     StepUsage,
     StreamEvent,
@@ -27,13 +24,19 @@ from agentls.model.base import (
     ToolInputDelta,
 )
 from agentls.model.caching import with_cache_breakpoints
+from agentls.model.fit import fit_request
+from agentls.model.providers import api_model_of
+from agentls.model.retrying import (
+    Failure,
+    RetryPolicy,
+    StreamBroken,
+    broken,
+    retried,
+    retry_after_s,
+    sdk_failure,
+)
 
-if TYPE_CHECKING:
-    from anthropic import AsyncAnthropic
-
-RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
-# Error types that can arrive as an SSE `event: error` on a 200 stream and are worth retrying.
-RETRYABLE_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+__all__ = ["AnthropicProvider", "retry_after_s"]
 
 
 def _usage(raw: Any) -> StepUsage:
@@ -64,15 +67,36 @@ class AnthropicProvider:
         prompt_caching: bool = True,
     ) -> None:
         self._api_key = api_key
+        self.configure(
+            base_url=base_url,
+            max_attempts=max_attempts,
+            base_delay_s=base_delay_s,
+            max_delay_s=max_delay_s,
+            timeout_s=timeout_s,
+            prompt_caching=prompt_caching,
+        )
+        # AsyncAnthropic here, AsyncAnthropicBedrock / AsyncAnthropicVertex in model/cloud.py.
+        self._client: Any = None
+
+    def configure(
+        self,
+        *,
+        base_url: str | None,
+        max_attempts: int,
+        base_delay_s: float,
+        max_delay_s: float,
+        timeout_s: float,
+        prompt_caching: bool,
+    ) -> None:
+        """The endpoint, retries, timeout and caching (before the first request)."""
         self._base_url = base_url
         self.max_attempts = max_attempts
         self.base_delay_s = base_delay_s
         self.max_delay_s = max_delay_s
         self.timeout_s = timeout_s
         self.prompt_caching = prompt_caching
-        self._client: AsyncAnthropic | None = None
 
-    def client(self) -> AsyncAnthropic:
+    def client(self) -> Any:
         if self._client is None:
             # Imported here: `import anthropic` costs most of a second, and a server must start fast.
             from anthropic import AsyncAnthropic
@@ -98,53 +122,33 @@ class AnthropicProvider:
             await self._client.close()
             self._client = None
 
-    def _retry_delay(self, attempt: int, exc: BaseException) -> float:
-        """retry-after(-ms) when the server sent one, else exponential backoff with jitter;
-        never more than max_delay_s."""
-        response = getattr(exc, "response", None)
-        retry_after = retry_after_s(response.headers) if response is not None else None
-        if retry_after is not None and retry_after >= 0:
-            return min(retry_after, self.max_delay_s)
-        backoff = self.base_delay_s * (2 ** (attempt - 1))
-        jittered: float = min(backoff, self.max_delay_s) * (0.75 + random.random() * 0.5)
-        return jittered
+    def setup_failure(self, exc: BaseException) -> Failure | None:
+        """What a failure of the client's own setup means (credentials, project: model/cloud.py);
+        None: not one."""
+        return None
+
+    @property
+    def policy(self) -> RetryPolicy:
+        return RetryPolicy(self.max_attempts, self.base_delay_s, self.max_delay_s, self.timeout_s)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         if self._client is None:
             # The SDK's import (most of a second; `agentls serve` starts it in the background at
             # initialize) and the client's TLS setup, off the event loop: a server waiting for
             # them still answers its other requests.
-            await asyncio.to_thread(self.client)
+            try:
+                await asyncio.to_thread(self.client)
+            except ValueError as exc:  # the SDK's word for missing region, project, ...
+                raise ProviderError(f"{self.name}: {exc}") from exc
         import anthropic
 
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                async for event in self._stream_once(request):
-                    yield event
-                return
-            except anthropic.APIStatusError as exc:
-                reason = _status_reason(exc)
-                if not _retryable(exc) or attempt >= self.max_attempts:
-                    raise ProviderError(_final_message(reason, attempt)) from exc
-                delay = self._retry_delay(attempt, exc)
-            except (anthropic.APIConnectionError, anthropic.APITimeoutError) as exc:
-                if isinstance(exc, anthropic.APITimeoutError):
-                    # The root of the chain is only a cancelled scope: say what happened.
-                    reason = f"timed out: no answer from the API within {self.timeout_s:g} s"
-                else:
-                    reason = _connection_reason(exc)
-                if attempt >= self.max_attempts:
-                    raise ProviderError(_final_message(reason, attempt)) from exc
-                delay = self._retry_delay(attempt, exc)
-            except _StreamBroken as exc:
-                reason = str(exc)
-                if attempt >= self.max_attempts:
-                    raise ProviderError(_final_message(reason, attempt)) from exc
-                delay = self._retry_delay(attempt, exc)
-            yield RetryNotice(attempt=attempt, delay_ms=int(delay * 1000), reason=reason)
-            await asyncio.sleep(delay)
+        request = fit_request(request)
+
+        def failure(exc: BaseException) -> Failure | None:
+            return sdk_failure(exc, anthropic, self.timeout_s) or self.setup_failure(exc)
+
+        async for event in retried(self.policy, lambda: self._stream_once(request), failure):
+            yield event
 
     async def _stream_once(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         import anthropic
@@ -153,7 +157,7 @@ class AnthropicProvider:
         if self.prompt_caching and request.cache:
             system, tools, messages = with_cache_breakpoints(system, tools, messages)
         kwargs: dict[str, Any] = {
-            "model": request.model,
+            "model": api_model_of(request.model, self.name),
             "max_tokens": request.max_tokens,
             "system": system,
             "messages": messages,
@@ -205,98 +209,8 @@ class AnthropicProvider:
         except anthropic.APIError:
             raise
         except Exception as exc:  # httpx/h11 errors mid-stream: the connection broke
-            if "Timeout" in exc.__class__.__name__:  # httpx.ReadTimeout and its kin
-                raise _StreamBroken(
-                    f"timed out: no data from the API for {self.timeout_s:g} s in the middle "
-                    "of the answer"
-                ) from exc
-            detail = f": {exc}" if str(exc) else ""
-            raise _StreamBroken(f"stream broken: {exc.__class__.__name__}{detail}") from exc
+            raise broken(exc, self.timeout_s) from exc
         finally:
             await stream.close()
         if not ended:
-            raise _StreamBroken("stream ended before the message was complete")
-
-
-class _StreamBroken(Exception):
-    pass
-
-
-def retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """Seconds the server asks to wait: retry-after-ms, else retry-after (seconds or a date)."""
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms:
-        try:
-            return float(raw_ms) / 1000
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
-    try:
-        return float(raw)
-    except ValueError:
-        pass
-    parsed = email.utils.parsedate_tz(raw)
-    if parsed is None:
-        return None
-    return max(0.0, float(email.utils.mktime_tz(parsed) - time.time()))
-
-
-def _connection_reason(exc: BaseException) -> str:
-    """What broke, from the root of the exception chain (httpx -> httpcore -> the OS error)."""
-    kind = "timed out" if exc.__class__.__name__ == "APITimeoutError" else "connection failed"
-    chain: list[BaseException] = []
-    cause = exc.__cause__ or exc.__context__
-    while cause is not None and cause not in chain and len(chain) < 10:
-        chain.append(cause)
-        cause = cause.__cause__ or cause.__context__
-    for root in reversed(chain):
-        if str(root):
-            return f"{kind}: {root.__class__.__name__}: {root}"
-    if chain:
-        return f"{kind}: {chain[0].__class__.__name__}"
-    return f"{kind}: {exc}"
-
-
-def _error_type(exc: Any) -> str | None:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict) and isinstance(err.get("type"), str):
-            return str(err["type"])
-    return None
-
-
-def _retryable(exc: Any) -> bool:
-    response = getattr(exc, "response", None)
-    should = response.headers.get("x-should-retry") if response is not None else None
-    if should == "true":
-        return True
-    if should == "false":
-        return False
-    status = exc.status_code
-    if status == 200:  # an `event: error` in the middle of a stream
-        return _error_type(exc) in RETRYABLE_ERROR_TYPES
-    return status in RETRYABLE_STATUS
-
-
-def _status_reason(exc: Any) -> str:
-    if exc.status_code == 200:
-        return f"error event in the stream: {_error_message(exc)}"
-    return f"HTTP {exc.status_code}: {_error_message(exc)}"
-
-
-def _error_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict) and err.get("message"):
-            return f"{err.get('type', 'error')}: {err['message']}"
-    return str(getattr(exc, "message", exc))
-
-
-def _final_message(reason: str, attempts: int) -> str:
-    if attempts > 1:
-        return f"The model request failed after {attempts} attempts; last error: {reason}"
-    return f"The model request failed: {reason}"
+            raise StreamBroken("stream ended before the message was complete")

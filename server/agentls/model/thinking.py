@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from agentls.model.catalog import model_info
 from agentls.wire import WireModel
 
 DEFAULT_BUDGET_TOKENS = 8_000
@@ -30,6 +31,8 @@ def thinking_request(
     max_tokens (up to the model's output limit) so thinking does not eat the answer.
     """
     if setting is None or setting.type == "disabled" or model.startswith("scripted:"):
+        return None, max_tokens
+    if not model_info(model).thinking:  # a model without extended thinking is sent none
         return None, max_tokens
     param: dict[str, Any]
     if setting.type == "adaptive":

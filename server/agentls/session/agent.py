@@ -22,7 +22,7 @@ from agentls.config import Settings
 from agentls.config_home import config_home
 from agentls.history import ApiHistory, ContextPart, Message, Usage, clean_text, new_id
 from agentls.model.base import Provider
-from agentls.model.catalog import model_info
+from agentls.model.catalog import model_info, use_providers
 from agentls.permission.broker import Answer, ApprovalBroker
 from agentls.session.heap import HEAP
 from agentls.session.instructions import Instructions
@@ -48,19 +48,16 @@ KEEP_IDLE_SESSIONS = 8
 
 
 def make_provider(model: str, settings: Settings) -> Provider:
-    if model.startswith("scripted:"):
-        from agentls.model.scripted import ScriptedProvider
+    from agentls.model.factory import ProviderOptions, create_provider
 
-        return ScriptedProvider(model.removeprefix("scripted:"))
-    from agentls.model.anthropic_provider import AnthropicProvider
-
-    return AnthropicProvider(
+    options = ProviderOptions(
         max_attempts=settings.api_max_attempts,
         base_delay_s=settings.api_retry_base_delay_s,
         max_delay_s=settings.api_max_retry_delay_s,
         timeout_s=settings.api_timeout_s,
         prompt_caching=settings.prompt_caching,
     )
+    return create_provider(model, settings.providers or {}, options)
 
 
 class Agent:
@@ -83,6 +80,7 @@ class Agent:
         self.workspace = workspace
         self.root = Path(os.path.realpath(workspace.root))
         self.policy = Policy(settings, str(self.root))
+        use_providers(settings.providers)  # the model table knows the configured models
         self.registry = registry or ToolRegistry(default_tools())
         self.broker = ApprovalBroker(timeout_s=settings.approval_timeout_s)
         self.asker: Asker = asker or self.ask
@@ -163,6 +161,7 @@ class Agent:
         """New settings (and the rules they make) count from the next tool call on."""
         self.policy.update(settings)
         self.broker.timeout_s = settings.approval_timeout_s
+        use_providers(settings.providers)
 
     def subscribe(self, sink: EventSink) -> Callable[[], None]:
         self._sinks.append(sink)

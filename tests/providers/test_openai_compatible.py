@@ -1,0 +1,150 @@
+"""The OpenAI-compatible provider against the local Chat Completions server, through the real
+provider factory (`providers` setting, model id `local/<model>`) and the real openai SDK."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agentls.model.base import ModelRequest, ProviderError, TextDelta, ThinkingDelta
+from agentls.model.openai_provider import OpenAIProvider
+from chat_completions_api import ChatCompletionsServer, Reply, error, reply, tool_call
+from tests.providers.conftest import DEMO_STEPS, NEW
+
+
+@pytest.fixture
+def chat() -> Iterator[ChatCompletionsServer]:
+    with ChatCompletionsServer(api_key="sk-local-test") as server:
+        yield server
+
+
+def local_settings(chat: ChatCompletionsServer, **more: Any) -> dict[str, Any]:
+    provider = {"type": "openai", "baseUrl": chat.url, "apiKeyEnv": "AGENTLS_TEST_LOCAL_KEY"}
+    return {"model": "local/qwen3-coder", "providers": {"local": {**provider, **more}}}
+
+
+def demo_replies() -> list[Reply]:
+    out = []
+    for text, tool, tool_input in DEMO_STEPS:
+        calls = [tool_call(tool, tool_input)] if tool else []
+        out.append(reply(text, *calls, reasoning="Thinking about it. " if tool else ""))
+    return out
+
+
+async def test_the_demo_fix_completes_through_the_openai_compatible_provider(
+    make_agent: Any, chat: ChatCompletionsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTLS_TEST_LOCAL_KEY", "sk-local-test")
+    chat.enqueue(*demo_replies())
+    harness = await make_agent(local_settings(chat))
+    result = await harness.prompt("Run the tests and fix what fails")
+
+    assert result.finish_reason == "end_turn", result.error
+    assert result.text.startswith("All tests pass")
+    assert NEW in (harness.root / "calc.py").read_text()
+    # Every request was valid (a tool message answering each call, in order) and carried the key.
+    assert [r.rejected for r in chat.all_requests] == [False] * 5
+    assert all(r.headers["authorization"] == "Bearer sk-local-test" for r in chat.requests)
+    last = chat.requests[-1].body
+    assert last["model"] == "qwen3-coder"
+    assert last["stream_options"] == {"include_usage": True}
+    assert last["messages"][0]["role"] == "system"
+    tool_messages = [m for m in last["messages"] if m["role"] == "tool"]
+    assert len(tool_messages) == 4
+    assert "FAILED" in tool_messages[0]["content"] and "OK" in tool_messages[3]["content"]
+    calls = [m["tool_calls"][0] for m in last["messages"] if m.get("tool_calls")]
+    assert json.loads(calls[2]["function"]["arguments"])["new_string"] == NEW
+    assert {t["function"]["name"] for t in last["tools"]} >= {"bash", "read", "edit"}
+    # reasoning_content became thinking; it is stored, and never sent back.
+    messages = await harness.store.load_messages(result.session_id)
+    thinking = [p for m in messages for p in m.parts if p.type == "thinking"]
+    assert len(thinking) == 4 and thinking[0].text == "Thinking about it. "
+    assert "Thinking about it" not in json.dumps(last["messages"])
+    # Usage from the last chunk; a local model costs nothing.
+    assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
+    assert result.usage.cost_usd == 0
+
+
+def request(model: str = "qwen3") -> ModelRequest:
+    return ModelRequest(
+        model=model,
+        system=[{"type": "text", "text": "system"}],
+        messages=[{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+        tools=[],
+        max_tokens=100,
+    )
+
+
+async def test_parallel_calls_in_interleaved_fragments_are_assembled_by_index(
+    chat: ChatCompletionsServer,
+) -> None:
+    a = tool_call("read", {"path": "a.py", "limit": 20})
+    b = tool_call("grep", {"pattern": "def median", "path": "."})
+    chat.enqueue(reply("Two at once.", a, b, fragments=5, chunk_size=2))
+    provider = OpenAIProvider(base_url=chat.url, api_key="sk-local-test")
+    try:
+        events = [e async for e in provider.stream(request())]
+    finally:
+        await provider.aclose()
+    starts = [e for e in events if type(e).__name__ == "BlockStart" and e.kind == "tool_use"]
+    assert [(s.tool_id, s.tool_name) for s in starts] == [(a.id, "read"), (b.id, "grep")]
+    inputs = {e.index: json.loads(e.partial_json) for e in events if hasattr(e, "partial_json")}
+    assert list(inputs.values()) == [a.arguments, b.arguments]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Two at once."
+    assert events[-1].stop_reason == "tool_use"
+
+
+async def test_a_cut_stream_is_retried_and_a_server_error_retried_then_reported(
+    chat: ChatCompletionsServer,
+) -> None:
+    chat.enqueue(reply("lost", cut_after=2), reply("kept"))
+    chat.enqueue(*[error(503, "overloaded", "server_error")] * 2)
+    provider = OpenAIProvider(
+        base_url=chat.url, api_key="sk-local-test", base_delay_s=0.01, max_attempts=2
+    )
+    try:
+        events = [e async for e in provider.stream(request())]
+        kinds = [type(e).__name__ for e in events]
+        assert "RetryNotice" in kinds
+        after = kinds.index("RetryNotice")
+        texts = [e.text for e in events[after:] if isinstance(e, TextDelta)]
+        assert "".join(texts) == "kept"
+        with pytest.raises(ProviderError, match="after 2 attempts.*HTTP 503"):
+            _ = [e async for e in provider.stream(request())]
+    finally:
+        await provider.aclose()
+
+
+async def test_reasoning_field_of_ollama_is_thinking_and_length_drops_a_cut_call(
+    chat: ChatCompletionsServer,
+) -> None:
+    chat.enqueue(
+        reply(
+            "",
+            tool_call("read", raw='{"path": "a'),
+            reasoning="hmm",
+            reasoning_field="reasoning",
+            finish_reason="length",
+        )  # fmt: skip
+    )
+    provider = OpenAIProvider(base_url=chat.url, api_key="sk-local-test")
+    try:
+        events = [e async for e in provider.stream(request())]
+    finally:
+        await provider.aclose()
+    assert "".join(e.text for e in events if isinstance(e, ThinkingDelta)) == "hmm"
+    assert not any(getattr(e, "kind", None) == "tool_use" for e in events)
+    assert events[-1].stop_reason == "max_tokens"
+
+
+async def test_a_missing_key_says_which_variable(
+    make_agent: Any, chat: ChatCompletionsServer
+) -> None:
+    harness = await make_agent(local_settings(chat))
+    result = await harness.prompt("hi")
+    assert result.finish_reason == "error"
+    assert "AGENTLS_TEST_LOCAL_KEY" in (result.error or "")
+    assert chat.all_requests == []
