@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentls.workspace.protocol import LanguageUnavailable
+from agentls.language.errors import LanguageUnavailable
 
 
 class NoLanguages:

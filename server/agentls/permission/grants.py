@@ -17,7 +17,7 @@ from pathlib import Path
 from agentls.permission.bash import Command, analyze, normalise_line
 from agentls.permission.bash_decision import resolve_write, risky_option
 from agentls.permission.bash_names import SHELLS, WRAPPERS
-from agentls.permission.rules import FILE_TOOLS, Rule
+from agentls.permission.rules import FILE_TOOLS, Rule, rules_tool
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,7 @@ def grant_for(
     (bash only): the workspace root, so the files the line writes are granted too."""
     if "\0" in subject:
         return None
+    tool = rules_tool(tool)  # a language tool's "always" is its read or edit rule's
     if tool == "bash":
         return _bash_grant(subject, root)
     if tool in FILE_TOOLS:

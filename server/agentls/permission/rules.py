@@ -32,6 +32,21 @@ if TYPE_CHECKING:
 
 FILE_TOOLS = frozenset({"read", "write", "edit", "glob", "grep", "list"})
 READ_TOOLS = ("read", "glob", "grep", "list")
+# Tools judged by another tool's rules: the language tools read what they show (symbols,
+# definition, references, hover, callers) or edit every file they change (rename).
+RULES_OF: dict[str, str] = {
+    "symbols": "read",
+    "definition": "read",
+    "references": "read",
+    "hover": "read",
+    "callers": "read",
+    "rename": "edit",
+}
+
+
+def rules_tool(tool: str) -> str:
+    """The tool whose rules decide a call of `tool` (itself, unless RULES_OF names another)."""
+    return RULES_OF.get(tool, tool)
 
 
 class SecretRule(Rule):
@@ -237,7 +252,10 @@ class PermissionRules:
         if tool == "bash":
             return self.decide_bash(subject, root=root, sandboxed=sandboxed).action
         return _decide(
-            self.rules, tool, outside_workspace, lambda rule: rule_matches_path(rule, subject)
+            self.rules,
+            rules_tool(tool),
+            outside_workspace,
+            lambda rule: rule_matches_path(rule, subject),
         )
 
     def decide_bash(

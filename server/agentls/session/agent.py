@@ -148,6 +148,11 @@ class Agent:
         for provider in self._providers.values():
             await provider.aclose()
         await self.instructions.aclose()
+        # The language servers agentls started for this workspace stop with it.
+        try:
+            await self.workspace.languages.aclose()
+        except Exception:  # noqa: BLE001 - shutting down; the store still closes
+            log.exception("stopping the language servers failed")
         if self._owns_store:
             await self.store.close()
 

@@ -8,7 +8,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from agentls.events import ProgressEvent, ToolResultEvent
 from agentls.history import Message, ToolPart, clean_text
 from agentls.permission.grants import Grant, grant_for
 from agentls.permission.rules import PathFilter, PermissionRules, secret_globs
+from agentls.permission.types import SEVERITY
 from agentls.session.policy import Policy
 from agentls.session.questions import AskContext, Asker
 from agentls.session.state import SessionState
@@ -24,7 +25,7 @@ from agentls.store import Store, StoreError
 from agentls.tools.base import PermissionDenied, PermissionQuery, ToolError, ToolResult
 from agentls.tools.registry import ToolRegistry
 from agentls.tools.sandbox import SandboxPolicy
-from agentls.workspace.protocol import EditOutcome, Workspace
+from agentls.workspace.protocol import EditOutcome, FileChange, Languages, Workspace
 
 log = logging.getLogger(__name__)
 
@@ -240,6 +241,11 @@ class CallContext:
         policy = self._policy
 
         def evaluate(rules: PermissionRules) -> str:
+            if query.changes:  # a change to several files: the strictest of their answers
+                return max(
+                    (self._file_action(rules, query.tool, c.path) for c in query.changes),
+                    key=SEVERITY.__getitem__,
+                )
             return rules.evaluate(
                 query.tool,
                 query.subject,
@@ -257,12 +263,27 @@ class CallContext:
         if action == "allow":
             return
         if action == "deny":
+            subject = query.subject
+            if query.changes:
+                subject = ", ".join(
+                    self.relative(c.path)
+                    for c in query.changes
+                    if self._file_action(self.rules, query.tool, c.path) == "deny"
+                )
             raise PermissionDenied(
-                f"Permission denied: a rule forbids {query.tool} on {query.subject}. Do not retry it; "
+                f"Permission denied: a rule forbids {query.tool} on {subject}. Do not retry it; "
                 "tell the user or find another way."
             )
-        grant = grant_for(
-            query.tool, query.subject, outside_workspace=query.outside_workspace, root=self.root
+        # A change to several files is answered once; "always" is not offered for it.
+        grant = (
+            None
+            if query.changes
+            else grant_for(
+                query.tool,
+                query.subject,
+                outside_workspace=query.outside_workspace,
+                root=self.root,
+            )
         )
         answer = await self._env.ask(
             AskContext(
@@ -293,6 +314,9 @@ class CallContext:
         if feedback:
             message += f"\nTheir feedback: {feedback}"
         raise PermissionDenied(message)
+
+    def _file_action(self, rules: PermissionRules, tool: str, path: Path) -> str:
+        return rules.evaluate(tool, self.relative(path), outside_workspace=self.is_outside(path))
 
     async def _grant_always(self, grant: Grant, scope: str) -> None:
         """Keep exactly the grant's rules (what its label said), for this session or for every
@@ -331,6 +355,7 @@ class RecordingWorkspace:
         self._session_id = session_id
         self._message_id = message_id
         self.root = inner.root
+        self.languages: Languages = inner.languages
 
     async def read_text(self, path: Path) -> str:
         return await self._inner.read_text(path)
@@ -342,6 +367,19 @@ class RecordingWorkspace:
                 self._session_id, self._message_id, str(path), old_text, new_text
             )
         return outcome
+
+    async def write_all(self, changes: Sequence[FileChange]) -> list[EditOutcome]:
+        outcomes = await self._inner.write_all(changes)
+        for change, outcome in zip(changes, outcomes, strict=True):
+            if outcome.applied:
+                await self._store.add_file_change(
+                    self._session_id,
+                    self._message_id,
+                    str(change.path),
+                    change.old_text,
+                    change.new_text,
+                )
+        return outcomes
 
     async def delete(self, path: Path) -> EditOutcome:
         """No tool deletes files (only a revert does, on the real workspace): unrecorded."""

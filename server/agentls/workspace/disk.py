@@ -8,13 +8,16 @@ import contextlib
 import os
 import stat
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from agentls.config import Settings
+from agentls.language import NoLanguages
+from agentls.language.headless import HeadlessLanguages
 from agentls.verify.edit import Verifier
+from agentls.verify.reach import reach_before
 from agentls.workspace.changed import changed_while_waiting
-from agentls.workspace.protocol import EditOutcome
+from agentls.workspace.protocol import EditOutcome, FileChange, Languages
 
 # A NUL byte this early means binary, even when the bytes happen to decode.
 BINARY_SNIFF_BYTES = 8192
@@ -49,16 +52,29 @@ def read_text_file(path: Path, max_bytes: int | None = None) -> str:
     return decode_text(data)
 
 
+def _not_applied(reason: str | None) -> EditOutcome:
+    why = reason or "another file of the same change had changed, so none was written"
+    return EditOutcome(applied=False, reason=why)
+
+
 class DiskWorkspace:
     """Files are what is on disk; writes are atomic (temp file + rename in the same directory).
 
     After a write, agentls' own checks (Python, JSON) of the text before and after, and the
     verifyCommands of `settings` (a getter: the settings in force; none without it), report the
-    problems the change introduced in EditOutcome.diagnostics, for files something checks."""
+    problems the change introduced in EditOutcome.diagnostics, for files something checks.
+
+    `languages`: the language servers of the `languageServers` setting, started by agentls on
+    first use (NoLanguages without settings)."""
 
     def __init__(self, root: Path, settings: Callable[[], Settings] | None = None) -> None:
         self.root = Path(root).resolve()
         self.verifier = Verifier(self.root, settings)
+        self.languages: Languages = (
+            HeadlessLanguages(self.root, settings, self.read_text)
+            if settings is not None
+            else NoLanguages()
+        )
 
     async def read_text(self, path: Path) -> str:
         return await asyncio.to_thread(self._read, path)
@@ -73,6 +89,8 @@ class DiskWorkspace:
         if changed is not None:
             return EditOutcome(applied=False, reason=changed)
         before = await self.verifier.before(path, old_text)
+        wait_s = self.verifier.wait_s
+        reach = await reach_before(self, path, path.as_uri(), old_text, new_text, None, wait_s)
         try:
             await asyncio.to_thread(self._write, path, new_text)
         except UnicodeEncodeError as exc:
@@ -83,7 +101,48 @@ class DiskWorkspace:
         diagnostics = None
         if self.verifier.applies_to(path):
             diagnostics = await self.verifier.after(path, new_text, before)
-        return EditOutcome(applied=True, diagnostics=diagnostics)
+        reached = await reach.report() if reach is not None else None
+        return EditOutcome(applied=True, diagnostics=diagnostics, reach=reached)
+
+    async def write_all(self, changes: Sequence[FileChange]) -> list[EditOutcome]:
+        """Every file checked first (each still its old_text, none a directory), then written;
+        a write that fails puts back the files written before it, so it is all or none."""
+        reasons: list[str | None] = []
+        for change in changes:
+            try:
+                current = await asyncio.to_thread(self._current, change.path)
+            except IsADirectoryError:
+                reasons.append(f"could not write {change.path}: it is a directory")
+                continue
+            reasons.append(changed_while_waiting(change.old_text, current))
+        if any(reasons):
+            return [_not_applied(reason) for reason in reasons]
+        befores = [await self.verifier.before(c.path, c.old_text) for c in changes]
+        written: list[FileChange] = []
+        for change in changes:
+            try:
+                await asyncio.to_thread(self._write, change.path, change.new_text)
+            except (OSError, UnicodeEncodeError) as exc:
+                detail = getattr(exc, "strerror", None) or str(exc)
+                for done in reversed(written):
+                    with contextlib.suppress(OSError, UnicodeEncodeError):
+                        if done.old_text is None:
+                            done.path.unlink(missing_ok=True)
+                        else:
+                            await asyncio.to_thread(self._write, done.path, done.old_text)
+                why = f"could not write {change.path}: {detail}"
+                return [
+                    EditOutcome(applied=False, reason=why if c is change else f"not applied: {why}")
+                    for c in changes
+                ]
+            written.append(change)
+        outcomes = []
+        for change, before in zip(changes, befores, strict=True):
+            diagnostics = None
+            if self.verifier.applies_to(change.path):
+                diagnostics = await self.verifier.after(change.path, change.new_text, before)
+            outcomes.append(EditOutcome(applied=True, diagnostics=diagnostics))
+        return outcomes
 
     async def delete(self, path: Path) -> EditOutcome:
         try:

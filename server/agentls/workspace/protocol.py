@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+# Defined below workspace/ (language/ imports nothing of it), named here with the seam.
+from agentls.language.errors import LanguageUnavailable as LanguageUnavailable
+
 
 @dataclass
 class Reach:
@@ -42,11 +45,6 @@ class FileChange:
     path: Path
     new_text: str
     old_text: str | None  # what the change was made from; None: a new file
-
-
-class LanguageUnavailable(Exception):
-    """No language server can answer: none for this file type or method, it failed to start, or
-    it timed out. The message says which, in words for the model."""
 
 
 class Languages(Protocol):

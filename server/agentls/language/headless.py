@@ -1,0 +1,189 @@
+"""HeadlessLanguages: the Languages a workspace has when agentls starts the language servers
+itself (the CLI, ACP, editors that answer no agent/languageRequest), from the `languageServers`
+setting. A server starts on the first request for a file it covers, is restarted once after it
+dies, and every server stops with aclose()."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from agentls.config import LanguageServerConfig, Settings
+from agentls.language.client import METHODS, Published, ReadText, ServerProcess
+from agentls.language.errors import LanguageUnavailable
+
+# A server that died this many times is not started again (until the agent restarts).
+MAX_STARTS = 2
+
+
+class HeadlessLanguages:
+    """Language servers agentls runs (see the module's docstring). `settings`: a getter of the
+    settings in force; `read_text`: how a document's text is read (the workspace's, so unsaved
+    text counts where there is such a thing)."""
+
+    def __init__(
+        self,
+        root: Path,
+        settings: Callable[[], Settings],
+        read_text: ReadText,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self._settings = settings
+        self._read_text = read_text
+        self._servers: dict[str, ServerProcess] = {}
+        self._starts: dict[str, int] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._closed = False
+
+    # ---- which server --------------------------------------------------------------------
+
+    def _configs(self) -> dict[str, LanguageServerConfig]:
+        return dict(self._settings().language_servers or {})
+
+    def _name_for(self, path: Path) -> str | None:
+        suffix = path.suffix.lower()
+        for name, config in self._configs().items():
+            if suffix and suffix in (e.lower() for e in config.extensions):
+                return name
+        return None
+
+    def methods(self, path: Path | None) -> frozenset[str]:
+        if path is None:
+            return frozenset({"workspace/symbol"}) if self._configs() else frozenset()
+        name = self._name_for(path)
+        if name is None:
+            return frozenset()
+        server = self._servers.get(name)
+        if server is None or not server.capabilities:
+            return METHODS  # not started yet: what it offers is known once it has
+        return frozenset(m for m in METHODS if server.answers(m))
+
+    async def _server(self, name: str) -> ServerProcess:
+        """The running server `name`, started (or restarted once after a crash) as needed."""
+        if self._closed:
+            raise LanguageUnavailable("the language servers were stopped (the agent closed).")
+        lock = self._locks.setdefault(name, asyncio.Lock())
+        async with lock:
+            config = self._configs().get(name)
+            if config is None:
+                raise LanguageUnavailable(f"no language server named {name} is configured.")
+            server = self._servers.get(name)
+            if server is not None and server.alive() and server.config == config:
+                return server
+            if server is not None:
+                await server.stop()
+                if server.config == config:
+                    if self._starts.get(name, 0) >= MAX_STARTS:
+                        raise LanguageUnavailable(
+                            f"{server.label} stopped again ({server.why_dead()}); it is not "
+                            "restarted a second time. Fall back to grep and read."
+                        )
+                else:
+                    self._starts[name] = 0  # new settings: a fresh start
+            timeout = config.timeout_s or self._settings().language_timeout_s
+            server = ServerProcess(name, config, self.root, timeout, self._read_text)
+            self._servers[name] = server
+            self._starts[name] = self._starts.get(name, 0) + 1
+            try:
+                await server.start()
+            except LanguageUnavailable:
+                await server.stop()
+                raise
+            return server
+
+    def _for(self, path: Path, method: str) -> str:
+        name = self._name_for(path)
+        if name is None:
+            configured = ", ".join(
+                f"{n} ({' '.join(c.extensions)})" for n, c in self._configs().items()
+            )
+            raise LanguageUnavailable(
+                f"no language server for {path.suffix or path.name} files answers {method}: "
+                + (
+                    f"`languageServers` configures {configured}."
+                    if configured
+                    else 'the `languageServers` setting names none (e.g. {"python": '
+                    '{"command": ["jedi-language-server"], "extensions": [".py"]}}).'
+                )
+            )
+        return name
+
+    # ---- Languages ------------------------------------------------------------------------
+
+    async def request(self, method: str, params: dict[str, Any], path: Path | None) -> Any:
+        if path is None:
+            if method != "workspace/symbol":
+                raise LanguageUnavailable(f"{method} needs a file.")
+            return await self._workspace_symbols(params)
+        name = self._for(path, method)
+        server = await self._server(name)
+        try:
+            return await self._ask(server, method, params, path)
+        except LanguageUnavailable:
+            if server.alive() or self._closed:
+                raise
+        # It died under the request: once more, on a restarted server (when one is allowed).
+        return await self._ask(await self._server(name), method, params, path)
+
+    async def _ask(
+        self, server: ServerProcess, method: str, params: dict[str, Any], path: Path
+    ) -> Any:
+        if not server.answers(method):
+            raise LanguageUnavailable(f"{server.label} does not offer {method}.")
+        await server.resync()
+        version = await server.sync(path)
+        if method == "textDocument/diagnostic" and not server.capabilities.get(
+            "diagnosticProvider"
+        ):
+            published = await server.wait_diagnostics(path, version, server.timeout_s)
+            return {"kind": "full", "items": published.items}
+        return await server.request(method, params)
+
+    async def _workspace_symbols(self, params: dict[str, Any]) -> Any:
+        names = list(self._configs())
+        if not names:
+            raise LanguageUnavailable(
+                "no language server answers workspace/symbol: the `languageServers` setting "
+                "names none."
+            )
+        found: list[Any] = []
+        errors: list[str] = []
+        for name in names:
+            try:
+                server = await self._server(name)
+                if not server.answers("workspace/symbol"):
+                    errors.append(f"{server.label} does not offer workspace/symbol")
+                    continue
+                await server.resync()
+                found.extend(await server.request("workspace/symbol", params) or [])
+            except LanguageUnavailable as exc:
+                errors.append(str(exc))
+        if not found and errors:
+            raise LanguageUnavailable("; ".join(errors))
+        return found
+
+    def diagnostics(self, path: Path) -> list[dict[str, Any]] | None:
+        """The diagnostics last pushed for this file (None: none yet, or no server runs)."""
+        name = self._name_for(path)
+        server = self._servers.get(name) if name is not None else None
+        published = server.diagnostics(path) if server is not None else None
+        return published.items if published is not None else None
+
+    async def wait_diagnostics(self, path: Path, timeout_s: float) -> list[dict[str, Any]]:
+        """The file's current text synced, then the diagnostics the server pushes for it."""
+        server = await self._server(self._for(path, "textDocument/publishDiagnostics"))
+        version = await server.sync(path)
+        published: Published = await server.wait_diagnostics(path, version, timeout_s)
+        return published.items
+
+    def pids(self) -> list[int]:
+        """The process ids of the servers running now."""
+        return [s.pid for s in self._servers.values() if s.pid is not None and s.alive()]
+
+    async def aclose(self) -> None:
+        self._closed = True
+        servers = list(self._servers.values())
+        self._servers.clear()
+        await asyncio.gather(*(s.stop() for s in servers), return_exceptions=True)
