@@ -148,6 +148,28 @@ async def test_rejected_edit_with_feedback(
     assert [u.status for u in finals] == ["completed", "failed"]
 
 
+async def test_bash_shows_its_command_and_output(
+    acp: Connection, client: ScriptedClient, acp_env: AcpEnv
+) -> None:
+    client.answers.append("allow_once")
+    command = "echo first; sleep 1; echo second"
+    acp_env.api.enqueue(reply(tool_use("bash", {"command": command})), reply(text("ran")))
+    sid = (await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[])).session_id
+    assert (await prompt(acp, sid, "run it")).stop_reason == "end_turn"
+
+    (start,) = client.of("tool_call", sid)
+    assert start.kind == "execute" and command in start.content[0].content.text
+    (question, _options) = client.questions[0]
+    assert question.kind == "execute" and command in question.content[0].content.text
+    updates = client.of("tool_call_update", sid)
+    # While it runs: the command, and its latest line (second comes a second after first).
+    running = [u for u in updates if u.status == "in_progress" and u.content]
+    assert running and running[0].content[-1].content.text in ("first", "second")
+    final = updates[-1]
+    assert final.status == "completed"
+    assert "first\nsecond" in final.content[-1].content.text
+
+
 async def test_cancel_mid_stream(acp: Connection, client: ScriptedClient, acp_env: AcpEnv) -> None:
     hold = threading.Event()
     acp_env.api.enqueue(

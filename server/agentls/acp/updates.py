@@ -20,7 +20,14 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from agentls.acp.tools import input_content, kind_of, locations_of, output_content, stored_call
+from agentls.acp.tools import (
+    input_content,
+    kind_of,
+    locations_of,
+    output_content,
+    stored_call,
+    text_content,
+)
 from agentls.history import (
     ContextPart,
     Message,
@@ -135,6 +142,15 @@ class EventRelay:
                 return None
             return ToolCallProgress(
                 session_update="tool_call_update", tool_call_id=call_id, status="in_progress"
+            )
+        if kind == "progress" and event.call_id in self._calls:
+            # A running command's latest line, under the command itself.
+            tool, data = self._calls[event.call_id]
+            return ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=event.call_id,
+                status="in_progress",
+                content=[*input_content(self.root, tool, data), text_content(event.message)],
             )
         if kind == "tool-result":
             tool, data = self._calls.pop(event.call_id, (event.tool, {}))
