@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Any, Literal
 
@@ -74,6 +75,9 @@ class Settings(WireModel):
     # checks to run after an edit when the editor pushes none ({"*.py": "ruff check {path}"}).
     verify_wait_s: float = Field(default=1.5, ge=0, le=30)
     verify_commands: dict[str, str] | None = None
+    # MCP servers, Claude Code's shape (see agentls/mcp/config.py): each layer adds servers to
+    # the ones before it (a name again replaces that server). Never from an untrusted workspace.
+    mcp_servers: dict[str, Any] | None = None
     # How long to wait for the editor to answer workspace/applyEdit before reporting a failure.
     apply_edit_timeout_s: float = Field(default=30.0, gt=0)
     # How long to wait for a language server's answer (the editor's agent/languageRequest, or a
@@ -111,9 +115,10 @@ class Settings(WireModel):
 
     def merged(self, overrides: dict[str, Any]) -> Settings:
         data = self.model_dump(by_alias=False)
-        data.update(
-            Settings.model_validate(overrides).model_dump(by_alias=False, exclude_unset=True)
-        )
+        more = Settings.model_validate(overrides).model_dump(by_alias=False, exclude_unset=True)
+        if more.get("mcp_servers") is not None and data.get("mcp_servers"):
+            more["mcp_servers"] = {**data["mcp_servers"], **more["mcp_servers"]}
+        data.update(more)
         return Settings.model_validate(data)
 
 
@@ -202,6 +207,11 @@ def load_settings(
                 layers.append(layer)
             else:
                 untrusted = restrict(path, layer, state)
+        mcp_layer, mcp_notice = _mcp_json(workspace_root, workspace_trusted)
+        if mcp_layer:
+            layers.insert(1, mcp_layer)  # after the user's config, before the workspace's
+    else:
+        mcp_notice = None
     layers.append(overrides or {})
     settings = Settings()
     for layer in layers:
@@ -219,4 +229,27 @@ def load_settings(
             )
         settings._workspace_restrictions = tuple(untrusted.restrictions)
         settings._untrusted_notice = untrusted.notice(editor=editor)
+    if mcp_notice is not None:
+        notices = [settings._untrusted_notice, mcp_notice]
+        settings._untrusted_notice = "\n".join(n for n in notices if n)
     return settings
+
+
+def _mcp_json(root: Path, workspace_trusted: bool) -> tuple[dict[str, Any] | None, str | None]:
+    """The `mcpServers` of the workspace's .mcp.json (Claude Code's project file) as a layer,
+    when the workspace is trusted (the editor says so, or `agentls trust` recorded this exact
+    content); else the line that says it was ignored. Its servers would run programs."""
+    from agentls.trust import TrustStore, mcp_json
+
+    path = mcp_json(root)
+    data = read_workspace_bytes(path)
+    if data is None:
+        return None, None
+    layer = parse_json_object(path, data)
+    if workspace_trusted or TrustStore().state(path, data) == "trusted":
+        return {"mcpServers": layer.get("mcpServers") or {}}, None
+    root_text = shlex.quote(str(path.parent))
+    return None, (
+        f"agentls: ignored the MCP servers of {path}: this workspace is not trusted (trust the "
+        f"workspace in the editor or run `agentls trust {root_text}` to trust this file)"
+    )

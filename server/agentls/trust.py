@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from agentls.permission.rules import Decision
 
 WORKSPACE_CONFIG = Path(".agentls") / "config.json"
+# Claude Code's project file of MCP servers: read only when the workspace is trusted (the editor
+# says so, or `agentls trust` recorded its exact content), since each server is a program to run.
+MCP_JSON = Path(".mcp.json")
 STORE_NAME = "trusted-workspaces.json"
 # The keys an untrusted workspace config may set (either spelling). `permissions` is cut down to
 # its deny and ask rules; `secretPatterns` only adds globs that ask. Nothing else is plainly
@@ -174,6 +177,11 @@ class TrustStore:
 def workspace_config(root: Path) -> Path:
     """The workspace's config file, under the real path of the root."""
     return Path(os.path.realpath(root)) / WORKSPACE_CONFIG
+
+
+def mcp_json(root: Path) -> Path:
+    """The workspace's .mcp.json, under the real path of the root."""
+    return Path(os.path.realpath(root)) / MCP_JSON
 
 
 @dataclass

@@ -146,6 +146,9 @@ export interface ProgressEvent {
  */
 export interface AgentInitOptions {
   maxSteps?: number | null;
+  mcpServers?: {
+    [k: string]: unknown | undefined;
+  } | null;
   model?: string | null;
   permissions?:
     | {
@@ -295,6 +298,29 @@ export interface SessionInfo {
   updatedAt: number;
   usage: Usage;
 }
+export interface McpServerInfo {
+  error?: string | null;
+  name: string;
+  status: 'not started' | 'starting' | 'running' | 'failed' | 'stopped' | 'bad config';
+  target: string;
+  tools?: McpToolInfo[];
+  transport: string;
+}
+export interface McpToolInfo {
+  name: string;
+  readOnlyHint?: boolean;
+  remoteName: string;
+}
+/**
+ * `agent/mcpStatus`: the MCP servers of the workspace. `start`: start those not started yet
+ * (as a session's first turn would) before answering.
+ */
+export interface McpStatusParams {
+  start?: boolean;
+}
+export interface McpStatusResult {
+  servers: McpServerInfo[];
+}
 export interface NewSessionParams {
   title?: string | null;
 }
@@ -350,6 +376,7 @@ export interface AgentRequests {
   'agent/cancel': { params: CancelParams; result: CancelResult };
   'agent/getMessages': { params: GetMessagesParams; result: GetMessagesResult };
   'agent/listSessions': { params: ListSessionsParams; result: ListSessionsResult };
+  'agent/mcpStatus': { params: McpStatusParams; result: McpStatusResult };
   'agent/newSession': { params: NewSessionParams; result: NewSessionResult };
   'agent/prompt': { params: PromptParams; result: PromptResult };
   'agent/revert': { params: RevertParams; result: RevertResult };

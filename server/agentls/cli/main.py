@@ -62,6 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
     trust_mode.add_argument("--revoke", action="store_true", help="take the trust back")
     trust_mode.add_argument("--list", action="store_true", help="list the trusted files")
 
+    mcp = sub.add_parser("mcp", help="the MCP servers: `agentls mcp list` (state and tools)")
+    mcp.add_argument("action", choices=["list"], help="list: start each server, show its tools")
+    mcp.add_argument("--cwd", default=None, help="the workspace (default: the current directory)")
+    mcp.add_argument("--json", action="store_true", help="print JSON")
+
     sub.add_parser("models", help="list the known models and their prices")
     sub.add_parser("serve", help="speak LSP on stdin/stdout (what an editor starts)")
     sub.add_parser(
@@ -108,6 +113,10 @@ def _command(args: argparse.Namespace) -> int:
             return asyncio.run(_sessions(args))
         if args.command == "permissions":
             return asyncio.run(_permissions(args))
+        if args.command == "mcp":
+            from agentls.cli.mcp import mcp_command
+
+            return asyncio.run(mcp_command(args))
     except StoreError as exc:
         # The database cannot be used (not a database, damaged, read-only, a full disk, locked,
         # no data directory), or the session runs a turn in another process: one line, no

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from agentls.trust import TrustStore, TrustStoreError, enabled_by, workspace_config
+from agentls.trust import TrustStore, TrustStoreError, enabled_by, mcp_json, workspace_config
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -31,11 +31,18 @@ def trust_command(args: argparse.Namespace) -> int:
         if not root.is_dir():
             return _fail(f"{raw}: not a directory")
         file = workspace_config(root)
+        servers = mcp_json(root)
         if args.revoke:
-            if store.revoke(file):
-                print(f"No longer trusted: {file}")
+            revoked = [f for f in (file, servers) if store.revoke(f)]
+            for each in revoked:
+                print(f"No longer trusted: {each}")
+            if revoked:
                 return EXIT_OK
             return _fail(f"{file} was not trusted (`agentls trust --list` lists what is)")
+        if servers.is_file():
+            code = _trust_mcp_json(store, servers)
+            if code != EXIT_OK or not file.exists():
+                return code
         return _trust(store, file)
     except TrustStoreError as exc:
         return _fail(str(exc), EXIT_FAILED)
@@ -75,6 +82,30 @@ def _trust(store: TrustStore, file: Path) -> int:
             print(f"  {line}")
     else:
         print("It enables nothing an untrusted workspace could not already do.")
+    return EXIT_OK
+
+
+def _trust_mcp_json(store: TrustStore, file: Path) -> int:
+    """Trust the workspace's .mcp.json (its MCP servers then start in this workspace)."""
+    from agentls.config import parse_json_object, read_workspace_bytes
+
+    try:
+        data = read_workspace_bytes(file)
+        if data is None:
+            return _fail(f"no {file} to trust")
+        servers = parse_json_object(file, data).get("mcpServers") or {}
+    except ValueError as exc:
+        return _fail(f"cannot trust it: {exc}")
+    if not isinstance(servers, dict):
+        return _fail(f"cannot trust {file}: mcpServers: must be an object")
+    store.trust(file, data)
+    print(f"Trusted: {file} (this exact content; an edit needs trusting again)")
+    for name, entry in servers.items():
+        shown = "?"
+        if isinstance(entry, dict):
+            words = [str(entry.get("command", "?")), *map(str, entry.get("args") or [])]
+            shown = str(entry.get("url") or " ".join(words))
+        print(f"  MCP server {name}: {shown}")
     return EXIT_OK
 
 

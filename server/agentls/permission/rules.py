@@ -299,6 +299,18 @@ class PermissionRules:
         return self.evaluate(tool, absolute_path, outside_workspace=True) != "deny"
 
 
+def tool_matches(rule_tool: str, tool: str) -> bool:
+    """Whether a rule's tool names `tool`: the tool itself, "*", and for a tool of an MCP server
+    (mcp__<server>__<name>) also `mcp__<server>` and `mcp__<server>__*`, every tool of it."""
+    if rule_tool == tool or rule_tool == "*":
+        return True
+    if not (tool.startswith("mcp__") and rule_tool.startswith("mcp__")):
+        return False
+    if rule_tool.endswith("__*"):
+        return tool.startswith(rule_tool[:-1])
+    return "__" not in rule_tool[5:] and tool.startswith(rule_tool + "__")
+
+
 def _decide(
     rules: Iterable[Rule], tool: str, outside_workspace: bool, matches: Callable[[Rule], bool]
 ) -> Decision:
@@ -310,7 +322,7 @@ def _decide(
     by_pattern = False
     secret: Action | None = None
     for rule in rules:
-        if rule.tool != tool and rule.tool != "*":
+        if not tool_matches(rule.tool, tool):
             continue
         if isinstance(rule, SecretRule):
             if matches(rule) and (secret is None or SEVERITY[rule.action] > SEVERITY[secret]):
@@ -352,7 +364,7 @@ class PathFilter:
         prefix: str = "",
         outside_workspace: bool = False,
     ) -> None:
-        self._rules = [r for r in rules if r.tool == tool or r.tool == "*"]
+        self._rules = [r for r in rules if tool_matches(r.tool, tool)]
         self._tool = tool
         self._outside = outside_workspace
         self.prefix = prefix

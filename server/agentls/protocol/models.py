@@ -151,6 +151,9 @@ class AgentInitOptions(Params):
     model: str | None = None
     permissions: dict[str, Any] | list[dict[str, Any]] | None = None
     max_steps: int | None = None
+    # MCP servers, Claude Code's shape ({name: {command, args, env, cwd?, timeout?} or
+    # {type: "http", url, headers}}), added to those of the config files (see mcp/config.py).
+    mcp_servers: dict[str, Any] | None = None
     # Whether the editor trusts the workspace (VS Code: vscode.workspace.isTrusted). Absent or
     # false: the workspace's .agentls/config.json only tightens (its deny and ask rules and
     # secretPatterns count; allow rules, verifyCommands and every other key are ignored) unless
@@ -210,6 +213,35 @@ class LanguageRequestParams(Params):
     params: dict[str, Any]
 
 
+class McpStatusParams(Params):
+    """`agent/mcpStatus`: the MCP servers of the workspace. `start`: start those not started yet
+    (as a session's first turn would) before answering."""
+
+    start: bool = Field(default=False, strict=True)
+
+
+class McpToolInfo(WireModel):
+    # As the model sees it (mcp__<server>__<tool>), and as the server lists it.
+    name: str
+    remote_name: str
+    # The server's readOnlyHint: shown, never trusted (its calls ask like any other).
+    read_only_hint: bool = False
+
+
+class McpServerInfo(WireModel):
+    name: str
+    transport: str  # "stdio" or "http"; "?" for an entry that could not be read
+    target: str  # the command line, or the url
+    status: Literal["not started", "starting", "running", "failed", "stopped", "bad config"]
+    # Why it failed: names the server, ends with its stderr's last lines.
+    error: str | None = None
+    tools: list[McpToolInfo] = Field(default_factory=list)
+
+
+class McpStatusResult(Result):
+    servers: list[McpServerInfo]
+
+
 # method -> (params model, result model); notifications have no result model.
 REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/newSession": (NewSessionParams, NewSessionResult),
@@ -219,6 +251,7 @@ REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/listSessions": (ListSessionsParams, ListSessionsResult),
     "agent/getMessages": (GetMessagesParams, GetMessagesResult),
     "agent/revert": (RevertParams, RevertResult),
+    "agent/mcpStatus": (McpStatusParams, McpStatusResult),
 }
 CLIENT_NOTIFICATIONS: dict[str, type[Params]] = {
     "agent/diagnostics": DiagnosticsParams,

@@ -16,7 +16,7 @@ import os
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentls.config import Settings
 from agentls.config_home import config_home
@@ -34,6 +34,9 @@ from agentls.session.turn import Turn, TurnParts, uncancel
 from agentls.store import ProjectGrant, SessionRecord, Store, StoreError, default_db_path
 from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.workspace.protocol import Workspace
+
+if TYPE_CHECKING:
+    from agentls.mcp.manager import McpManager, ServerStatus
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +78,7 @@ class Agent:
         provider_factory: Callable[[str, Settings], Provider] = make_provider,
         watch_instructions: bool = True,
         keep_idle_sessions: int = KEEP_IDLE_SESSIONS,
+        mcp_servers: dict[str, Any] | None = None,
     ) -> None:
         self.store = store
         self.workspace = workspace
@@ -103,6 +107,10 @@ class Agent:
         # AGENTS.md / CLAUDE.md, watched from the first turn on (see instructions.py). A one-shot
         # `agentls run` does without the watcher: the stat check at each step sees every edit.
         self.instructions = Instructions(self.root, config_home(), watch=watch_instructions)
+        # MCP servers (agentls.mcp): the settings' mcpServers and those given here (e.g. by an
+        # ACP session/new), started at a session's first turn; none: the SDK is never imported.
+        self._mcp: McpManager | None = None
+        self._mcp_extra: dict[str, Any] = dict(mcp_servers or {})
 
     @classmethod
     async def open(
@@ -147,6 +155,8 @@ class Agent:
                     pass
         for provider in self._providers.values():
             await provider.aclose()
+        if self._mcp is not None:  # every server, and every process one started, stops
+            await self._mcp.aclose()
         await self.instructions.aclose()
         # The language servers agentls started for this workspace stop with it.
         try:
@@ -166,6 +176,8 @@ class Agent:
         """New settings (and the rules they make) count from the next tool call on."""
         self.policy.update(settings)
         self.broker.timeout_s = settings.approval_timeout_s
+        if self._mcp is not None:
+            self._mcp.configure(settings.mcp_servers)  # applied at the next turn
         use_providers(settings.providers)
 
     def subscribe(self, sink: EventSink) -> Callable[[], None]:
@@ -364,6 +376,40 @@ class Agent:
             cancelled = True
         return cancelled
 
+    # ---- MCP servers --------------------------------------------------------------------
+
+    def add_mcp_servers(self, servers: dict[str, Any]) -> None:
+        """More MCP servers ({name: {command, args, env} | {type: "http", url, headers}}, see
+        agentls.mcp.config; `from_acp` turns ACP's list into it), started at the next turn."""
+        self._mcp_extra.update(servers)
+        if self._mcp is not None:
+            self._mcp.add_servers(servers)
+
+    def _mcp_manager(self) -> McpManager | None:
+        if self._mcp is None and (self.settings.mcp_servers or self._mcp_extra):
+            from agentls.mcp.manager import McpManager
+
+            self._mcp = McpManager(self.root)
+            self._mcp.configure(self.settings.mcp_servers)
+            self._mcp.add_servers(self._mcp_extra)
+        return self._mcp
+
+    async def mcp_status(self, start: bool = False) -> list[ServerStatus]:
+        """The MCP servers: their state and tools (`start`: start those not started yet)."""
+        manager = self._mcp_manager()
+        return [] if manager is None else await manager.status(start=start)
+
+    async def _prepare_tools(self, first: bool) -> list[str]:
+        """Before a step: the MCP servers' tools, after the built-ins (see TurnParts)."""
+        manager = self._mcp_manager()
+        if manager is None:
+            return []
+        problems = await manager.begin_turn() if first else []
+        if not first:
+            await manager.between_steps()
+        self.registry.set_extra(manager.tools())
+        return problems
+
     # ---- the turn -----------------------------------------------------------------------
 
     def _turn_parts(self, model: str) -> TurnParts:
@@ -377,6 +423,7 @@ class Agent:
             workspace=self.workspace,
             root=self.root,
             instructions=self.instructions,
+            prepare_tools=self._prepare_tools,
         )
 
     async def _run_turn(

@@ -75,6 +75,9 @@ class TurnParts:
     workspace: Workspace
     root: Path
     instructions: Instructions
+    # Before each step (first: the turn's first): bring the tool set up to date (MCP servers
+    # started at a session's first turn, their tool lists changed); returns errors to show.
+    prepare_tools: Callable[[bool], Awaitable[list[str]]] | None = None
 
 
 def uncancel() -> None:
@@ -243,8 +246,9 @@ class Turn:
         system = build_system(self.parts.root)
         finish: FinishReason = "max_steps"
         error: str | None = None
-        for _ in range(self.parts.policy.settings.max_steps):
+        for number in range(self.parts.policy.settings.max_steps):
             try:
+                await self.prepare_tools(first=number == 0)
                 await self.compactor.maybe_compact()
                 stop_reason = await self.step(system)
             except ProviderError as exc:
@@ -263,6 +267,13 @@ class Turn:
             finish = "max_tokens" if stop_reason == "max_tokens" else "end_turn"
             break
         return await self.end(finish, error)
+
+    async def prepare_tools(self, first: bool) -> None:
+        if self.parts.prepare_tools is None:
+            return
+        for problem in await self.parts.prepare_tools(first):
+            # Said, and the turn goes on (without the tools of a server that failed).
+            self.emit(ErrorEvent(session_id=self.session_id, message=problem))
 
     async def end(self, finish: FinishReason, error: str | None = None) -> TurnResult:
         if self.assistant is not None:

@@ -27,6 +27,8 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
         # Built once: pydantic's schema generation costs milliseconds, and it runs every step.
         self._schemas: list[dict[str, Any]] | None = None
+        # The names set_extra added, in order.
+        self._extra: list[str] = []
         for tool in tools:
             self.register(tool)
 
@@ -41,6 +43,23 @@ class ToolRegistry:
     def unregister(self, name: str) -> None:
         self._tools.pop(name, None)
         self._schemas = None
+
+    def set_extra(self, tools: Iterable[Tool]) -> bool:
+        """Replace the tools added by the previous set_extra (MCP servers' tools) with these,
+        after every other tool, sorted by name: the built-ins' schemas keep their place, so
+        prompt caching survives a server being added. Whether the tool set changed."""
+        new = sorted(tools, key=lambda tool: tool.name)
+        if [t.name for t in new] == self._extra and all(self._tools.get(t.name) is t for t in new):
+            return False
+        for name in self._extra:
+            self._tools.pop(name, None)
+        self._extra = []
+        for tool in new:
+            if tool.name not in self._tools:
+                self._tools[tool.name] = tool
+                self._extra.append(tool.name)
+        self._schemas = None
+        return True
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

@@ -1,0 +1,56 @@
+"""`agentls mcp list`: the MCP servers this workspace would use, each started to show its state
+and tools (and stopped again)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+async def mcp_command(args: argparse.Namespace) -> int:
+    from agentls.config import load_settings
+    from agentls.session import Agent
+
+    root = Path(args.cwd or os.getcwd()).resolve()
+    if not root.is_dir():
+        print(f"agentls: --cwd {root} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        settings = load_settings(root)
+    except ValueError as exc:
+        print(f"agentls: bad configuration: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if settings.untrusted_notice:
+        print(settings.untrusted_notice, file=sys.stderr)
+    agent = await Agent.open(settings=settings, root=root, watch_instructions=False)
+    try:
+        servers = await agent.mcp_status(start=True)
+    finally:
+        await agent.aclose()
+    if args.json:
+        print(json.dumps([dataclasses.asdict(s) for s in servers], indent=2))
+        return EXIT_OK
+    if not servers:
+        print(
+            "No MCP servers configured (mcpServers in ~/.config/agentls/config.json, or in a "
+            "trusted workspace's .mcp.json or .agentls/config.json)."
+        )
+        return EXIT_OK
+    for server in servers:
+        where = f"  ({server.transport}: {server.target})" if server.target else ""
+        print(f"{server.name}  {server.status}{where}")
+        if server.error:
+            for line in server.error.splitlines():
+                print(f"    {line}")
+        for tool in server.tools:
+            hint = "  [says read-only]" if tool.read_only_hint else ""
+            print(f"    {tool.name}{hint}")
+    return EXIT_OK if all(s.status == "running" for s in servers) else EXIT_FAILED
