@@ -60,6 +60,9 @@ def test_own_check_of_uses() -> None:
     assert "C.m()" in problems[0]["message"] and "'y'" in problems[0]["message"]
     gone = use_problems("from lib import m\n", [(0, 16)], None, "m", "lib.py")
     assert [p["message"] for p in gone] == ["'m' is no longer defined in lib.py"]
+    # Columns in UTF-16 units (LSP's), not the AST's UTF-8 bytes.
+    wide = use_problems('x = "é😀"; m()\n', [(0, 11)], None, "m", "lib.py")
+    assert [p["range"]["start"]["character"] for p in wide] == [11]
 
 
 def test_files_the_model_may_not_read_are_left_out() -> None:

@@ -171,9 +171,7 @@ class LspWorkspace:
             return EditOutcome(applied=False, reason=changed)
         dirty = doc is not None and disk != str(doc.source)
         before = await self._diagnostics_before(uri, path, old_text)
-        before.reach = await reach_before(
-            self, path, uri, old_text, new_text, self.board, self.verifier.wait_s
-        )
+        before.reach = await reach_before(self, path, uri, old_text, new_text, self.board)
         caps = self.caps()
         notes: list[str] = []
 

@@ -113,6 +113,16 @@ def _binds(signature: tuple[tuple[str, str], ...], bound: bool, call: ast.Call) 
     return None
 
 
+def utf8_column(line: str, utf16_column: int) -> int:
+    """An LSP position's column (UTF-16 units) as the AST counts it (UTF-8 bytes)."""
+    units = 0
+    for index, char in enumerate(line):
+        if units >= utf16_column:
+            return len(line[:index].encode("utf-8"))
+        units += 2 if ord(char) > 0xFFFF else 1
+    return len(line.encode("utf-8"))
+
+
 def _node_at(tree: ast.AST, line: int, character: int, name: str) -> list[ast.AST]:
     """The chain of nodes (outermost first) down to the use of `name` at a 0-based position: a
     Name, an Attribute whose attribute it is, or an imported name."""
@@ -123,7 +133,8 @@ def _node_at(tree: ast.AST, line: int, character: int, name: str) -> list[ast.AS
             return node.id == name and node.lineno - 1 == line and node.col_offset == character
         if isinstance(node, ast.Attribute) and node.attr == name:
             end_line = (node.end_lineno or node.lineno) - 1
-            return end_line == line and (node.end_col_offset or 0) - len(name) == character
+            width = len(name.encode("utf-8"))
+            return end_line == line and (node.end_col_offset or 0) - width == character
         if isinstance(node, ast.alias):
             return node.name.split(".")[-1] == name and node.lineno - 1 == line
         return False
@@ -156,8 +167,10 @@ def use_problems(
     except (SyntaxError, ValueError):
         return []
     problems: list[dict[str, Any]] = []
+    lines = text.splitlines()
     for line, character in uses:
-        chain = _node_at(tree, line, character, name)
+        source_line = lines[line] if 0 <= line < len(lines) else ""
+        chain = _node_at(tree, line, utf8_column(source_line, character), name)
         if not chain:
             continue
         if definition is None:

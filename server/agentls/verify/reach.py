@@ -51,6 +51,9 @@ MAX_PER_FILE = 5
 # (within verifyWaitS of the edit): a language server publishes a dependent file's diagnostics
 # right after the edited one's, and one that did not change is never pushed again.
 PUSH_WAIT_S = 0.5
+# How long the language server may take, before the edit, to say what it changes and who uses
+# it (a server that starts on this first request included); after that the edit goes on alone.
+BEFORE_TIMEOUT_S = 5.0
 
 # LSP SymbolKinds: a module-like symbol is never a definition that changed (its parts are); a
 # function's symbols are its locals.
@@ -302,14 +305,15 @@ async def reach_before(
     old_text: str | None,
     new_text: str,
     board: DiagnosticsBoard | None = None,
-    timeout_s: float = 1.5,
+    timeout_s: float | None = None,
 ) -> Following | None:
     """Before an edit of `path` is applied: the definitions it changes, the files that use them
     and their diagnostics now. None when nothing can be followed (a new file, no language server
     answering references for it, no definition changed, no other file using one that something
-    checks), or when the language server takes longer than `timeout_s` (verifyWaitS: a server
-    still indexing does not hold the edit up)."""
+    checks), or when the language server takes longer than `timeout_s` (BEFORE_TIMEOUT_S: a
+    server still indexing does not hold the edit up)."""
     languages = files.languages
+    timeout_s = BEFORE_TIMEOUT_S if timeout_s is None else timeout_s
     if old_text is None or REFERENCES not in languages.methods(path):
         return None
     try:

@@ -89,8 +89,7 @@ class DiskWorkspace:
         if changed is not None:
             return EditOutcome(applied=False, reason=changed)
         before = await self.verifier.before(path, old_text)
-        wait_s = self.verifier.wait_s
-        reach = await reach_before(self, path, path.as_uri(), old_text, new_text, None, wait_s)
+        reach = await reach_before(self, path, path.as_uri(), old_text, new_text)
         try:
             await asyncio.to_thread(self._write, path, new_text)
         except UnicodeEncodeError as exc:
