@@ -109,9 +109,9 @@ class _Handler(BaseHTTPRequestHandler):
         if vertex:
             seen.project, seen.region = match["project"], match["region"]
         cloud.seen.append(seen)
-        expected = "bedrock-2023-05-31" if bedrock else "vertex-2023-10-16"
-        if body.get("anthropic_version") != expected:
-            seen.problem = f"anthropic_version: expected {expected}"
+        # The API version travels in the body on both clouds (not as a header).
+        if not isinstance(body.get("anthropic_version"), str) or not body["anthropic_version"]:
+            seen.problem = "anthropic_version: Field required"
         elif "model" in body:
             seen.problem = "model: the model belongs in the URL"
         else:

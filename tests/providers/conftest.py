@@ -4,7 +4,7 @@ sample project; the demo's fix scenario as steps any test server can play."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +13,7 @@ import pytest
 
 import agentls.demo
 from agentls.config import Settings
+from agentls.model.catalog import use_providers
 from agentls.session.agent import Agent
 from agentls.store import Store
 from agentls.workspace.disk import DiskWorkspace
@@ -67,3 +68,10 @@ async def make_agent(tmp_path: Path) -> AsyncIterator[Any]:
     for harness in created:
         await harness.agent.aclose()
         await harness.store.close()
+
+
+@pytest.fixture(autouse=True)
+def _model_table_reset() -> Iterator[None]:
+    """An Agent sets the model table's providers (catalog.use_providers): none after a test."""
+    yield
+    use_providers(None)
