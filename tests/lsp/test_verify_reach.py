@@ -137,7 +137,10 @@ def push_after_edits(editor: Editor) -> None:
     async def apply_and_check(edit: types.WorkspaceEdit) -> None:
         await apply(edit)
         editor.push_diagnostics(editor.uri("lib.py"), [], None)
-        editor.push_diagnostics(editor.uri("app.py"), type_errors(editor, "app.py"), None)
+        for path in editor.root.glob("*.py"):
+            if path.name != "lib.py":
+                errors = type_errors(editor, path.name)
+                editor.push_diagnostics(editor.uri(path.name), errors, None)
 
     editor.apply = apply_and_check  # type: ignore[method-assign]
 
@@ -151,7 +154,7 @@ async def pushing(module_root: Path, module_api: MessagesAPIServer) -> AsyncIter
         module_root / "pushing",
         module_api,
         profile,
-        {"permissions": {"*": "allow"}, "verifyWaitS": 2.0},
+        {"permissions": {"*": "allow", "read": {"secret_*": "deny"}}, "verifyWaitS": 2.0},
     )
     editor.asked = []  # type: ignore[attr-defined]
     answer_language_requests(editor, editor.asked)  # type: ignore[attr-defined]
@@ -160,11 +163,16 @@ async def pushing(module_root: Path, module_api: MessagesAPIServer) -> AsyncIter
     await stop_editor(editor)
 
 
-def reset(editor: Editor) -> None:
+def reset(editor: Editor, *more: str) -> None:
+    """lib.py and app.py as they were (and copies of app.py named `more`)."""
+    for path in editor.root.glob("*.py"):
+        path.unlink()
     (editor.root / "lib.py").write_text(LIB)
     (editor.root / "app.py").write_text(APP)
+    for name in more:
+        (editor.root / name).write_text(APP)
     editor.buffers.clear()
-    for name in ("lib.py", "app.py"):
+    for name in ("lib.py", "app.py", *more):
         editor.open(name)
         if editor.profile.diagnostics_push:
             editor.push_diagnostics(editor.uri(name), [], 1)
@@ -200,6 +208,15 @@ async def test_a_renamed_parameter_breaks_the_caller(
     )
     assert '  app.py:\n    line 3: error [toycheck] No parameter named "name"' in output
     assert "no new errors or warnings in lib.py" in output
+
+
+async def test_a_file_the_model_may_not_read_is_left_out(
+    pushing: Editor, module_api: MessagesAPIServer
+) -> None:
+    reset(pushing, "secret_use.py")
+    output = await edit_result(pushing, module_api, "lib.py", "def greet(name):", "def greet(who):")
+    assert "(greet): 1 new error(s) in 1 file(s) (1 file(s) you may not read left out):" in output
+    assert "app.py:" in output and "secret_use" not in output
 
 
 async def test_a_removed_function_breaks_the_import(
