@@ -18,6 +18,7 @@ from pygls.lsp.server import LanguageServer
 from agentls import __version__
 from agentls.config import Settings
 from agentls.language import NoLanguages
+from agentls.language.headless import HeadlessLanguages
 from agentls.lsp.capabilities import ClientCaps
 from agentls.lsp.language import EditorLanguages
 from agentls.lsp.relay import EventRelay
@@ -119,19 +120,22 @@ class AgentServer(LanguageServer):
 
     def workspace_for_agent(self) -> LspWorkspace:
         """The editor's buffers as the agent's workspace, reaching the client through callbacks."""
-        return LspWorkspace(
+        workspace = LspWorkspace(
             self.root,
             documents=lambda uri: self.workspace.text_documents.get(uri),
             caps=lambda: self.client_caps,
             settings=lambda: self.settings,
             apply_edit=self.workspace_apply_edit_async,
             publish_diagnostics=self.publish_diagnostics,
-            languages=self.editor_languages(),
+            languages=NoLanguages(),
         )
+        workspace.languages = self.editor_languages(workspace)
+        return workspace
 
-    def editor_languages(self) -> EditorLanguages:
+    def editor_languages(self, workspace: LspWorkspace) -> EditorLanguages:
         """The editor's language servers for what the client declared in
-        capabilities.experimental.agent.languageRequests, the fallback for the rest."""
+        capabilities.experimental.agent.languageRequests; for the rest, those agentls starts
+        itself from `languageServers` (documents read from the editor's buffers)."""
 
         async def send(method: str, params: dict[str, Any]) -> Any:
             return await self.protocol.send_request_async(method, params)
@@ -141,7 +145,7 @@ class AgentServer(LanguageServer):
             declared=lambda: self.client_caps.language_requests,
             timeout_s=lambda: self.settings.language_timeout_s,
             structure=self.protocol._converter.structure,
-            fallback=NoLanguages(),
+            fallback=HeadlessLanguages(self.root, lambda: self.settings, workspace.read_text),
         )
 
     def start_background_import(self) -> None:
