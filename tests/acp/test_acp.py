@@ -254,10 +254,12 @@ async def test_bad_input_gets_errors_never_a_crash(acp: Connection, client: Scri
     with pytest.raises(RequestError) as unknown:
         await prompt(acp, "ses_nope", "hi")
     assert unknown.value.code == -32602 and "sessionId" in str(unknown.value.data)
+    assert str(unknown.value).startswith("Invalid params: sessionId: unknown session")
 
     with pytest.raises(RequestError) as malformed:
         await acp.request("session/prompt", {"sessionId": "x"})
     assert malformed.value.code == -32602 and "prompt" in str(malformed.value.data)
+    assert str(malformed.value) == "Invalid params: prompt: Field required"
 
     with pytest.raises(RequestError) as no_params:
         await acp.request("session/new", None)

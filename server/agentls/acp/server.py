@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from acp import PROTOCOL_VERSION, RequestError, run_agent
+from acp import PROTOCOL_VERSION, RequestError, stdio_streams
+from acp.agent.connection import AgentSideConnection
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
@@ -38,6 +39,7 @@ from acp.schema import (
 from agentls import __version__
 from agentls.acp.permissions import PermissionAsker
 from agentls.acp.prompt import prompt_of
+from agentls.acp.transport import StdioTransport
 from agentls.acp.updates import EventRelay, UpdateSender, replay
 from agentls.acp.workspace import AcpWorkspace, current_session
 from agentls.config import load_settings
@@ -56,6 +58,8 @@ STOP_REASONS: dict[str, StopReason] = {
     "tool_use": "end_turn",
 }
 LIST_LIMIT = 200
+# The stdin reader's buffer (a line may be longer: it is read in pieces, see transport.py).
+STDIO_LIMIT = 1024 * 1024
 
 
 def _invalid(field: str, message: str) -> RequestError:
@@ -250,11 +254,14 @@ def _response(result: TurnResult) -> PromptResponse:
 
 async def _main() -> None:
     server = AcpServer()
+    reader, writer = await stdio_streams(limit=STDIO_LIMIT)
+    # Only the methods above: the SDK answers every other one "method not found".
+    conn = AgentSideConnection(cast(Any, server), StdioTransport(reader, writer), listening=False)
     try:
-        # Only the methods above: the SDK answers every other one "method not found".
-        await run_agent(cast(Any, server))
+        await conn.listen()
     finally:
         await server.aclose()
+        await asyncio.shield(conn.close())
 
 
 def serve() -> int:
