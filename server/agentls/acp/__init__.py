@@ -9,4 +9,5 @@ The modules, one concern each:
 - permissions.py: questions as session/request_permission, answered through Agent.approve;
 - prompt.py: a prompt's content blocks to the Agent's text and context;
 - workspace.py: the editor's buffers through fs/read_text_file and fs/write_text_file.
+- transport.py: newline-delimited JSON on stdin/stdout; a broken frame gets an error.
 """
