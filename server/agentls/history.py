@@ -50,6 +50,13 @@ class ThinkingPart(WireModel):
     data: str | None = None
 
 
+class ToolImage(WireModel):
+    """An image a tool returned (an MCP server's), sent to the model after its text."""
+
+    media_type: str  # image/png, image/jpeg, image/gif or image/webp
+    data: str  # base64
+
+
 class ToolPart(WireModel):
     type: Literal["tool"] = "tool"
     call_id: str
@@ -58,6 +65,7 @@ class ToolPart(WireModel):
     status: ToolStatus = "pending"
     output: str | None = None
     title: str | None = None
+    images: list[ToolImage] | None = None
 
     @property
     def finished(self) -> bool:
@@ -256,6 +264,21 @@ def _assistant_content(message: Message) -> tuple[list[dict[str, Any]], list[dic
                 "tool_use_id": part.call_id,
                 "content": output,
             }
+            if part.images:
+                result["content"] = [
+                    {"type": "text", "text": output},
+                    *(
+                        {
+                            "type": "image",
+                            "source": {
+                                "type": "base64",
+                                "media_type": image.media_type,
+                                "data": image.data,
+                            },
+                        }
+                        for image in part.images
+                    ),
+                ]
             if part.status != "completed":
                 result["is_error"] = True
             results.append(result)

@@ -74,7 +74,9 @@ async def test_rules_by_server_and_by_tool(
     permissions = {"mcp__test": "allow", "mcp__test__add": "deny"}
     h = await make_harness({"mcpServers": {"test": stdio_entry()}, "permissions": permissions})
     api.enqueue(
-        reply(tool_use("mcp__test__echo", {"text": "x"}), tool_use("mcp__test__add", {"a": 1, "b": 2})),
+        reply(
+            tool_use("mcp__test__echo", {"text": "x"}), tool_use("mcp__test__add", {"a": 1, "b": 2})
+        ),
         reply(text("done")),
     )
     await run_turn(h)  # no question: one allowed by the server's rule, one denied by its own
@@ -127,7 +129,9 @@ async def test_a_failing_server_is_named_with_its_stderr_and_the_session_goes_on
 async def test_a_server_that_dies_in_a_call_is_restarted_once_and_said(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
-    h = await make_harness({"mcpServers": {"test": stdio_entry()}, "permissions": {"mcp__test": "allow"}})
+    h = await make_harness(
+        {"mcpServers": {"test": stdio_entry()}, "permissions": {"mcp__test": "allow"}}
+    )
     api.enqueue(
         reply(tool_use("mcp__test__die")),
         reply(tool_use("mcp__test__echo", {"text": "back"})),
@@ -155,7 +159,9 @@ async def test_a_server_that_dies_in_a_call_is_restarted_once_and_said(
 async def test_list_changed_is_honoured_before_the_next_step(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
-    h = await make_harness({"mcpServers": {"test": stdio_entry()}, "permissions": {"mcp__test": "allow"}})
+    h = await make_harness(
+        {"mcpServers": {"test": stdio_entry()}, "permissions": {"mcp__test": "allow"}}
+    )
     api.enqueue(
         reply(tool_use("mcp__test__grow")),
         reply(tool_use("mcp__test__extra")),
@@ -171,17 +177,26 @@ async def test_list_changed_is_honoured_before_the_next_step(
 async def test_images_resources_and_long_output(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
-    h = await make_harness({"mcpServers": {"test": stdio_entry()}, "permissions": {"mcp__test": "allow"}})
+    h = await make_harness(
+        {"mcpServers": {"test": stdio_entry()}, "permissions": {"mcp__test": "allow"}}
+    )
     api.enqueue(
-        reply(tool_use("mcp__test__doc"), tool_use("mcp__test__big"), tool_use("mcp__test__picture")),
+        reply(
+            tool_use("mcp__test__doc"), tool_use("mcp__test__big"), tool_use("mcp__test__picture")
+        ),
         reply(text("done")),
     )
-    await run_turn(h)
+    result = await run_turn(h)
     doc, big, picture = last_results(h.accepted_requests()[1])
     assert "file:///notes.txt" in result_text(doc) and "the notes" in result_text(doc)
     assert "omitted" in result_text(big) and len(result_text(big)) < 70_000
     assert "line 0\n" in result_text(big) and "line 19999" in result_text(big)
     assert "image/png" in result_text(picture)
+    (image,) = [b for b in picture["content"] if b["type"] == "image"]
+    assert image["source"]["media_type"] == "image/png" and image["source"]["data"]
+    stored = await h.store.load_messages(result.session_id)  # kept for the next requests
+    parts = [p for m in stored for p in m.parts if getattr(p, "images", None)]
+    assert [i.media_type for p in parts for i in p.images or []] == ["image/png"]
 
 
 async def test_servers_and_what_they_started_end_with_the_agent(
@@ -206,7 +221,11 @@ async def test_http_server_on_loopback(
     make_harness: HarnessFactory, api: MessagesAPIServer, http_server: str, monkeypatch: Any
 ) -> None:
     monkeypatch.setenv("H5_HTTP_TOKEN", "t0k")
-    entry = {"type": "http", "url": http_server, "headers": {"Authorization": "Bearer ${H5_HTTP_TOKEN}"}}
+    entry = {
+        "type": "http",
+        "url": http_server,
+        "headers": {"Authorization": "Bearer ${H5_HTTP_TOKEN}"},
+    }
     h = await make_harness({"mcpServers": {"web": entry}})
     api.enqueue(reply(tool_use("mcp__web__add", {"a": 2, "b": 40})), reply(text("done")))
     await run_turn(h, approve="once")

@@ -238,6 +238,7 @@ export interface ThinkingPart {
 }
 export interface ToolPart {
   callId: string;
+  images?: ToolImage[] | null;
   input: {
     [k: string]: unknown | undefined;
   };
@@ -246,6 +247,13 @@ export interface ToolPart {
   title?: string | null;
   tool: string;
   type: 'tool';
+}
+/**
+ * An image a tool returned (an MCP server's), sent to the model after its text.
+ */
+export interface ToolImage {
+  data: string;
+  mediaType: string;
 }
 /**
  * A compacted session's summary of its older history; it opens the history the model sees.

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.events import ProgressEvent, ToolResultEvent
-from agentls.history import Message, ToolPart, clean_text
+from agentls.history import Message, ToolImage, ToolPart, clean_text
 from agentls.permission.grants import Grant, grant_for
 from agentls.permission.rules import PathFilter, PermissionRules, secret_globs
 from agentls.permission.types import SEVERITY
@@ -165,6 +165,10 @@ class ToolCalls:
         part.output = clean_text(result.output)
         if result.title:
             part.title = clean_text(result.title)
+        # Images a tool returned (an MCP server's): (media type, base64 data) each.
+        images = result.metadata.get("images")
+        if images:
+            part.images = [ToolImage(media_type=m, data=d) for m, d in images]
         await self.save(message, part)
         self.publish(part)
 
