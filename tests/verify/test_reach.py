@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentls.verify.pycalls import python_definitions, use_problems
+from agentls.verify.pycalls import module_names, python_definitions, use_problems
 from agentls.verify.reach import (
     _flatten,
     changed_lines,
@@ -40,7 +40,14 @@ def test_the_innermost_symbol_not_a_local_is_the_changed_definition() -> None:
     assert [d.qualname for d in touched_symbols(flat, 2, 3)] == ["C.m"]  # a local of m: m
     assert [d.qualname for d in touched_symbols(flat, 5, 6)] == ["C"]
     assert [d.qualname for d in touched_symbols(flat, 7, 7)] == []  # inserted between the two
-    assert [d.qualname for d in touched_symbols(flat, 3, 9)] == ["C.m", "f"]
+    assert [d.qualname for d in touched_symbols(flat, 2, 9)] == ["C.m", "f"]
+    # A range ending at a line's start ends on the line before: line 3 is after m.
+    assert [d.qualname for d in touched_symbols(flat, 3, 4)] == ["C"]
+
+
+def test_python_names_still_bound() -> None:
+    text = "from .other import greet\nVALUE, (a, b) = 1, (2, 3)\nimport os.path\n"
+    assert module_names(text) == {"greet", "VALUE", "a", "b", "os"}
 
 
 def test_python_signatures_changed_or_removed() -> None:

@@ -88,6 +88,25 @@ def python_definitions(text: str) -> dict[str, PyDef] | None:
     return found
 
 
+def module_names(text: str) -> set[str]:
+    """The names a module binds at its top level (definitions, assignments, imports)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, FUNCTIONS + (ast.ClassDef,)):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names
+
+
 def _binds(signature: tuple[tuple[str, str], ...], bound: bool, call: ast.Call) -> str | None:
     """Why the call no longer binds to the parameters (Python's own words), or None."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(

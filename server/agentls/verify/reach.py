@@ -33,7 +33,7 @@ from agentls.verify.diagnostics import (
     fixed_problems,
     new_problems,
 )
-from agentls.verify.pycalls import PyDef, python_definitions, use_problems
+from agentls.verify.pycalls import PyDef, module_names, python_definitions, use_problems
 from agentls.workspace.protocol import Languages, LanguageUnavailable, Reach
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,9 @@ def _flatten(items: Any, text_lines: list[str]) -> list[_Symbol]:
         kind = int(item.get("kind") or 0)
         rng = item.get("range") or (item.get("location") or {}).get("range") or {}
         start, _ = _position(rng.get("start") or {})
-        end, _ = _position(rng.get("end") or {})
+        end, end_character = _position(rng.get("end") or {})
+        if end_character == 0 and end > start:
+            end -= 1  # a range that ends at the start of a line ends on the line before
         if "selectionRange" in item:
             line, character = _position(item["selectionRange"].get("start") or {})
         else:  # SymbolInformation: the name's first occurrence in its range
@@ -250,7 +252,7 @@ class Following:
     async def report(self, wait_s: float = PUSH_WAIT_S) -> Reach:
         """The new errors in the other files (their pushes waited for up to `wait_s`)."""
         after = await asyncio.gather(*(self._after(w, wait_s) for w in self.files))
-        reach = Reach([d.qualname for d in self.definitions], len(self.files) + self.more_files)
+        reach = Reach([d.qualname for d in self.definitions], len(self.files))
         for watched, diagnostics in zip(self.files, after, strict=True):
             if diagnostics is None:
                 continue
@@ -281,10 +283,13 @@ class Following:
         except (OSError, UnicodeDecodeError):
             return None
         definitions = python_definitions(module_text) or {}
+        bound = module_names(module_text)
         where = relative_name(self.path, self.root)
         out: Diagnostics = []
         for definition, uses in watched.uses.items():
             found: PyDef | None = definitions.get(definition.qualname)
+            if found is None and definition.qualname in bound:
+                continue  # still there, made otherwise (imported, assigned): nothing to check
             out += use_problems(text, uses, found, definition.name, where)
         return out
 
