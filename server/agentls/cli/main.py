@@ -67,7 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--cwd", default=None, help="the workspace (default: the current directory)")
     mcp.add_argument("--json", action="store_true", help="print JSON")
 
-    sub.add_parser("models", help="list the known models and their prices")
+    models = sub.add_parser(
+        "models", help="the models of each provider: prices, context window, what each supports"
+    )
+    models.add_argument(
+        "--cwd", default=None, help="the workspace (default: the current directory)"
+    )
+    models.add_argument("--json", action="store_true", help="print JSON")
     sub.add_parser("serve", help="speak LSP on stdin/stdout (what an editor starts)")
     sub.add_parser(
         "acp", help="speak the Agent Client Protocol on stdin/stdout (Zed and other ACP editors)"
@@ -96,7 +102,9 @@ def main(argv: list[str] | None = None) -> int:
 def _command(args: argparse.Namespace) -> int:
     """Run the command of the parsed arguments (every one but serve)."""
     if args.command == "models":
-        return _models()
+        from agentls.cli.models import models_command
+
+        return models_command(args)
     if args.command == "trust":
         from agentls.cli.trust import trust_command
 
@@ -141,20 +149,6 @@ def _serve() -> int:
     from agentls.lsp.server import serve
 
     return serve()
-
-
-def _models() -> int:
-    from agentls.model.catalog import DEFAULT_MODEL, MODELS
-
-    print(f"{'model':<22} {'context':>9} {'max out':>8} {'$/MTok in':>10} {'$/MTok out':>11}")
-    for info in MODELS.values():
-        mark = "  (default)" if info.id == DEFAULT_MODEL else ""
-        print(
-            f"{info.id:<22} {info.context_window:>9,} {info.max_output:>8,} "
-            f"{info.input_usd_per_mtok:>10.2f} {info.output_usd_per_mtok:>11.2f}{mark}"
-        )
-    print("scripted:<scenario>    the built-in offline model (no API key, no cost)")
-    return EXIT_OK
 
 
 async def _open_agent(root: str) -> Any:
