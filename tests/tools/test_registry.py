@@ -7,7 +7,21 @@ import pytest
 from agentls.tools.base import Tool, ToolContext, ToolInput, ToolResult
 from agentls.tools.registry import ToolRegistry, default_registry, default_tools
 
-NAMES = ["read", "write", "edit", "glob", "grep", "list", "bash"]
+NAMES = [
+    "read",
+    "write",
+    "edit",
+    "glob",
+    "grep",
+    "list",
+    "bash",
+    "symbols",
+    "definition",
+    "references",
+    "hover",
+    "callers",
+    "rename",
+]
 
 
 class EchoInput(ToolInput):

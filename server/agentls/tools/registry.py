@@ -11,13 +11,36 @@ from agentls.tools.edit import EditTool
 from agentls.tools.glob import GlobTool
 from agentls.tools.grep import GrepTool
 from agentls.tools.listing import ListTool
+from agentls.tools.navigate import (
+    CallersTool,
+    DefinitionTool,
+    HoverTool,
+    ReferencesTool,
+    SymbolsTool,
+)
 from agentls.tools.read import ReadTool
+from agentls.tools.rename import RenameTool
 from agentls.tools.write import WriteTool
 
 
 def default_tools() -> list[Tool]:
     """The built-in tools, in the order the model sees them."""
-    return [ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool(), ListTool(), BashTool()]
+    return [
+        ReadTool(),
+        WriteTool(),
+        EditTool(),
+        GlobTool(),
+        GrepTool(),
+        ListTool(),
+        BashTool(),
+        # Language intelligence (agentls.language): the workspace's language servers.
+        SymbolsTool(),
+        DefinitionTool(),
+        ReferencesTool(),
+        HoverTool(),
+        CallersTool(),
+        RenameTool(),
+    ]
 
 
 class ToolRegistry:

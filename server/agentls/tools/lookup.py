@@ -1,0 +1,184 @@
+"""What the language tools share: the symbol a call names found in its file, a request to the
+workspace's language servers with its failure in words for the model, and the files an answer
+names filtered by the read rules (a secret or denied file's hits are left out, and counted)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from agentls.language.errors import LanguageUnavailable
+from agentls.language.positions import SymbolNotFound, SymbolPosition, find_symbol, uri_to_path
+from agentls.language.render import Hit, plural
+from agentls.tools.base import PermissionQuery, ToolContext, ToolError, ToolInput, input_dict
+
+FALLBACK = " Use grep and read instead for this one."
+
+
+class SymbolInput(ToolInput):
+    path: str = Field(description="The file the symbol is in (or used in).")
+    symbol: str = Field(description="The symbol's name as written in the file (e.g. `parse_args`).")
+    line: int | None = Field(
+        default=None,
+        ge=1,
+        description="About where it is (1-based line); the nearest occurrence is used.",
+    )
+
+
+@dataclass
+class Located:
+    path: Path
+    rel: str
+    text: str
+    position: SymbolPosition
+
+    def params(self) -> dict[str, Any]:
+        """TextDocumentPositionParams of the symbol."""
+        return {
+            "textDocument": {"uri": self.path.as_uri()},
+            "position": {"line": self.position.line, "character": self.position.character},
+        }
+
+
+async def read_source(ctx: ToolContext, path: Path, rel: str) -> str:
+    try:
+        return await ctx.workspace.read_text(path)
+    except FileNotFoundError:
+        raise ToolError(f"File not found: {rel}.") from None
+    except IsADirectoryError:
+        raise ToolError(f"{rel} is a directory; name a file.") from None
+    except UnicodeDecodeError:
+        raise ToolError(f"{rel} is not a text file.") from None
+
+
+async def locate(
+    ctx: ToolContext, tool: str, params: SymbolInput, *, verb: str, authorize: bool = True
+) -> Located:
+    """The call's file (allowed as a read of it, unless `authorize` is False: the caller decides)
+    and the exact position of the symbol it names."""
+    path = ctx.resolve_path(params.path, tool=tool)
+    rel = ctx.relative(path)
+    if authorize:
+        await ctx.authorize(
+            PermissionQuery(
+                tool=tool,
+                subject=rel,
+                title=f"{verb} {params.symbol} in {rel}",
+                input=input_dict(params),
+                path=path,
+                outside_workspace=ctx.is_outside(path),
+            )
+        )
+    text = await read_source(ctx, path, rel)
+    try:
+        position = find_symbol(text, params.symbol, params.line, rel)
+    except SymbolNotFound as exc:
+        raise ToolError(f"Symbol not found: {exc}") from None
+    return Located(path, rel, text, position)
+
+
+async def ask(ctx: ToolContext, method: str, params: dict[str, Any], path: Path | None) -> Any:
+    """The language server's answer; a ToolError saying why there is none."""
+    try:
+        return await ctx.workspace.languages.request(method, params, path)
+    except LanguageUnavailable as exc:
+        raise ToolError(f"{exc}{FALLBACK}") from None
+
+
+async def ask_if_offered(
+    ctx: ToolContext, method: str, params: dict[str, Any], path: Path
+) -> tuple[bool, Any]:
+    """(True, the answer) when a server offers `method` for the file; (False, None) when none
+    does (known for sure only once a server runs: it is asked, and its refusal counts)."""
+    languages = ctx.workspace.languages
+    if method not in languages.methods(path):
+        return False, None
+    try:
+        return True, await languages.request(method, params, path)
+    except LanguageUnavailable as exc:
+        if method not in languages.methods(path):
+            return False, None
+        raise ToolError(f"{exc}{FALLBACK}") from None
+
+
+def location_of(item: Any) -> tuple[Path, int] | None:
+    """The file and 0-based line of a Location, LocationLink, or anything with `uri` + `range`."""
+    if not isinstance(item, dict):
+        return None
+    uri = item.get("targetUri", item.get("uri"))
+    rng = item.get("targetSelectionRange") or item.get("range")
+    if not isinstance(uri, str):
+        return None
+    path = uri_to_path(uri)
+    if path is None:
+        return None
+    line = 0
+    if isinstance(rng, dict) and isinstance(rng.get("start"), dict):
+        value = rng["start"].get("line")
+        line = value if isinstance(value, int) else 0
+    return Path(os.path.realpath(path)), line
+
+
+def as_list(result: Any) -> list[Any]:
+    if result is None:
+        return []
+    return result if isinstance(result, list) else [result]
+
+
+class Shown:
+    """The files of an answer that the read rules let the model see, each read once for context;
+    how many places were left out."""
+
+    def __init__(self, ctx: ToolContext) -> None:
+        self._ctx = ctx
+        self._lines: dict[Path, list[str] | None] = {}
+        self._allowed: dict[Path, bool] = {}
+        self.hidden = 0
+
+    def relative(self, path: Path) -> str:
+        return self._ctx.relative(path)
+
+    def allowed(self, path: Path) -> bool:
+        if path not in self._allowed:
+            self._allowed[path] = self._ctx.may_show(path)
+        ok = self._allowed[path]
+        if not ok:
+            self.hidden += 1
+        return ok
+
+    async def line(self, path: Path, line: int) -> str | None:
+        if path not in self._lines:
+            try:
+                self._lines[path] = (await self._ctx.workspace.read_text(path)).splitlines()
+            except (OSError, UnicodeDecodeError):
+                self._lines[path] = None
+        lines = self._lines[path]
+        return lines[line] if lines is not None and 0 <= line < len(lines) else None
+
+    async def hit(self, path: Path, line: int, label: str | None = None) -> Hit | None:
+        if not self.allowed(path):
+            return None
+        return Hit(self._ctx.relative(path), line, await self.line(path, line), label)
+
+    def note(self) -> str:
+        if not self.hidden:
+            return ""
+        return (
+            f"\n({plural(self.hidden, 'place')} in secret files, files a rule denies or files "
+            "outside the workspace left out.)"
+        )
+
+
+async def hits_of(shown: Shown, items: list[Any]) -> list[Hit]:
+    hits = []
+    for item in items:
+        where = location_of(item)
+        if where is not None:
+            hit = await shown.hit(*where)
+            if hit is not None:
+                hits.append(hit)
+    return hits
