@@ -43,6 +43,7 @@ class Reply:
       come in the first); calls are interleaved when there are several;
     * ``finish_reason``: default ``tool_calls`` when there are calls, else ``stop``;
     * ``usage``: the last chunk's (``stream_options.include_usage``); by default estimated;
+    * ``delay_s``: wait this long before each chunk after the first (a slow model);
     * ``cut_after``: drop the connection after that many chunks (no ``[DONE]``);
     * ``error_after``: send an error object after that many chunks and end the stream.
     """
@@ -55,6 +56,7 @@ class Reply:
     usage: dict[str, Any] | None = None
     chunk_size: int = 4
     fragments: int = 3
+    delay_s: float = 0.0
     cut_after: int | None = None
     error_after: int | None = None
     error_message: str = "The server had an error while processing your request."

@@ -150,6 +150,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%b\r\n" % (len(data), data))
 
         for n, item in enumerate(chunks(spec, str(body["model"]), body)):
+            if spec.delay_s and n > 0:
+                time.sleep(spec.delay_s)
             if spec.cut_after is not None and n == spec.cut_after:
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
@@ -158,7 +160,11 @@ class _Handler(BaseHTTPRequestHandler):
                 err = {"error": {"message": spec.error_message, "type": "server_error"}}
                 write(b"data: " + json.dumps(err).encode() + b"\n\n")
                 break
-            write(b"data: " + json.dumps(item).encode() + b"\n\n")
+            try:
+                write(b"data: " + json.dumps(item).encode() + b"\n\n")
+            except OSError:  # the client went away (a cancel)
+                self.close_connection = True
+                return
         else:
             write(b"data: [DONE]\n\n")
         self.wfile.write(b"0\r\n\r\n")
