@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agentls.config import Settings
 from agentls.history import ThinkingPart
 from chat_completions_api import ChatCompletionsServer
 from chat_completions_api import reply as chat_reply
@@ -83,3 +84,21 @@ async def test_switching_anthropic_to_local_and_back_keeps_the_history_usable(
     assert signatures == ["sig-1", "sig-2"]
     assert "It also has mean." in json.dumps(last["messages"])
     assert last["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+
+
+async def test_new_providers_settings_count_from_the_next_turn(make_agent: Any) -> None:
+    with ChatCompletionsServer() as old, ChatCompletionsServer() as new:
+        old.enqueue(chat_reply("From the old server."))
+        new.enqueue(chat_reply("From the new server."))
+        harness = await make_agent(
+            {"model": "local/qwen3", "providers": {"local": {"type": "openai", "baseUrl": old.url}}}
+        )
+        session = await harness.agent.new_session()
+        first = await harness.agent.prompt(session.id, "hi")
+        assert first.text == "From the old server."
+        moved = {"local": {"type": "openai", "baseUrl": new.url}}
+        harness.agent.update_settings(harness.agent.settings.model_copy(update={
+            "providers": Settings.model_validate({"providers": moved}).providers}))  # fmt: skip
+        second = await harness.agent.prompt(session.id, "again")
+        assert second.text == "From the new server."
+        assert len(old.requests) == 1 and len(new.requests) == 1

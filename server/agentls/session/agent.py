@@ -94,6 +94,8 @@ class Agent:
         self._owns_store = False
         self._provider_factory = provider_factory
         self._providers: dict[str, Provider] = {}
+        # Made from an earlier `providers` setting: a turn running on one keeps it; closed at aclose.
+        self._retired_providers: list[Provider] = []
         # Least recently used first (see KEEP_IDLE_SESSIONS).
         self._sessions: OrderedDict[str, SessionState] = OrderedDict()
         self.keep_idle_sessions = max(1, keep_idle_sessions)
@@ -153,7 +155,7 @@ class Agent:
                     await state.task
                 except BaseException:  # noqa: BLE001 - shutting down
                     pass
-        for provider in self._providers.values():
+        for provider in [*self._providers.values(), *self._retired_providers]:
             await provider.aclose()
         if self._mcp is not None:  # every server, and every process one started, stops
             await self._mcp.aclose()
@@ -174,6 +176,9 @@ class Agent:
 
     def update_settings(self, settings: Settings) -> None:
         """New settings (and the rules they make) count from the next tool call on."""
+        if settings.providers != self.settings.providers:  # a new baseUrl, region, key...
+            self._retired_providers.extend(self._providers.values())
+            self._providers.clear()
         self.policy.update(settings)
         self.broker.timeout_s = settings.approval_timeout_s
         if self._mcp is not None:
