@@ -1,0 +1,145 @@
+"""The mcpServers shape, ${VAR} expansion, tool names, rules naming servers and tools, results."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import mcp_types as types
+import pytest
+
+from agentls.mcp.config import HttpServer, StdioServer, from_acp, parse_servers
+from agentls.mcp.names import tool_name
+from agentls.mcp.results import convert
+from agentls.permission.rules import PermissionRules
+
+API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def test_claude_code_shapes_parse(tmp_path: object) -> None:
+    raw = {
+        "fs": {"command": "npx", "args": ["-y", "pkg"], "env": {"A": "${H5_A}"}, "timeout": 5000},
+        "api": {"type": "http", "url": "https://x.test/mcp", "headers": {"Auth": "B ${H5_A}"}},
+        "sub": {"command": "srv", "cwd": "tools"},
+    }
+    parsed = parse_servers(raw, environ={"H5_A": "secret"})
+    assert parsed.errors == {}
+    fs = parsed.servers["fs"]
+    assert isinstance(fs, StdioServer)
+    assert fs.args == ("-y", "pkg") and dict(fs.env) == {"A": "secret"}
+    assert fs.start_timeout_s == 5.0
+    api = parsed.servers["api"]
+    assert isinstance(api, HttpServer) and dict(api.headers) == {"Auth": "B secret"}
+
+
+def test_defaults_missing_variables_and_bad_entries_are_per_server() -> None:
+    raw = {
+        "ok": {"command": "srv", "env": {"X": "${H5_UNSET:-fallback}"}},
+        "unset": {"command": "srv", "env": {"X": "${H5_UNSET}"}},
+        "no-command": {"args": ["x"]},
+        "bad-url": {"type": "http", "url": "ftp://x"},
+        "bad-args": {"command": "srv", "args": "x"},
+        "sse": {"type": "sse", "url": "http://x"},
+        "bad-timeout": {"command": "srv", "timeout": -1},
+    }
+    parsed = parse_servers(raw, environ={})
+    assert list(parsed.servers) == ["ok"]
+    assert dict(parsed.servers["ok"].env) == {"X": "fallback"}  # type: ignore[union-attr]
+    assert "mcpServers.unset.env.X: ${H5_UNSET} is not set" in parsed.errors["unset"]
+    assert set(parsed.errors) == set(raw) - {"ok"}
+    assert "url" in parsed.errors["bad-url"] and "args" in parsed.errors["bad-args"]
+    assert parse_servers(["x"]).errors  # not an object
+
+
+def test_acp_servers_become_the_same_shape() -> None:
+    servers = from_acp(
+        [
+            {"name": "a", "command": "srv", "args": ["1"], "env": [{"name": "K", "value": "v"}]},
+            {
+                "type": "http",
+                "name": "b",
+                "url": "http://x",
+                "headers": [{"name": "H", "value": "1"}],
+            },
+        ]
+    )
+    assert servers == {
+        "a": {"command": "srv", "args": ["1"], "env": {"K": "v"}},
+        "b": {"type": "http", "url": "http://x", "headers": {"H": "1"}},
+    }
+    assert set(parse_servers(servers).servers) == {"a", "b"}
+
+
+@pytest.mark.parametrize(
+    ("server", "tool", "expected"),
+    [
+        ("github", "create_issue", "mcp__github__create_issue"),
+        ("my server", "do.it/now", "mcp__my_server__do_it_now"),
+        ("a__b", "t", "mcp__a_b__t"),  # `mcp__a` never names a part of another server
+    ],
+)
+def test_tool_names_follow_the_api_rule(server: str, tool: str, expected: str) -> None:
+    assert tool_name(server, tool) == expected
+
+
+def test_long_and_colliding_names_stay_valid_unique_and_stable() -> None:
+    long = tool_name("server", "t" * 100)
+    assert API_NAME.match(long) and long.startswith("mcp__server__t")
+    assert tool_name("server", "t" * 100) == long
+    assert tool_name("server", "t" * 100) != tool_name("server", "t" * 99 + "u")
+    taken = {tool_name("s", "a.b")}
+    other = tool_name("s", "a_b", taken)  # a_b's own name is the exact one, a.b's its clean one
+    assert other == "mcp__s__a_b"
+    third = tool_name("s", "a/b", taken)
+    assert third not in taken and API_NAME.match(third)
+
+
+def test_rules_name_a_server_every_tool_of_it_or_one_tool() -> None:
+    def action(config: object, tool: str) -> str:
+        return PermissionRules.from_config(config).evaluate(tool, tool)
+
+    assert action(None, "mcp__gh__create") == "ask"  # by default
+    assert action({"mcp__gh": "allow"}, "mcp__gh__create") == "allow"
+    assert action({"mcp__gh": "allow"}, "mcp__ghx__create") == "ask"
+    assert action({"mcp__gh__*": "deny"}, "mcp__gh__create") == "deny"
+    assert action({"mcp__gh__create": "allow"}, "mcp__gh__create") == "allow"
+    assert action({"mcp__gh__create": "allow"}, "mcp__gh__delete") == "ask"
+    rules = [
+        {"tool": "mcp__gh", "action": "allow"},
+        {"tool": "mcp__gh__delete", "action": "deny"},
+    ]
+    assert action(rules, "mcp__gh__create") == "allow"
+    assert action(rules, "mcp__gh__delete") == "deny"  # the last match wins
+    assert action({"read": "allow"}, "mcp__gh__read") == "ask"  # a built-in's rule is its own
+
+
+def test_results_text_resources_images_and_the_cap() -> None:
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+    result = types.CallToolResult(
+        content=[
+            types.TextContent(text="hello"),
+            types.EmbeddedResource(
+                resource=types.TextResourceContents(
+                    uri="file:///a", text="body", mime_type="text/plain"
+                )
+            ),
+            types.ImageContent(data=png, mime_type="image/png"),
+            types.ImageContent(data=png, mime_type="image/tiff"),
+            types.EmbeddedResource(
+                resource=types.BlobResourceContents(
+                    uri="file:///b", blob=png, mime_type="application/zip"
+                )
+            ),
+        ]
+    )
+    out = convert(result)
+    assert out.images == [("image/png", png)]
+    assert "hello" in out.text and "file:///a" in out.text and "body" in out.text
+    assert "image/tiff, not shown" in out.text and "file:///b" in out.text
+    assert not out.is_error
+    big = convert(
+        types.CallToolResult(content=[types.TextContent(text="x" * 100_000)], is_error=True)
+    )
+    assert big.is_error and len(big.text) < 61_000 and "omitted" in big.text
+    structured = convert(types.CallToolResult(content=[], structured_content={"n": 1}))
+    assert '"n": 1' in structured.text

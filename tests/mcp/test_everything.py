@@ -1,0 +1,64 @@
+"""The reference server, npm's @modelcontextprotocol/server-everything (installed once into a
+cache: $AGENTLS_TEST_CACHE, else ~/.cache/agentls-tests), through the loop: its tools listed,
+two called, their results (a text, an image) reaching the model."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from messages_api import MessagesAPIServer, reply, text, tool_use
+from tests.conftest import HarnessFactory
+from tests.mcp.test_loop import last_results, result_text, run_turn, tool_names
+
+PACKAGE = "@modelcontextprotocol/server-everything@2026.8.31"
+
+
+@pytest.fixture(scope="session")
+def everything() -> Path:
+    npm = shutil.which("npm")
+    if npm is None:
+        pytest.skip("npm is not installed")
+    cache = Path(os.environ.get("AGENTLS_TEST_CACHE") or Path.home() / ".cache" / "agentls-tests")
+    prefix = cache / "server-everything"
+    binary = prefix / "node_modules" / ".bin" / "mcp-server-everything"
+    stamp = prefix / (PACKAGE.replace("/", "_") + ".installed")
+    if not stamp.exists():
+        prefix.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", PACKAGE],
+            cwd=prefix,
+            check=True,
+            timeout=600,
+        )
+        stamp.touch()
+    assert binary.exists()
+    return binary
+
+
+async def test_server_everything_tools_listed_and_called(
+    make_harness: HarnessFactory, api: MessagesAPIServer, everything: Path
+) -> None:
+    servers = {"everything": {"command": str(everything), "args": ["stdio"], "timeout": 60_000}}
+    h = await make_harness({"mcpServers": servers, "permissions": {"mcp__everything": "allow"}})
+    api.enqueue(
+        reply(
+            tool_use("mcp__everything__get-sum", {"a": 20, "b": 22}),
+            tool_use("mcp__everything__get-tiny-image"),
+        ),
+        reply(text("done")),
+    )
+    result = await run_turn(h)
+    assert result.finish_reason == "end_turn", h.of_type("error")
+    first, second = h.accepted_requests()
+    names = tool_names(first)
+    assert {"mcp__everything__echo", "mcp__everything__get-sum"} <= set(names)
+    total, image = last_results(second)
+    assert "42" in result_text(total) and not total.get("is_error")
+    assert [b["source"]["media_type"] for b in image["content"] if b["type"] == "image"] == [
+        "image/png"
+    ]
