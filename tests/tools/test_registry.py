@@ -59,7 +59,17 @@ def test_default_tools_and_schemas() -> None:
     assert set(by_name["list"]["properties"]) == {"path"}
     assert set(by_name["bash"]["properties"]) == {"command", "timeout_ms"}
     read_only = {t.name for t in default_tools() if t.read_only}
-    assert read_only == {"read", "glob", "grep", "list"}
+    assert read_only == {
+        "read",
+        "glob",
+        "grep",
+        "list",
+        "symbols",
+        "definition",
+        "references",
+        "hover",
+        "callers",
+    }
 
 
 def test_register_and_lookup() -> None:
