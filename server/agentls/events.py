@@ -129,6 +129,41 @@ class ProgressEvent(EventBase):
     message: str
 
 
+TodoStatus = Literal["pending", "in_progress", "completed"]
+SessionMode = Literal["build", "plan"]
+
+
+class TodoItem(WireModel):
+    """One entry of a session's todo list (the todowrite tool keeps it)."""
+
+    content: str = Field(min_length=1)
+    status: TodoStatus
+    priority: Literal["high", "medium", "low"] | None = None
+
+
+class TodoEvent(EventBase):
+    """The session's todo list changed: the whole list, as it is now."""
+
+    type: Literal["todo"] = "todo"
+    todos: list[TodoItem]
+
+
+class ModeEvent(EventBase):
+    """The session's mode changed (agent/setMode, or the user approved a plan: build)."""
+
+    type: Literal["mode"] = "mode"
+    mode: SessionMode
+
+
+class SteerEvent(EventBase):
+    """A prompt sent with mode "steer" joined the running turn at a step boundary: the user
+    message it became (after the step's tool results)."""
+
+    type: Literal["steer"] = "steer"
+    message_id: str
+    prompt: str
+
+
 AgentEvent = Annotated[
     TurnStart
     | TextDeltaEvent
@@ -142,6 +177,9 @@ AgentEvent = Annotated[
     | TurnEnd
     | ErrorEvent
     | CompactionEvent
-    | ProgressEvent,
+    | ProgressEvent
+    | TodoEvent
+    | ModeEvent
+    | SteerEvent,
     Field(discriminator="type"),
 ]

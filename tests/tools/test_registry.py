@@ -21,6 +21,8 @@ NAMES = [
     "hover",
     "callers",
     "rename",
+    "todowrite",
+    "exit_plan",
 ]
 
 

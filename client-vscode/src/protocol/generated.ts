@@ -17,7 +17,10 @@ export type AgentEvent =
   | TurnEnd
   | ErrorEvent
   | CompactionEvent
-  | ProgressEvent;
+  | ProgressEvent
+  | TodoEvent
+  | ModeEvent
+  | SteerEvent;
 
 export interface TurnStart {
   messageId: string;
@@ -140,6 +143,40 @@ export interface ProgressEvent {
   message: string;
   sessionId: string;
   type: 'progress';
+}
+/**
+ * The session's todo list changed: the whole list, as it is now.
+ */
+export interface TodoEvent {
+  sessionId: string;
+  todos: TodoItem[];
+  type: 'todo';
+}
+/**
+ * One entry of a session's todo list (the todowrite tool keeps it).
+ */
+export interface TodoItem {
+  content: string;
+  priority?: ('high' | 'medium' | 'low') | null;
+  status: 'pending' | 'in_progress' | 'completed';
+}
+/**
+ * The session's mode changed (agent/setMode, or the user approved a plan: build).
+ */
+export interface ModeEvent {
+  mode: 'build' | 'plan';
+  sessionId: string;
+  type: 'mode';
+}
+/**
+ * A prompt sent with mode "steer" joined the running turn at a step boundary: the user
+ * message it became (after the step's tool results).
+ */
+export interface SteerEvent {
+  messageId: string;
+  prompt: string;
+  sessionId: string;
+  type: 'steer';
 }
 /**
  * `initializationOptions.agent`; the same shape arrives under `agent` in didChangeConfiguration.

@@ -20,16 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 from agentls.config import Settings
 from agentls.config_home import config_home
+from agentls.events import SessionMode, TodoItem
 from agentls.history import ApiHistory, ContextPart, Message, Usage, clean_text, new_id
 from agentls.model.base import Provider
 from agentls.model.catalog import model_info, use_providers
 from agentls.permission.broker import Answer, ApprovalBroker
 from agentls.session.heap import HEAP
 from agentls.session.instructions import Instructions
+from agentls.session.modes import MODES, set_mode
 from agentls.session.policy import Policy, stored_rule
 from agentls.session.questions import AskContext, Asker, QuestionPresenter, ask_through_broker
 from agentls.session.revert import RevertOutcome, revert_messages
-from agentls.session.state import SessionBusyError, SessionState, Ticket, TurnResult
+from agentls.session.state import SessionBusyError, SessionState, Steer, Ticket, TurnResult
 from agentls.session.turn import Turn, TurnParts, uncancel
 from agentls.store import ProjectGrant, SessionRecord, Store, StoreError, default_db_path
 from agentls.tools.registry import ToolRegistry, default_tools
@@ -239,6 +241,17 @@ class Agent:
             state.record.model = model
             await self.store.update_session(session_id, model=model)
 
+    async def set_mode(self, session_id: str, mode: SessionMode) -> None:
+        """The session's mode: "build" (default) or "plan" (nothing may change; see modes.py),
+        kept in the store; it counts from the running turn's next tool call and step on."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be build or plan (got {mode!r})")
+        await set_mode(await self.session(session_id), self.store, self.emit, mode)
+
+    async def todos(self, session_id: str) -> list[TodoItem]:
+        """The session's todo list (the todowrite tool's), as last written."""
+        return list((await self.session(session_id)).todos)
+
     def is_busy(self, session_id: str) -> bool:
         state = self._sessions.get(session_id)
         return state is not None and (state.busy or bool(state.queue))
@@ -258,7 +271,8 @@ class Agent:
                 session_id, since_message_id=record.summary_message_id
             )
             grants = await self.store.list_grants(session_id)
-        state = SessionState(record=record, messages=messages)
+            todos = await self.store.load_todos(session_id)
+        state = SessionState(record=record, messages=messages, todos=todos)
         state.grants = [stored_rule(g.tool, g.pattern, g.action, g.exact) for g in grants]
         # Another task may have loaded it meanwhile; keep the first.
         state = self._sessions.setdefault(session_id, state)
@@ -331,9 +345,20 @@ class Agent:
     # ---- prompting ----------------------------------------------------------------------
 
     async def prompt(
-        self, session_id: str, text: str, context: list[ContextPart] | None = None
+        self,
+        session_id: str,
+        text: str,
+        context: list[ContextPart] | None = None,
+        mode: str = "queue",
     ) -> TurnResult:
-        """Run one turn; a prompt to a busy session waits its turn (first in, first out)."""
+        """Run one turn; a prompt to a busy session waits its turn (first in, first out). With
+        mode "steer", a prompt to a session running a turn joins that turn at its next step
+        boundary instead (steering.py) and returns the turn's result; one the turn did not take
+        (it ended first) runs as a prompt of its own."""
+        if mode == "steer":
+            steered = await self._steer(session_id, text, context or [])
+            if steered is not None:
+                return steered
         cancels = self._cancels.get(session_id, 0)
         self._prompts_loading[session_id] = self._prompts_loading.get(session_id, 0) + 1
         try:
@@ -358,6 +383,37 @@ class Agent:
         finally:
             if ticket in state.queue:
                 state.queue.remove(ticket)
+
+    async def _steer(
+        self, session_id: str, text: str, context: list[ContextPart]
+    ) -> TurnResult | None:
+        """The running turn's result once it took the steer (or was cancelled); None when no
+        turn runs or it ended without taking it."""
+        state = await self.session(session_id)
+        task = state.task
+        if task is None or task.done() or state.finishing:
+            return None
+        steer = Steer(text, context)
+        state.steers.append(steer)
+        state.users += 1  # loaded until its turn ends
+        try:
+            # Shielded: a steer's request cancelled leaves the turn running.
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if steer in state.steers:
+                state.steers.remove(steer)
+            raise
+        except Exception:
+            if steer.taken:
+                raise
+            return None  # the turn failed before taking it: the steer runs on its own
+        finally:
+            state.users -= 1
+        if steer in state.steers:
+            state.steers.remove(steer)
+        if steer.taken or result.finish_reason == "cancelled":
+            return result
+        return None
 
     async def cancel(self, session_id: str) -> bool:
         """Cancel the running turn and every queued prompt of the session (and those waiting for

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentls.events import ProgressEvent, ToolResultEvent
+from agentls.events import ProgressEvent, TodoItem, ToolResultEvent
 from agentls.history import Message, ToolImage, ToolPart, clean_text
 from agentls.permission.grants import Grant, grant_for
 from agentls.permission.rules import PathFilter, PermissionRules, secret_globs
 from agentls.permission.types import SEVERITY
+from agentls.session.modes import approve_plan, plan_refusal, set_todos
 from agentls.session.policy import Policy
 from agentls.session.questions import AskContext, Asker
 from agentls.session.state import SessionState
@@ -142,6 +143,10 @@ class ToolCalls:
                 known = ", ".join(registry.names())
                 raise ToolError(f"Unknown tool {part.tool!r}. The tools are: {known}.")
             params = tool.parse(part.input)
+            if self.env.state.record.mode == "plan":  # refused before any question
+                refusal = plan_refusal(tool, params)
+                if refusal is not None:
+                    raise ToolError(refusal)
             ctx = CallContext(self.env, message.id, part)
             result = await tool.run(params, ctx)
         except asyncio.CancelledError:
@@ -348,6 +353,16 @@ class CallContext:
         self._env.emit(
             ProgressEvent(session_id=self.session_id, call_id=self.call_id, message=message)
         )
+
+    async def set_todos(self, todos: list[TodoItem]) -> None:
+        """todowrite: the session's todo list (see modes.set_todos)."""
+        env = self._env
+        await set_todos(env.state, env.store, env.emit, todos)
+
+    async def exit_plan(self, plan: str) -> tuple[bool, str | None] | None:
+        """exit_plan: the plan to the user (see modes.approve_plan)."""
+        env = self._env
+        return await approve_plan(env.state, env.store, env.emit, env.ask, self.call_id, plan)
 
 
 class RecordingWorkspace:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from agentls.history import ApiHistory, FinishReason, Message, Usage
+from agentls.events import TodoItem
+from agentls.history import ApiHistory, ContextPart, FinishReason, Message, Usage
 from agentls.permission.rules import Rule
 from agentls.store import SessionRecord
 from agentls.tools.base import ReadLedger
@@ -32,6 +33,16 @@ class Ticket:
     cancelled: bool = False
 
 
+@dataclass(eq=False)
+class Steer:
+    """A prompt sent with mode "steer" while a turn runs: the turn adds it at its next step
+    boundary (turn.py take_steers) and marks it taken."""
+
+    text: str
+    context: list[ContextPart]
+    taken: bool = False
+
+
 @dataclass
 class SessionState:
     record: SessionRecord
@@ -48,6 +59,9 @@ class SessionState:
     finishing: bool = False
     # Operations using the state outside a turn (a revert): it stays loaded while they run.
     users: int = 0
+    # The todo list (todowrite), as stored; steers waiting for the running turn's next step.
+    todos: list[TodoItem] = field(default_factory=list)
+    steers: list[Steer] = field(default_factory=list)
 
     @property
     def busy(self) -> bool:

@@ -15,6 +15,7 @@ You help with software engineering tasks in the workspace below, using the tools
 - To find where code is defined or used, or to rename it, use `symbols`, `definition`, `references`, `hover`, `callers` and `rename` (the language servers' answers) rather than grep.
 - Run the project's tests or checks with `bash` to prove a change works, when there are any.
 - Independent reads and searches can be requested together in one message; they run concurrently.
+- For multi-step work (three steps or more, or several files), keep a todo list with `todowrite`: write the steps first, mark one in_progress as you start it and completed as soon as it is done. Skip it for a single, simple step.
 - If the user rejects a tool call, follow their feedback instead of retrying the same call.
 - Be concise. Say what you changed and how you verified it."""
 
@@ -57,8 +58,16 @@ def environment_block(root: Path, today: date | None = None) -> str:
     return "\n".join(lines)
 
 
-def build_system(root: Path, extra: str | None = None) -> list[dict[str, object]]:
+PLAN_PROMPT = """<mode>plan</mode>
+You are in plan mode: you are planning, not changing anything. Investigate with read-only tools (read, glob, grep, list, the language tools, read-only bash such as `ls`, `cat`, `git log`); edits, writes, renames and commands that change anything are refused. When the plan is complete (the steps, the files each changes, how to verify), call `exit_plan` with it: the user approves it (you are then in build mode and carry it out) or gives feedback to plan further."""
+
+
+def build_system(
+    root: Path, mode: str = "build", extra: str | None = None
+) -> list[dict[str, object]]:
     text = BASE_PROMPT + "\n\n" + environment_block(root)
+    if mode == "plan":
+        text += "\n\n" + PLAN_PROMPT
     if extra:
         text += "\n\n" + extra
     return [{"type": "text", "text": text}]

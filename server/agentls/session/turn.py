@@ -51,6 +51,7 @@ from agentls.session.instructions import Instructions
 from agentls.session.policy import Policy
 from agentls.session.questions import Asker
 from agentls.session.state import SessionState, TurnResult
+from agentls.session.steering import take_steers
 from agentls.session.stream import FinishedBlock, StreamedText, StreamFolder
 from agentls.session.system_prompt import build_system
 from agentls.store import Store, StoreError
@@ -243,14 +244,14 @@ class Turn:
             state.record.title = title
             await self.store.update_session(self.session_id, title=title)
         self.emit(TurnStart(session_id=self.session_id, message_id=user.id, prompt=text))
-        system = build_system(self.parts.root)
         finish: FinishReason = "max_steps"
         error: str | None = None
         for number in range(self.parts.policy.settings.max_steps):
             try:
                 await self.prepare_tools(first=number == 0)
                 await self.compactor.maybe_compact()
-                stop_reason = await self.step(system)
+                # At each step: an approved plan (exit_plan) switches to build mode mid-turn.
+                stop_reason = await self.step(build_system(self.parts.root, state.record.mode))
             except ProviderError as exc:
                 error = str(exc)
                 await self.close_step_after_error(error)
@@ -263,6 +264,9 @@ class Turn:
                 if await self.calls.run(self.assistant, tool_parts):
                     finish = "doom_loop"
                     break
+                await take_steers(state, self.store, self.emit)  # after the tool results
+                continue
+            if await take_steers(state, self.store, self.emit):  # sent during the last step
                 continue
             finish = "max_tokens" if stop_reason == "max_tokens" else "end_turn"
             break

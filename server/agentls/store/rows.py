@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, TypeVar, get_args
 import aiosqlite
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from agentls.events import SessionMode
 from agentls.history import (
     FINISHED_TOOL_STATUSES,
     FinishReason,
@@ -63,11 +64,12 @@ class SessionRecord(WireModel):
     updated_at: int
     summary_message_id: str | None = None
     usage: Usage = Usage()
+    mode: SessionMode = "build"
 
 
 SESSION_COLUMNS = (
     "id, title, cwd, model, created_at, updated_at, summary_message_id,"
-    " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd"
+    " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, mode"
 )
 PROJECT_GRANT_COLUMNS = "id, root, tool, pattern, action, exact, label, created_at"
 
@@ -89,6 +91,7 @@ def session_from_row(row: Sequence[Any]) -> SessionRecord:
             cache_write_tokens=row[10],
             cost_usd=row[11],
         ),
+        mode="plan" if row[12] == "plan" else "build",
     )
 
 

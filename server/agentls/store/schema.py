@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import aiosqlite
 
-from agentls.store import session_locks
+from agentls.store import session_locks, session_meta
 from agentls.store.errors import StoreError
 
 T = TypeVar("T")
@@ -166,6 +166,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         *(f"DROP TRIGGER IF EXISTS {name}" for name in _PACKED_TRIGGERS),
         "DROP TABLE IF EXISTS packed_messages",
     ),
+    # A session's mode and todo list (store/session_meta.py).
+    session_meta.MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

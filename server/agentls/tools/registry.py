@@ -18,8 +18,10 @@ from agentls.tools.navigate import (
     ReferencesTool,
     SymbolsTool,
 )
+from agentls.tools.plan import ExitPlanTool
 from agentls.tools.read import ReadTool
 from agentls.tools.rename import RenameTool
+from agentls.tools.todo import TodoWriteTool
 from agentls.tools.write import WriteTool
 
 
@@ -40,6 +42,9 @@ def default_tools() -> list[Tool]:
         HoverTool(),
         CallersTool(),
         RenameTool(),
+        # The session's own: the todo list, and leaving plan mode.
+        TodoWriteTool(),
+        ExitPlanTool(),
     ]
 
 
