@@ -424,6 +424,7 @@ async def test_code_actions_and_run_on_selection(
         "Ask agent about this",
         "Agent: fix the problems here",
         "Agent: refactor this",
+        "Agent: plan a change here",
     ]
     command = actions[1].command
     assert command.command == "agent.runOnSelection"

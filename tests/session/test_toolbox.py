@@ -39,7 +39,9 @@ async def test_todowrite_is_stored_sent_as_an_event_and_read_back(
     result = await h.agent.prompt(session.id, "fix it")
     assert result.finish_reason == "end_turn"
     [event] = h.of_type("todo")
-    assert [(t.content, t.status) for t in event.todos] == [(t["content"], t["status"]) for t in TODOS]
+    assert [(t.content, t.status) for t in event.todos] == [
+        (t["content"], t["status"]) for t in TODOS
+    ]
     assert event.todos[1].priority == "high"
     # The model reads the list back in its tool result; no permission was asked.
     body = h.accepted_requests()[1]
@@ -213,7 +215,10 @@ async def test_a_steer_during_the_last_step_gets_one_more_step(
 ) -> None:
     h = await make_harness()
     hold = threading.Event()
-    api.enqueue(reply(text("the answer is 4"), chunk_size=4, hold=hold, hold_after=6), reply(text("shorter: 4")))
+    api.enqueue(
+        reply(text("the answer is 4"), chunk_size=4, hold=hold, hold_after=6),
+        reply(text("shorter: 4")),
+    )
     session = await h.agent.new_session()
     turn = asyncio.create_task(h.agent.prompt(session.id, "2+2?"))
     await h.wait_for("text-delta")

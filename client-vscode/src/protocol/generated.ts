@@ -251,6 +251,8 @@ export interface GetMessagesParams {
 }
 export interface GetMessagesResult {
   messages: MessageInfo[];
+  mode?: 'build' | 'plan';
+  todos?: TodoItem[];
 }
 export interface MessageInfo {
   createdAt: number;
@@ -337,6 +339,7 @@ export interface ListSessionsResult {
 export interface SessionInfo {
   busy: boolean;
   createdAt: number;
+  mode?: 'build' | 'plan';
   model: string;
   sessionId: string;
   title: string;
@@ -374,6 +377,7 @@ export interface NewSessionResult {
 }
 export interface PromptParams {
   context?: ContextRef[] | null;
+  mode?: 'queue' | 'steer';
   sessionId: string;
   text: string;
 }
@@ -398,12 +402,27 @@ export interface RevertResult {
 }
 export interface RunOnSelectionParams {
   instruction: string;
+  mode?: ('build' | 'plan') | null;
   range: Range;
   sessionId?: string | null;
   uri: string;
 }
 export interface RunOnSelectionResult {
   sessionId: string;
+}
+/**
+ * `agent/setMode`: the session's mode, kept with it. "plan": every tool that could change
+ * something (edit, write, rename, bash lines that are not read-only, ...) is refused, and the
+ * model is told it is planning; it leaves plan mode by calling exit_plan, which the user
+ * approves (a permission-request with tool "exit_plan" and input {plan}). "build": the
+ * default.
+ */
+export interface SetModeParams {
+  mode: 'build' | 'plan';
+  sessionId: string;
+}
+export interface SetModeResult {
+  mode: 'build' | 'plan';
 }
 /**
  * Client -> server notification `agent/workspaceTrust`: the editor's trust in the workspace
@@ -425,6 +444,7 @@ export interface AgentRequests {
   'agent/newSession': { params: NewSessionParams; result: NewSessionResult };
   'agent/prompt': { params: PromptParams; result: PromptResult };
   'agent/revert': { params: RevertParams; result: RevertResult };
+  'agent/setMode': { params: SetModeParams; result: SetModeResult };
 }
 
 /** workspace/executeCommand commands; `arguments` is [params]. */

@@ -104,6 +104,10 @@ async def ask_with_message(ls: AgentServer, question: Question) -> None:
     text = f"agentls wants to run {query.tool}: {query.title}"
     if query.tool == "bash":
         text = f"agentls wants to run a command:\n{query.input.get('command', '')}"
+    if query.tool == "exit_plan":  # "Allow once" approves the plan; "Reject" keeps planning
+        text = (
+            f"agentls has a plan. Approve it and start building?\n\n{query.input.get('plan', '')}"
+        )
     if query.diff:
         diff = query.diff
         if len(diff) >= MESSAGE_DIFF_CHARS:

@@ -98,6 +98,13 @@ SELECTION_ACTIONS = (
 )
 
 
+PLAN_ACTION = "Agent: plan a change here"
+PLAN_INSTRUCTION = (
+    "Plan a change to the selected code: ask yourself what the user most likely wants changed "
+    "here, investigate, and present the plan with exit_plan."
+)
+
+
 def code_action(ls: AgentServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     """The pending edits on these lines (accept, reject), then the agent on the selection."""
     uri = params.text_document.uri
@@ -124,6 +131,18 @@ def code_action(ls: AgentServer, params: types.CodeActionParams) -> list[types.C
                 ),
             )
         )
+    # A plan first (plan mode, a new session): nothing changes until the user approves it.
+    actions.append(
+        types.CodeAction(
+            title=PLAN_ACTION,
+            kind=types.CodeActionKind.Empty,
+            command=types.Command(
+                title=PLAN_ACTION,
+                command="agent.runOnSelection",
+                arguments=[{**args, "instruction": PLAN_INSTRUCTION, "mode": "plan"}],
+            ),
+        )
+    )
     return actions
 
 
@@ -137,9 +156,13 @@ async def run_on_selection(ls: AgentServer, *args: Any) -> dict[str, Any]:
     session_id = params.session_id
     if session_id is not None:
         await known_session(session_id, agent.session)
+    elif params.mode == "plan":
+        session_id = (await agent.new_session()).id
     else:
         recent = await agent.list_sessions(limit=1, cwd=ls.root)
         session_id = recent[0].id if recent else (await agent.new_session()).id
+    if params.mode is not None:
+        await agent.set_mode(session_id, params.mode)
     context = await context_parts(ls, [ContextRef(uri=params.uri, range=params.range)])
     ls.spawn(prompt_in_background(ls, agent, session_id, params.instruction, context))
     return RunOnSelectionResult(session_id=session_id).wire()

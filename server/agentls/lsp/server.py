@@ -2,7 +2,7 @@
 wires the features to it:
 
 - settings.py: initialize, initialized, configuration changes, workspace trust, shutdown;
-- sessions.py: agent/newSession, listSessions, getMessages, prompt, cancel, revert;
+- sessions.py: agent/newSession, listSessions, getMessages, prompt, setMode, cancel, revert;
 - approvals.py: agent/approve, the agent.approve command, how a question is shown;
 - editor.py: documents, code actions, agent.runOnSelection, agent/diagnostics, context;
 - mcp_status.py: agent/mcpStatus (the MCP servers, their state and tools);
@@ -32,6 +32,7 @@ REQUESTS: dict[str, Callable[..., Any]] = {
     "agent/newSession": sessions.new_session,
     "agent/prompt": sessions.prompt,
     "agent/cancel": sessions.cancel,
+    "agent/setMode": sessions.set_mode,
     "agent/listSessions": sessions.list_sessions,
     "agent/getMessages": sessions.get_messages,
     "agent/revert": sessions.revert,

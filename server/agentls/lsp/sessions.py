@@ -1,4 +1,5 @@
-"""The session requests: agent/newSession, listSessions, getMessages, prompt, cancel, revert.
+"""The session requests: agent/newSession, listSessions, getMessages, prompt, setMode, cancel,
+revert.
 Each validates its params, asks the Agent, and answers with the protocol's result model."""
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from agentls.protocol.models import (
     RevertParams,
     RevertResult,
     SessionInfo,
+    SetModeParams,
+    SetModeResult,
     TurnFinishReason,
 )
 from agentls.session import SessionBusyError
@@ -53,6 +56,7 @@ async def list_sessions(ls: AgentServer, raw: Any) -> dict[str, Any]:
             busy=agent.is_busy(r.id),
             model=r.model,
             usage=r.usage,
+            mode=r.mode,
         )
         for r in records
     ]
@@ -63,7 +67,10 @@ async def get_messages(ls: AgentServer, raw: Any) -> dict[str, Any]:
     params = parse(GetMessagesParams, raw)
     agent = await ls.agent()
     messages = await known_session(params.session_id, agent.messages)
+    state = await agent.session(params.session_id)
     return GetMessagesResult(
+        todos=list(state.todos),
+        mode=state.record.mode,
         messages=[
             MessageInfo(
                 id=m.id,
@@ -83,7 +90,7 @@ async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
     agent = await ls.agent()
     await known_session(params.session_id, agent.session)
     context = await context_parts(ls, params.context or [])
-    result = await agent.prompt(params.session_id, params.text, context)
+    result = await agent.prompt(params.session_id, params.text, context, mode=params.mode)
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         # $/cancelRequest: the turn was cancelled cleanly; answer as the protocol says.
@@ -96,6 +103,14 @@ async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
         text=result.text,
         usage=result.usage,
     ).wire()
+
+
+async def set_mode(ls: AgentServer, raw: Any) -> dict[str, Any]:
+    params = parse(SetModeParams, raw)
+    agent = await ls.agent()
+    await known_session(params.session_id, agent.session)
+    await agent.set_mode(params.session_id, params.mode)
+    return SetModeResult(mode=params.mode).wire()
 
 
 async def cancel(ls: AgentServer, raw: Any) -> dict[str, Any]:

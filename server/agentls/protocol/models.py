@@ -6,6 +6,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import ConfigDict, Field
 
+from agentls.events import SessionMode, TodoItem
 from agentls.history import FinishReason, Part, Range, Usage
 from agentls.wire import WireModel
 
@@ -38,6 +39,10 @@ class PromptParams(Params):
     session_id: str
     text: str = Field(min_length=1)
     context: list[ContextRef] | None = None
+    # "queue" (default): a prompt to a busy session waits for the running turn to end. "steer":
+    # it joins the running turn at its next step boundary (after that step's tool results) and
+    # the result is that turn's; to an idle session it is an ordinary prompt.
+    mode: Literal["queue", "steer"] = "queue"
 
 
 TurnFinishReason = Literal["end_turn", "max_tokens", "cancelled", "max_steps", "doom_loop", "error"]
@@ -51,6 +56,21 @@ class PromptResult(Result):
     finish_reason: TurnFinishReason
     text: str
     usage: Usage
+
+
+class SetModeParams(Params):
+    """`agent/setMode`: the session's mode, kept with it. "plan": every tool that could change
+    something (edit, write, rename, bash lines that are not read-only, ...) is refused, and the
+    model is told it is planning; it leaves plan mode by calling exit_plan, which the user
+    approves (a permission-request with tool "exit_plan" and input {plan}). "build": the
+    default."""
+
+    session_id: str
+    mode: SessionMode
+
+
+class SetModeResult(Result):
+    mode: SessionMode
 
 
 class CancelParams(Params):
@@ -90,6 +110,7 @@ class SessionInfo(Result):
     busy: bool
     model: str
     usage: Usage
+    mode: SessionMode = "build"
 
 
 class ListSessionsResult(Result):
@@ -111,6 +132,9 @@ class MessageInfo(Result):
 
 class GetMessagesResult(Result):
     messages: list[MessageInfo]
+    # The session's todo list (todowrite) and mode, as they are now.
+    todos: list[TodoItem] = Field(default_factory=list)
+    mode: SessionMode = "build"
 
 
 class RevertParams(Params):
@@ -137,6 +161,8 @@ class RunOnSelectionParams(Params):
     instruction: str = Field(min_length=1)
     uri: str
     range: Range
+    # "plan": the instruction runs in plan mode, in a new session unless session_id names one.
+    mode: SessionMode | None = None
 
 
 class RunOnSelectionResult(Result):
@@ -247,6 +273,7 @@ REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/newSession": (NewSessionParams, NewSessionResult),
     "agent/prompt": (PromptParams, PromptResult),
     "agent/cancel": (CancelParams, CancelResult),
+    "agent/setMode": (SetModeParams, SetModeResult),
     "agent/approve": (ApproveParams, ApproveResult),
     "agent/listSessions": (ListSessionsParams, ListSessionsResult),
     "agent/getMessages": (GetMessagesParams, GetMessagesResult),
