@@ -150,7 +150,9 @@ async def connect(
             "acp",
             env=acp_env.env,
             cwd=acp_env.root,
-            transport_kwargs={"stderr": log.fileno()},
+            # Stopping takes a moment with MCP and language servers to stop: it must end by
+            # itself (exit code 0), not be killed.
+            transport_kwargs={"stderr": log.fileno(), "shutdown_timeout": 20.0},
         ) as (conn, process):
             caps = ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=False

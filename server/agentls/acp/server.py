@@ -43,7 +43,7 @@ from agentls.acp.transport import StdioTransport
 from agentls.acp.updates import EventRelay, UpdateSender, replay
 from agentls.acp.workspace import AcpWorkspace, current_session
 from agentls.config import load_settings
-from agentls.language import NoLanguages
+from agentls.mcp.config import ConfigError, from_acp
 from agentls.session import Agent, StoreError, TurnResult
 from agentls.workspace.protocol import Workspace
 
@@ -120,7 +120,6 @@ class AcpServer:
                 reads=bool(fs.read_text_file),
                 writes=bool(fs.write_text_file),
                 settings=lambda: agent.settings if agent is not None else settings,
-                languages=NoLanguages(),
             )
         try:
             agent = await Agent.open(
@@ -150,9 +149,9 @@ class AcpServer:
 
     async def aclose(self) -> None:
         await self.sender.aclose()
-        for agent in self._agents.values():
-            await agent.aclose()
-        self._agents.clear()
+        # Together: each stops its own MCP and language servers, which takes a moment.
+        agents, self._agents = list(self._agents.values()), {}
+        await asyncio.gather(*(agent.aclose() for agent in agents), return_exceptions=True)
 
     # ---- methods ------------------------------------------------------------------------
 
@@ -171,7 +170,7 @@ class AcpServer:
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="agentls", title="agentls", version=__version__),
@@ -182,6 +181,7 @@ class AcpServer:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         agent = await self.agent_for(cwd)
+        _add_mcp_servers(agent, mcp_servers)
         record = await agent.new_session()
         self._sessions[record.id] = agent
         return NewSessionResponse(session_id=record.id)
@@ -194,6 +194,7 @@ class AcpServer:
             messages = await agent.messages(session_id)
         except KeyError:
             raise _invalid("sessionId", f"unknown session {session_id!r}") from None
+        _add_mcp_servers(agent, mcp_servers)
         self._sessions[session_id] = agent
         for update in replay(agent.root, messages):
             self.sender.put(session_id, update)
@@ -231,6 +232,22 @@ class AcpServer:
         agent = self._sessions.get(session_id)
         if agent is not None:
             await agent.cancel(session_id)
+
+
+def _add_mcp_servers(agent: Agent, servers: list[Any] | None) -> None:
+    """The session's MCP servers (stdio, or http: see initialize) for the workspace's Agent,
+    started at its next turn; a server that fails is said then, and the session goes on."""
+    raw = []
+    for index, server in enumerate(servers or []):
+        entry = server.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if entry.get("type", "stdio") not in ("stdio", "http"):
+            raise _invalid(f"mcpServers[{index}].type", f"{entry['type']} is not supported")
+        raw.append(entry)
+    if raw:
+        try:
+            agent.add_mcp_servers(from_acp(raw))
+        except ConfigError as exc:
+            raise _invalid("mcpServers", str(exc)) from None
 
 
 def _response(result: TurnResult) -> PromptResponse:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from acp import RequestError
 
 from agentls.config import Settings
+from agentls.language.headless import HeadlessLanguages
 from agentls.verify.edit import Verifier
 from agentls.workspace.changed import changed_while_waiting
 from agentls.workspace.disk import BINARY_SNIFF_BYTES, DiskWorkspace
@@ -58,7 +59,6 @@ class AcpWorkspace:
         reads: bool,
         writes: bool,
         settings: Callable[[], Settings],
-        languages: Languages,
     ) -> None:
         self.root = Path(root).resolve()
         self.client = client
@@ -66,7 +66,8 @@ class AcpWorkspace:
         self.writes = writes
         self.disk = DiskWorkspace(self.root, settings)
         self.verifier = Verifier(self.root, settings)
-        self.languages = languages
+        # The language servers of `languageServers`, their documents read from the editor.
+        self.languages: Languages = HeadlessLanguages(self.root, settings, self.read_text)
 
     async def read_text(self, path: Path) -> str:
         session_id = current_session.get()
