@@ -6,6 +6,7 @@ import type {
   AgentRequests,
   ApproveParams,
   ContextRef,
+  McpServerInfo,
   SessionInfo,
 } from './protocol/generated';
 import type { ConnectionStatus, HostMessage, PanelMessage, PanelState } from './model/messages';
@@ -57,6 +58,8 @@ export interface HostStatus {
 export class AgentHost {
   readonly views = new Map<string, SessionView>();
   sessions: SessionInfo[] = [];
+  /** The MCP servers, as the last agent/mcpStatus said (asked by the panel). */
+  mcpServers: McpServerInfo[] = [];
   activeSessionId?: string;
   connection: ConnectionStatus = 'starting';
   connectionMessage?: string;
@@ -206,7 +209,23 @@ export class AgentHost {
       case 'open-file':
         this.ui.openFile(message.path);
         return;
+      case 'mcp-status':
+        await this.refreshMcp();
+        return;
     }
+  }
+
+  /** Ask the server for its MCP servers (state and tools) and tell the panel. */
+  async refreshMcp(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    try {
+      const { servers } = await client.request('agent/mcpStatus', {});
+      this.mcpServers = servers ?? [];
+    } catch {
+      return; // a server without MCP support: no list
+    }
+    this.ui.post({ type: 'mcp', servers: this.mcpServers });
   }
 
   /** Send a prompt to the active session (a new one if there is none). */

@@ -1,5 +1,5 @@
 // Messages between the extension and its webview panel (both directions), as plain JSON.
-import type { AgentEvent, SessionInfo } from '../protocol/generated';
+import type { AgentEvent, McpServerInfo, SessionInfo } from '../protocol/generated';
 import type { SessionView } from './transcript';
 
 export type ConnectionStatus = 'starting' | 'running' | 'restarting' | 'stopped';
@@ -22,7 +22,9 @@ export type HostMessage =
   | { type: 'prompt-sent'; sessionId: string; text: string; context?: string[] }
   | { type: 'prompt-failed'; sessionId: string; text: string; message: string }
   | { type: 'sessions'; sessions: SessionInfo[]; activeSessionId?: string }
-  | { type: 'focus-prompt'; text?: string };
+  | { type: 'focus-prompt'; text?: string }
+  /** The MCP servers (agent/mcpStatus), after the panel asked (mcp-status). */
+  | { type: 'mcp'; servers: McpServerInfo[] };
 
 export type ApproveDecision = 'once' | 'always' | 'reject';
 /** Where an "always" is kept: this session, or every later session of the workspace. */
@@ -44,7 +46,9 @@ export type PanelMessage =
       scope?: ApproveScope;
     }
   | { type: 'open-diff'; requestId: string }
-  | { type: 'open-file'; path: string };
+  | { type: 'open-file'; path: string }
+  /** Ask for the MCP servers' state (answered with an `mcp` message). */
+  | { type: 'mcp-status' };
 
 export function isPanelMessage(value: unknown): value is PanelMessage {
   if (typeof value !== 'object' || value === null) return false;
@@ -53,6 +57,7 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
     case 'ready':
     case 'cancel':
     case 'new-session':
+    case 'mcp-status':
       return true;
     case 'prompt':
       return typeof m.text === 'string';

@@ -1,8 +1,9 @@
 // The panel: renders the active session's view and applies its events as they stream in, with
 // the same reducer as the extension. Talks to the extension only through postMessage.
 import MarkdownIt from 'markdown-it';
-import type { AgentEvent, SessionInfo } from '../protocol/generated';
+import type { AgentEvent, McpServerInfo, SessionInfo } from '../protocol/generated';
 import type { ApproveDecision, ApproveScope, HostMessage, PanelMessage, PanelState } from '../model/messages';
+import { mcpList } from '../model/mcp';
 import {
   applyEvent,
   emptyView,
@@ -512,6 +513,31 @@ function renderAll(): void {
   flush();
 }
 
+// ---- MCP servers: a small list under the banner, once there is one ----------------------
+
+const mcpBox = h('details', { class: 'mcp', id: 'mcp', 'aria-label': 'MCP servers' });
+mcpBox.hidden = true;
+banner.after(mcpBox);
+
+function renderMcp(servers: McpServerInfo[]): void {
+  const list = mcpList(servers);
+  const open = mcpBox.open;
+  mcpBox.hidden = !list.rows.length;
+  mcpBox.classList.toggle('attention', list.attention);
+  const rows = list.rows.map((row) =>
+    h(
+      'li',
+      { class: `mcp-server status-${row.status.replace(' ', '-')}`, 'data-server': row.name, title: row.tools.join('\n') || undefined },
+      h('span', { class: 'mcp-name' }, row.name),
+      ' ',
+      h('span', { class: 'mcp-detail' }, row.detail),
+      row.error ? h('pre', { class: 'mcp-error' }, row.error) : null,
+    ),
+  );
+  mcpBox.replaceChildren(h('summary', {}, list.summary), h('ul', { class: 'mcp-servers' }, ...rows));
+  mcpBox.open = open || list.attention;
+}
+
 // ---- input ------------------------------------------------------------------------------
 
 function send(): void {
@@ -544,6 +570,7 @@ function onEvent(event: AgentEvent): void {
   if (!view || view.sessionId !== event.sessionId) return;
   applyEvent(view, event);
   scheduleRender();
+  if (event.type === 'turn-end') post({ type: 'mcp-status' }); // servers start at a first turn
 }
 
 window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
@@ -581,8 +608,12 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       if (message.text) promptBox.value = message.text;
       promptBox.focus();
       return;
+    case 'mcp':
+      renderMcp(message.servers);
+      return;
   }
 });
 
 renderAll();
 post({ type: 'ready' });
+post({ type: 'mcp-status' });

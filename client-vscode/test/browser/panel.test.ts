@@ -323,6 +323,22 @@ describe.skipIf(!haveChromium)('the panel in Chromium, replaying a recorded agen
     expect(await page.locator('#send').isDisabled()).toBe(true);
   });
 
+  it('asks for the MCP servers when it loads and lists them, a failed one open with its error', async () => {
+    expect(await posted()).toContainEqual({ type: 'mcp-status' });
+    expect(await page.locator('#mcp').isHidden()).toBe(true); // none yet
+    await send({
+      type: 'mcp',
+      servers: [
+        { name: 'broken', transport: 'stdio', target: 'srv', status: 'failed', error: "MCP server 'broken' failed to start\n  giving up", tools: [] },
+        { name: 'test', transport: 'stdio', target: 'srv', status: 'running', tools: [{ name: 'mcp__test__echo', remoteName: 'echo', readOnlyHint: true }] },
+      ],
+    });
+    await expect.poll(() => text(page.locator('#mcp > summary'))).toBe('MCP: 2 servers · 1 failed');
+    expect(await page.locator('#mcp').evaluate((el) => (el as HTMLDetailsElement).open)).toBe(true);
+    expect(await text(page.locator('[data-server="test"] .mcp-detail'))).toBe('running · 1 tool');
+    expect(await text(page.locator('[data-server="broken"] .mcp-error'))).toContain('giving up');
+  });
+
   it('broke no Content-Security-Policy rule and logged no error', async () => {
     const violations = await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations);
     expect(violations).toEqual([]);
