@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { descendants, killTree, memorySampler, processTable } from './procs.mjs';
-import { runSteps } from './steps.mjs';
+import { runSteps, TS_PROJECT } from './steps.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const EXTENSION_ROOT = resolve(HERE, '..');
@@ -115,6 +115,9 @@ async function main() {
   }
   // A workspace holding a failing test: the demo project (median of an even count is wrong).
   cpSync(join(REPO, 'server', 'agentls', 'demo', 'sample'), dirs.workspace, { recursive: true });
+  // And a small TypeScript project for step 8 (a function exported from one file, used in the
+  // other): the agent's references and rename come from VS Code's built-in TypeScript server.
+  for (const [name, text] of Object.entries(TS_PROJECT)) writeFileSync(join(dirs.workspace, name), text);
   writeFileSync(
     join(dirs.userData, 'User', 'settings.json'),
     JSON.stringify(
@@ -132,6 +135,9 @@ async function main() {
         'editor.codeLens': true,
         'agentls.model': 'scripted:e2e',
         'agentls.server.command': SERVER_COMMAND,
+        // Step 8: no syntax-only TypeScript server, whose answers while the project loads cover
+        // the open file alone (references in app.ts would be missing on a busy machine).
+        'typescript.tsserver.useSyntaxServer': 'never',
       },
       null,
       2,

@@ -6,7 +6,9 @@
 //  4. a second proposal rejected from its CodeLens with feedback, and the model's reply to it;
 //  5. a long answer stopped with the panel's Stop button, the panel back to idle;
 //  6. the window reloaded, the session's history back in the panel;
-//  7. the status bar went through working, waiting for approval, and idle with a cost.
+//  7. the status bar went through working, waiting for approval, and idle with a cost;
+//  8. references and a rename across two TypeScript files, answered by VS Code's own TypeScript
+//     server (agent/languageRequest), the rename's two diffs accepted from the editor title.
 // The model is `scripted:e2e` (server/agentls/model/scenarios/e2e.json): one scenario turn per prompt.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -18,6 +20,14 @@ const PROMPTS = {
   long: 'Explain the whole module in detail.',
 };
 const FEEDBACK = 'Keep mean as it is: its callers check for empty lists.';
+// Sent after the reload, as the session's 4th prompt (the scenario's 4th turn).
+const RENAME_PROMPT = 'Rename add to sum in the TypeScript files.';
+/** The TypeScript project run.mjs writes into the workspace. */
+export const TS_PROJECT = {
+  'mathutil.ts': 'export function add(a: number, b: number): number {\n  return a + b;\n}\n',
+  'app.ts': "import { add } from './mathutil';\n\nexport const total = add(2, 3);\n",
+  'tsconfig.json': '{ "compilerOptions": { "strict": true, "target": "ES2020", "module": "commonjs", "noEmit": true }, "include": ["*.ts"] }\n',
+};
 const FIXED_LINE = 'return (ordered[middle - 1] + ordered[middle]) / 2';
 const BUGGY_LINE = 'return (ordered[middle] + ordered[middle + 1]) / 2';
 
@@ -363,6 +373,53 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       const ours = toasts.filter((t) => /agentls/i.test(t) && !/gallery|marketplace/i.test(t));
       summary.notifications = toasts;
       check(!ours.length, `unexpected agentls notifications: ${ours.join(' / ')}`);
+    });
+
+    await step("8. references and a rename from VS Code's own TypeScript server, across two files", async () => {
+      const mathPath = join(workspace, 'mathutil.ts');
+      const appPath = join(workspace, 'app.ts');
+      const read = (path) => readFileSync(path, 'utf8');
+      // mathutil.ts in an editor, as a user looking at the function would have it.
+      await page.keyboard.press('Control+P');
+      await page.locator('.quick-input-widget input').fill('mathutil.ts');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'mathutil.ts' }).first().waitFor();
+      await page.keyboard.press('Enter');
+      await page.locator('.tabs-container .tab', { hasText: /^mathutil\.ts/ }).first().waitFor();
+      await sendPrompt(RENAME_PROMPT);
+      // The references tool's answer, quoted by the scripted model: app.ts's use of add, found by
+      // the TypeScript server (agentls configures no language server of its own here).
+      const quoted = await poll(
+        'the references from the TypeScript server',
+        async () =>
+          (await assistantTexts()).find(
+            (t) => t.includes('The references:') && t.includes('I\'ll read both files'),
+          ),
+        { timeout: 60_000 },
+      );
+      const references = quoted.slice(quoted.indexOf('The references:'), quoted.indexOf("I'll read both files"));
+      log(`  ${references.replace(/\s+/g, ' ')}`);
+      check(/2 files/.test(references) && /app\.ts/.test(references), 'the references should name app.ts');
+      check(/add\(2, 3\)/.test(references), 'the references should show the line of the use in app.ts');
+      await poll('a proposed diff for each of the two files', async () => (await diffTab.count()) >= 2, { timeout: 60_000 });
+      await activity().filter({ hasText: 'Waiting for your approval' }).waitFor();
+      check(read(appPath).includes('add(2, 3)'), 'nothing should be written before the rename is accepted');
+      await sleep(300);
+      await screenshot('rename-diffs');
+      await page.locator('.editor-actions [aria-label^="Accept proposed edit"]').first().click();
+      await poll(
+        'the rename in both files on disk',
+        async () =>
+          read(mathPath).includes('export function sum(a: number') &&
+          read(appPath).includes("import { sum } from './mathutil';") &&
+          read(appPath).includes('sum(2, 3)'),
+        { timeout: 20_000 },
+      );
+      await poll('the answer after the rename', async () =>
+        (await assistantTexts()).some((t) => t.includes('is sum in mathutil.ts and app.ts')),
+      );
+      await waitIdle();
+      check((await diffTab.count()) === 0, 'the diffs should close once the rename is accepted');
+      await screenshot('renamed');
     });
   } finally {
     writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');
