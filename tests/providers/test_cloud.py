@@ -121,3 +121,20 @@ async def test_vertex_without_a_project_says_what_to_set(
     assert result.finish_reason == "error"
     assert "ANTHROPIC_VERTEX_PROJECT_ID" in (result.error or "")
     assert cloud.requests("vertex") == []
+
+
+async def test_a_bedrock_api_key_from_apikeyenv_is_a_bearer_token(
+    make_agent: Any, cloud: CloudServer, aws_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTLS_TEST_BEDROCK_KEY", "bedrock-api-key-1")
+    cloud.enqueue(reply(text("Hello from Bedrock.")))
+    bedrock = {"type": "bedrock", "region": "us-west-2", "baseUrl": cloud.url,
+               "apiKeyEnv": "AGENTLS_TEST_BEDROCK_KEY"}  # fmt: skip
+    harness = await make_agent(
+        {"model": "bedrock/claude-haiku-4-5", "providers": {"bedrock": bedrock}}
+    )
+    result = await harness.prompt("hi")
+    assert result.text == "Hello from Bedrock.", result.error
+    (seen,) = cloud.requests("bedrock")
+    assert seen.headers["authorization"] == "Bearer bedrock-api-key-1"
+    assert seen.model == "global.anthropic.claude-haiku-4-5-20251001-v1:0"

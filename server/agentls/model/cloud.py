@@ -55,6 +55,9 @@ class BedrockProvider(_CloudProvider):
             from anthropic import AsyncAnthropicBedrock
 
             self._client = AsyncAnthropicBedrock(
+                # A Bedrock API key (apiKeyEnv), else the SDK's AWS_BEARER_TOKEN_BEDROCK, else
+                # AWS credentials.
+                api_key=self._api_key,
                 aws_region=self.region
                 or os.environ.get("AWS_REGION")
                 or os.environ.get("AWS_DEFAULT_REGION"),

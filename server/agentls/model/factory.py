@@ -68,7 +68,8 @@ def create_provider(
     if settings.type == "bedrock":
         from agentls.model.cloud import BedrockProvider
 
-        provider = BedrockProvider(name=name, region=settings.region)
+        key = credential(settings.api_key_env) if settings.api_key_env else None
+        provider = BedrockProvider(name=name, region=settings.region, api_key=key)
     elif settings.type == "vertex":
         from agentls.model.cloud import VertexProvider
 
