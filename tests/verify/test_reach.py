@@ -61,8 +61,9 @@ def test_python_signatures_changed_or_removed() -> None:
 def test_own_check_of_uses() -> None:
     module = python_definitions("class C:\n    def m(self, y, *, z=1):\n        pass\n")
     assert module is not None
-    user = "import lib\n\nlib.C().m(x=1)\nlib.C().m(2, z=3)\nlib.C().m(*args)\n"
-    problems = use_problems(user, [(2, 8), (3, 8), (4, 8)], module["C.m"], "m", "lib.py")
+    user = "import lib\n\nlib.C().m(x=1)\nlib.C().m(2, z=3)\nlib.C().m(*args)\nC.m(c, 2)\n"
+    uses = [(2, 8), (3, 8), (4, 8), (5, 2)]
+    problems = use_problems(user, uses, module["C.m"], "m", "lib.py")
     assert [p["range"]["start"]["line"] for p in problems] == [2]
     assert "C.m()" in problems[0]["message"] and "'y'" in problems[0]["message"]
     gone = use_problems("from lib import m\n", [(0, 16)], None, "m", "lib.py")

@@ -202,7 +202,12 @@ def use_problems(
             continue
         if parent.func is not use:
             continue
-        bound = definition.bound and isinstance(use, ast.Attribute)
+        # obj.m(...) passes self; C.m(obj, ...) on the class itself does not.
+        owner = definition.qualname.rsplit(".", 2)[-2] if "." in definition.qualname else None
+        on_class = isinstance(use, ast.Attribute) and (
+            isinstance(use.value, ast.Name) and use.value.id == owner
+        )
+        bound = definition.bound and isinstance(use, ast.Attribute) and not on_class
         why = _binds(definition.signature, bound, parent)
         if why is not None:
             problems.append(
