@@ -109,6 +109,10 @@ class ServerProcess:
         self._changed = asyncio.Condition()
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self._tasks: list[asyncio.Task[None]] = []
+        self._notifying: set[asyncio.Task[None]] = set()
+        # What had been published for a document when its text was last sent (a server that
+        # sends no version: the next publish is the one for that text).
+        self._sent_after: dict[str, Published | None] = {}
 
     @property
     def label(self) -> str:
@@ -176,7 +180,9 @@ class ServerProcess:
                 self._published[uri] = Published(
                     version if isinstance(version, int) else None, items
                 )
-                asyncio.get_running_loop().create_task(self._notify_changed())
+                task = asyncio.get_running_loop().create_task(self._notify_changed())
+                self._notifying.add(task)
+                task.add_done_callback(self._notifying.discard)
 
         def configuration(params: dict[str, Any]) -> list[None]:
             items = params.get("items")
@@ -289,6 +295,8 @@ class ServerProcess:
         except (OSError, UnicodeDecodeError) as exc:
             raise LanguageUnavailable(f"{path.name} cannot be read as text: {exc}") from None
         doc = self._documents.get(uri)
+        if doc is None or doc.text != text:
+            self._sent_after[uri] = self._published.get(uri)
         if doc is None:
             doc = self._documents[uri] = _Document(1, text)
             language = LANGUAGE_IDS.get(path.suffix, self.name)
@@ -323,14 +331,13 @@ class ServerProcess:
         """The diagnostics the server pushed for this version of the document (or a later one;
         any after it was synced, for a server that sends no version)."""
         uri = path_to_uri(path)
-        before = self._published.get(uri)
 
         def ready() -> bool:
             now = self._published.get(uri)
             if now is None:
                 return False
             if now.version is None:
-                return now is not before
+                return now is not self._sent_after.get(uri)
             return now.version >= version
 
         async with self._changed:
