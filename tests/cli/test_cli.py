@@ -233,3 +233,41 @@ def test_demo_fixes_the_failing_test(tmp_path: Path) -> None:
     assert "FAILED (failures=1)" in proc.stdout
     assert "+    return (ordered[middle - 1] + ordered[middle]) / 2" in proc.stdout
     assert "The demo fixed the failing test." in proc.stdout
+
+
+def test_run_plan_refuses_changes_prints_the_todo_list_and_the_plan(
+    api: MessagesAPIServer, env: dict[str, str], workspace: Path
+) -> None:
+    todos = [{"content": "look", "status": "completed"}, {"content": "fix", "status": "pending"}]
+    api.enqueue(
+        reply(tool_use("todowrite", {"todos": todos})),
+        reply(tool_use("write", {"path": "new.txt", "content": "x"})),
+        reply(tool_use("exit_plan", {"plan": "1. write new.txt"})),
+        reply(text("Plan above.")),
+    )
+    proc = agentls("run", "--cwd", str(workspace), "--plan", "plan a file", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert not (workspace / "new.txt").exists()
+    assert "Todo (1/2 done):\n  [x] look\n  [ ] fix\n" in proc.stdout
+    assert "1. write new.txt" in proc.stderr  # the plan, shown where questions are asked
+    write, plan = (
+        next(b for b in api.requests[n].body["messages"][-1]["content"] if "tool_use_id" in b)
+        for n in (2, 3)
+    )
+    assert write["is_error"] and "plan mode" in write["content"]
+    assert plan["is_error"] and "no terminal to approve the plan" in plan["content"]
+    assert "You are in plan mode" in api.requests[0].body["system"][0]["text"]
+
+
+def test_run_plan_yes_approves_the_plan_and_builds(
+    api: MessagesAPIServer, env: dict[str, str], workspace: Path
+) -> None:
+    api.enqueue(
+        reply(tool_use("exit_plan", {"plan": "1. write new.txt"})),
+        reply(tool_use("write", {"path": "new.txt", "content": "x\n"})),
+        reply(text("Built.")),
+    )
+    proc = agentls("run", "--cwd", str(workspace), "--plan", "--yes", "do it", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "new.txt").read_text() == "x\n"
+    assert "[mode] plan" in proc.stdout and "[mode] build" in proc.stdout

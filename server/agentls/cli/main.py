@@ -33,6 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--yes", action="store_true", help="allow every tool call that would ask")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
     run.add_argument(
+        "--plan",
+        action="store_true",
+        help="plan mode: nothing is changed until you approve the plan (exit_plan)",
+    )
+    run.add_argument(
         "--max-steps", type=int, default=None, help="step limit for the turn (default 100)"
     )
 
@@ -293,6 +298,16 @@ class TerminalPrinter:
                 self.out.write(f"[compacted] {event.summarized_messages} messages summarized\n")
             else:
                 self.out.write(f"[compaction failed] {event.error}; going on without it\n")
+        elif kind == "todo":
+            self._newline()
+            done = sum(1 for t in event.todos if t.status == "completed")
+            marks = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
+            self.out.write(f"Todo ({done}/{len(event.todos)} done):\n")
+            for todo in event.todos:
+                self.out.write(f"  {marks[todo.status]} {todo.content}\n")
+        elif kind == "mode":
+            self._newline()
+            self.out.write(f"[mode] {event.mode}\n")
         elif kind == "error":
             self._newline()
             self.out.write(f"[error] {event.message}\n")
@@ -314,6 +329,8 @@ def _json_printer(out: TextIO) -> Any:
 def approval_prompt(query: Any, always: str | None) -> str:
     """The question at the terminal; its "always" choices say exactly what they allow (the
     grant's label), and are left out when "always" is not offered."""
+    if query.tool == "exit_plan":
+        return "Approve this plan and start building? [y]es / [n]o, keep planning: "
     what = f"bash `{query.subject}`" if query.tool == "bash" else query.title
     if not always:
         return f"Allow {what}? [y]es once / [n]o: "
@@ -378,6 +395,8 @@ def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
         query = question.query
         if query.diff:
             out.write("\n" + query.diff + "\n")
+        if query.tool == "exit_plan":
+            out.write("\n" + str(query.input.get("plan", "")) + "\n")
         out.write(f"\n{approval_prompt(query, question.always)}")
         out.flush()
         reply = (await read_terminal_line()).strip().lower()
@@ -399,6 +418,15 @@ def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
         asking: asyncio.Task[None] | None = None
         if yes:
             answer(question, "once")
+        elif not interactive and query.tool == "exit_plan":
+            out.write(f"\nThe plan (no terminal to approve it):\n{query.input.get('plan', '')}\n")
+            out.flush()
+            answer(
+                question,
+                "reject",
+                "agentls run has no terminal to approve the plan; it was shown to the user. End "
+                "the turn now: they build it with `agentls run --session <id>` if they agree.",
+            )
         elif not interactive:
             how = (
                 "Rerun with --yes to allow every call, or allow it with a permission rule, e.g. "
@@ -468,6 +496,8 @@ async def _run(args: argparse.Namespace) -> int:
                 return EXIT_USAGE
         else:
             session_id = (await agent.new_session(model=settings.model)).id
+        if args.plan:
+            await agent.set_mode(session_id, "plan")
         if args.model is None and settings.model.startswith("scripted:"):
             print(
                 f"(using the built-in scripted model {settings.model}: offline, not a real model)",
