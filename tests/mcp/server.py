@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 
+import anyio
 import mcp_types as types
 from mcp.server.mcpserver import Context, Image, MCPServer
 
@@ -86,6 +87,13 @@ async def grow(ctx: Context) -> str:
     server.add_tool(extra, name="extra")
     await ctx.session.send_tool_list_changed()
     return "grown"
+
+
+@server.tool()
+async def slow(seconds: float) -> str:
+    """Sleep, then answer."""
+    await anyio.sleep(seconds)
+    return "slept"
 
 
 @server.tool()

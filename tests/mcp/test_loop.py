@@ -232,3 +232,22 @@ async def test_http_server_on_loopback(
     assert "mcp__web__add" in tool_names(h.accepted_requests()[0])
     (answer,) = last_results(h.accepted_requests()[1])
     assert result_text(answer) == "42"
+
+
+async def test_a_cancel_stops_a_long_call_and_the_server_stays_usable(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    settings = {"mcpServers": {"test": stdio_entry()}, "permissions": {"mcp__test": "allow"}}
+    h = await make_harness(settings)
+    api.enqueue(reply(tool_use("mcp__test__slow", {"seconds": 60})))
+    session = await h.agent.new_session()
+    turn = asyncio.create_task(h.agent.prompt(session.id, "wait"))
+    await h.wait_for("tool-call", timeout=30)
+    await asyncio.sleep(0.3)  # the call is out
+    assert await h.agent.cancel(session.id)
+    result = await asyncio.wait_for(turn, 10)  # not the 60 s of the call
+    assert result.finish_reason == "cancelled"
+    api.enqueue(reply(tool_use("mcp__test__echo", {"text": "still here"})), reply(text("done")))
+    again = await h.agent.prompt(session.id, "again")
+    assert again.finish_reason == "end_turn"
+    assert result_text(last_results(h.accepted_requests()[-1])[0]) == "echo: still here"

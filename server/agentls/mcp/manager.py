@@ -61,7 +61,9 @@ class McpManager:
         # Errors said already (each failure is reported once, not at every turn).
         self._reported: set[str] = set()
         self._lock = asyncio.Lock()
-        self._tools: list[McpTool] | None = None
+        # The tools made, and what they were made from (each server's state and tool list).
+        self._tools: list[McpTool] = []
+        self._tools_key: tuple[tuple[str, str, int], ...] | None = None
         self._changed = False
 
     # ---- configuration --------------------------------------------------------------------
@@ -99,7 +101,6 @@ class McpManager:
             if name not in self._connections:
                 self._connections[name] = Connection(config, self._tools_changed)
         self._configs = parsed.servers
-        self._tools = None
 
     def _tools_changed(self) -> None:
         self._changed = True
@@ -117,7 +118,6 @@ class McpManager:
             for connection in self._connections.values():
                 if connection.status == "failed" and connection.error:
                     problems.append(connection.error)
-            self._tools = None
             fresh = [p for p in problems if p not in self._reported]
             self._reported.update(fresh)
             return fresh
@@ -151,13 +151,13 @@ class McpManager:
         for connection in list(self._connections.values()):
             if connection.tools_changed and await connection.refresh_tools():
                 changed = True
-        if changed:
-            self._tools = None
         return changed
 
     def tools(self) -> list[McpTool]:
-        """The running servers' tools, sorted by name."""
-        if self._tools is None:
+        """The running servers' tools, sorted by name (made again only when a server started,
+        stopped or listed its tools again)."""
+        key = tuple((name, c.status, id(c.tools)) for name, c in sorted(self._connections.items()))
+        if key != self._tools_key:
             made: list[McpTool] = []
             taken: set[str] = set()
             for server in sorted(self._connections):
@@ -171,6 +171,7 @@ class McpManager:
                     taken.add(name)
                     made.append(make_tool(server, name, tool, self.call))
             self._tools = sorted(made, key=lambda t: t.name)
+            self._tools_key = key
         return list(self._tools)
 
     async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> McpOutput:
@@ -184,7 +185,6 @@ class McpManager:
         try:
             result = await connection.call(tool, arguments)
         except ServerFailed as exc:
-            self._tools = None
             again = await self._restart(connection)
             after = (
                 "It was restarted: the call can be made again (it may have done part of its work)."
