@@ -39,7 +39,8 @@ beforeEach(async () => {
   approvals = [];
   const server: AgentConnection = {
     request: (method, params) => {
-      approvals.push({ method, params });
+      // Only the answers: a host's session refresh (150 ms after a turn event) may land in a later test.
+      if (method === 'agent/approve') approvals.push({ method, params });
       if (method === 'agent/listSessions') return Promise.resolve({ sessions: [] } as never);
       return Promise.resolve({} as never);
     },
