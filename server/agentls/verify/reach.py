@@ -54,6 +54,9 @@ PUSH_WAIT_S = 0.5
 # How long the language server may take, before the edit, to say what it changes and who uses
 # it (a server that starts on this first request included); after that the edit goes on alone.
 BEFORE_TIMEOUT_S = 5.0
+# How long, after the edit, another file's diagnostics may take (a pull, or a headless server's
+# push for a file it had to open); a file whose take longer is left out.
+AFTER_TIMEOUT_S = 2.0
 
 # LSP SymbolKinds: a module-like symbol is never a definition that changed (its parts are); a
 # function's symbols are its locals.
@@ -251,7 +254,7 @@ class Following:
 
     async def report(self, wait_s: float = PUSH_WAIT_S) -> Reach:
         """The new errors in the other files (their pushes waited for up to `wait_s`)."""
-        after = await asyncio.gather(*(self._after(w, wait_s) for w in self.files))
+        after = await asyncio.gather(*(self._after_within(w, wait_s) for w in self.files))
         reach = Reach([d.qualname for d in self.definitions], len(self.files))
         for watched, diagnostics in zip(self.files, after, strict=True):
             if diagnostics is None:
@@ -261,6 +264,14 @@ class Following:
             if new:
                 reach.broken.append((watched.path, new))
         return reach
+
+    async def _after_within(self, watched: Watched, wait_s: float) -> Diagnostics | None:
+        """_after, given up (the file not compared) after AFTER_TIMEOUT_S."""
+        try:
+            return await asyncio.wait_for(self._after(watched, wait_s), AFTER_TIMEOUT_S)
+        except TimeoutError:
+            log.debug("diagnostics of %s after the edit: timed out", watched.path)
+            return None
 
     async def _after(self, watched: Watched, wait_s: float) -> Diagnostics | None:
         if "push" in watched.how and self.board is not None:
@@ -377,9 +388,8 @@ async def _watch_references(reach: Following, uri: str) -> None:
                 watched = files[ref_uri] = Watched(ref_path, ref_uri)
             start = (location.get("range") or {}).get("start") or {}
             watched.uses.setdefault(definition, []).append(_position(start))
-    for watched in files.values():
-        if await _take_before(reach, watched):
-            reach.files.append(watched)
+    covered = await asyncio.gather(*(_take_before(reach, w) for w in files.values()))
+    reach.files = [w for w, ok in zip(files.values(), covered, strict=True) if ok]
 
 
 async def _take_before(reach: Following, watched: Watched) -> bool:
