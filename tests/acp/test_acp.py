@@ -161,6 +161,8 @@ async def test_bash_shows_its_command_and_output(
     assert start.kind == "execute" and command in start.content[0].content.text
     (question, _options) = client.questions[0]
     assert question.kind == "execute" and command in question.content[0].content.text
+    # Where it runs is said (this test environment may or may not have bubblewrap).
+    assert question.content[-1].content.text.split(":")[0] in ("Sandboxed", "Not sandboxed")
     updates = client.of("tool_call_update", sid)
     # While it runs: the command, and its latest line (second comes a second after first).
     running = [u for u in updates if u.status == "in_progress" and u.content]

@@ -23,10 +23,13 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from agentls.acp.tools import ToolContent, input_content, kind_of, locations_of
+from agentls.acp.tools import ToolContent, input_content, kind_of, locations_of, text_content
 from agentls.session import Agent, ApprovalError, Question, QuestionPresenter
 
 log = logging.getLogger(__name__)
+
+SANDBOXED = "Sandboxed: it can write only inside the workspace, and secret files are hidden."
+UNSANDBOXED = "Not sandboxed: it runs with your full access."
 
 # option id -> (decision, scope)
 ANSWERS: dict[str, tuple[str, str]] = {
@@ -78,6 +81,9 @@ def tool_call_for(root: Path, question: Question) -> ToolCallUpdate:
         ]
     else:
         content = input_content(root, query.tool, query.input)
+    if query.tool == "bash":
+        # Where the command would run, as the VS Code panel says it.
+        content.append(text_content(SANDBOXED if query.sandboxed else UNSANDBOXED))
     return ToolCallUpdate(
         tool_call_id=question.call_id,
         title=query.title,
