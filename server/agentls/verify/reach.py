@@ -8,9 +8,9 @@ Before the edit is applied (the language server still has the old text):
    answering documentSymbol, for Python, the module's functions, classes and methods whose
    signature the edit changed or that it removed (pycalls.py);
 3. their references (textDocument/references at the definition's name) in other files;
-4. each such file's diagnostics: pulled (textDocument/diagnostic) where something answers it for
-   the file, else the latest the editor pushed (the board), else for Python agentls' own check
-   of the uses (pycalls.py); a file none of these covers is not compared.
+4. each such file's diagnostics: the latest the editor pushed for it (the board), else pulled
+   (textDocument/diagnostic) where something answers that for the file and, for Python, agentls'
+   own check of the uses (pycalls.py), together; a file none of these covers is not compared.
 After the edit the same once more, and the NEW errors are reported, grouped by file and capped.
 When no language server answers references for the edited file, none of this runs."""
 
@@ -47,9 +47,9 @@ MAX_DEFINITIONS = 5
 MAX_FILES = 20
 MAX_FILES_REPORTED = 5
 MAX_PER_FILE = 5
-# After the edited file's own diagnostics are in, how long other files' pushes are waited for
-# (within verifyWaitS of the edit): a language server publishes a dependent file's diagnostics
-# right after the edited one's, and one that did not change is never pushed again.
+# After the edited file's own diagnostics are in, how long other files' pushes are waited for (at
+# most verifyWaitS): a language server publishes a dependent file's diagnostics right after the
+# edited one's, and an editor pushes nothing for a file whose diagnostics did not change.
 PUSH_WAIT_S = 0.5
 # How long the language server may take, before the edit, to say what it changes and who uses
 # it (a server that starts on this first request included); after that the edit goes on alone.
@@ -250,7 +250,6 @@ class Following:
     new_text: str
     definitions: list[Definition] = field(default_factory=list)
     files: list[Watched] = field(default_factory=list)
-    more_files: int = 0
 
     async def report(self, wait_s: float = PUSH_WAIT_S) -> Reach:
         """The new errors in the other files (their pushes waited for up to `wait_s`)."""
@@ -380,10 +379,11 @@ async def _watch_references(reach: Following, uri: str) -> None:
             ref_path = path_of(ref_uri)
             if ref_uri == uri or ref_path is None or ref_path == reach.path:
                 continue
+            if reach.root not in ref_path.parents:
+                continue  # not the workspace's (an installed library's, say)
             watched = files.get(ref_uri)
             if watched is None:
                 if len(files) >= MAX_FILES:
-                    reach.more_files += 1
                     continue
                 watched = files[ref_uri] = Watched(ref_path, ref_uri)
             start = (location.get("range") or {}).get("start") or {}
