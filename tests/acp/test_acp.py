@@ -247,7 +247,7 @@ async def test_stop_reasons_and_a_failed_turn(
     acp_env.api.enqueue(error(400, "invalid_request_error", "the request was refused"))
     with pytest.raises(RequestError) as failed:
         await prompt(acp, sid, "again")
-    assert failed.value.code == -32603 and "the request was refused" in str(failed.value.data)
+    assert failed.value.code == -32603 and "the request was refused" in str(failed.value)
     acp_env.api.enqueue(reply(text("back")))
     assert (await prompt(acp, sid, "once more")).stop_reason == "end_turn"
 

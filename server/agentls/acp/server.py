@@ -66,6 +66,11 @@ def _invalid(field: str, message: str) -> RequestError:
     return RequestError.invalid_params({"field": field, "message": message})
 
 
+def _failed(message: str) -> RequestError:
+    """-32603 with the reason as its message (what an editor shows)."""
+    return RequestError(-32603, message, {"message": message})
+
+
 class AcpServer:
     """The agent side of one ACP connection (acp.interfaces.Agent)."""
 
@@ -107,7 +112,7 @@ class AcpServer:
         try:
             settings = load_settings(root)
         except ValueError as exc:
-            raise RequestError.internal_error({"message": f"bad configuration: {exc}"}) from None
+            raise _failed(f"agentls: bad configuration: {exc}") from None
         if settings.untrusted_notice:
             log.warning("%s", settings.untrusted_notice)
         agent: Agent | None = None
@@ -129,7 +134,7 @@ class AcpServer:
                 presenter=self.asker.presenter(),
             )
         except StoreError as exc:
-            raise RequestError.internal_error({"message": exc.message}) from None
+            raise _failed(f"agentls: {exc.message}") from None
         agent.subscribe(EventRelay(agent.root, self.sender, lambda: self._window(agent)))
         return agent
 
@@ -204,7 +209,11 @@ class AcpServer:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        agent = await self.agent_for(cwd or os.getcwd())
+        if cwd is not None and not os.path.isabs(cwd):
+            raise _invalid("cwd", f"must be an absolute path (got {cwd!r})")
+        # Every workspace's sessions are in the one store: any Agent lists them.
+        known = next(iter(self._agents.values()), None)
+        agent = known or await self.agent_for(cwd or os.getcwd())
         records = await agent.list_sessions(limit=LIST_LIMIT, cwd=cwd)
         return ListSessionsResponse(
             sessions=[
@@ -252,7 +261,7 @@ def _add_mcp_servers(agent: Agent, servers: list[Any] | None) -> None:
 
 def _response(result: TurnResult) -> PromptResponse:
     if result.finish_reason == "error":
-        raise RequestError.internal_error({"message": result.error or "the turn failed"})
+        raise _failed(result.error or "the turn failed")
     usage = result.usage
     return PromptResponse(
         stop_reason=STOP_REASONS.get(result.finish_reason, "end_turn"),
