@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -96,3 +97,20 @@ async def test_an_edit_that_breaks_no_caller(workspace: DiskWorkspace) -> None:
     # A function no other file uses: nothing about other files at all.
     outcome = await workspace.write_text(path, new.replace("return 1", "return 2"), new)
     assert outcome.applied and outcome.reach is None
+
+
+async def test_without_a_language_server_verification_is_as_before(tmp_path: Path) -> None:
+    (tmp_path / "greet.py").write_text(GREET)
+    (tmp_path / "app.py").write_text(APP.replace("shop.greet", "greet"))
+    new = GREET.replace("def greet(name):", "def greet(name, punctuation):")
+    for settings in (None, Settings()):
+        ws = DiskWorkspace(tmp_path, None if settings is None else lambda: Settings())
+        outcome = await ws.write_text(
+            tmp_path / "greet.py", new, (tmp_path / "greet.py").read_text()
+        )
+        assert outcome.applied and outcome.reach is None
+        assert outcome.diagnostics == (
+            "Diagnostics (agentls checks): no new errors or warnings in greet.py."
+        )
+        await ws.languages.aclose()
+        (tmp_path / "greet.py").write_text(GREET)
