@@ -1,132 +1,57 @@
-"""The models agentls knows: context window, output limit, price per million tokens, and what each
-supports (images, extended thinking, prompt caching), for every provider a model id can name.
+"""The model table as the loop reads it: model_info (a model's window, output limit, prices and
+what it supports) and price, for every id a model can have.
 
 Model ids: `claude-...` (Anthropic's API), `scripted:<scenario>` (offline), and
 `<provider>/<model>` for a provider of the `providers` setting or a built-in one (`local`,
 `bedrock`, `vertex`, `anthropic`: see model/providers.py). `bedrock/claude-sonnet-4-5` and
-`vertex/claude-sonnet-4-5` are the catalogue's Claude models on those clouds (their ids there are
+`vertex/claude-sonnet-4-5` are the table's Claude models on those clouds (their ids there are
 mapped by providers.py); a model of an OpenAI-compatible provider is what its `models` entry
-says, else LOCAL_DEFAULT.
+says, else LOCAL_DEFAULT. The data is in table.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
-
 from agentls.history import Usage
-
-if TYPE_CHECKING:
-    from agentls.model.providers import ProviderSettings
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    id: str
-    name: str
-    context_window: int
-    max_output: int
-    input_usd_per_mtok: float
-    output_usd_per_mtok: float
-    images: bool = True
-    thinking: bool = True
-    caching: bool = True
-
-    @property
-    def cache_write_usd_per_mtok(self) -> float:
-        # 5-minute cache writes cost 1.25x the input price.
-        return self.input_usd_per_mtok * 1.25 if self.caching else 0.0
-
-    @property
-    def cache_read_usd_per_mtok(self) -> float:
-        return self.input_usd_per_mtok * 0.1 if self.caching else 0.0
-
-    def capabilities(self) -> list[str]:
-        return [n for n, on in (("images", self.images), ("thinking", self.thinking),
-                                ("caching", self.caching)) if on]  # fmt: skip
-
-
-# Prices as published on the Claude platform's models overview (November 2026).
-MODELS: dict[str, ModelInfo] = {
-    m.id: m
-    for m in (
-        ModelInfo("claude-fable-5-2", "Claude Fable 5.2", 1_000_000, 128_000, 8.0, 40.0),
-        ModelInfo("claude-opus-5-5", "Claude Opus 5.5", 1_000_000, 128_000, 4.0, 20.0),
-        ModelInfo("claude-sonnet-5-5", "Claude Sonnet 5.5", 1_000_000, 128_000, 2.0, 10.0),
-        ModelInfo("claude-haiku-5-5", "Claude Haiku 5.5", 1_000_000, 128_000, 0.10, 0.50),
-        ModelInfo("claude-fable-5-1", "Claude Fable 5.1", 1_000_000, 128_000, 10.0, 50.0),
-        ModelInfo("claude-opus-5", "Claude Opus 5", 1_000_000, 128_000, 5.0, 25.0),
-        ModelInfo("claude-sonnet-5", "Claude Sonnet 5", 1_000_000, 128_000, 2.0, 10.0),
-        ModelInfo("claude-haiku-4-5", "Claude Haiku 4.5", 200_000, 64_000, 1.0, 5.0),
-        ModelInfo("claude-opus-4-5", "Claude Opus 4.5", 200_000, 64_000, 5.0, 25.0),
-        ModelInfo("claude-sonnet-4-5", "Claude Sonnet 4.5", 200_000, 64_000, 3.0, 15.0),
-    )
-}
-
-DEFAULT_MODEL = "claude-opus-5-5"
-# Unknown ids (new snapshots, proxies) are priced and sized like the default until the table knows them.
-_FALLBACK = MODELS[DEFAULT_MODEL]
-SCRIPTED_INFO = ModelInfo(
-    "scripted", "Scripted model (offline, built in)", 200_000, 32_000, 0.0, 0.0
+from agentls.model.providers import (
+    UnknownProvider,
+    configured_providers,
+    resolve,
+    use_providers,
 )
-# A model of an OpenAI-compatible server that its provider's `models` does not describe: a modest
-# window (compaction starts early rather than never), free, text only.
-LOCAL_DEFAULT = ModelInfo(
-    "local", "Model of an OpenAI-compatible server", 32_768, 8_192, 0.0, 0.0,
-    images=False, thinking=False, caching=False,
-)  # fmt: skip
+from agentls.model.table import (
+    DEFAULT_MODEL,
+    FALLBACK,
+    LOCAL_DEFAULT,
+    MODELS,
+    SCRIPTED_INFO,
+    ModelInfo,
+    claude_info,
+    info_of,
+)
 
-# The `providers` setting in use (Agent sets it from its settings): model_info reads the models
-# it describes. One workspace per process, so one table.
-_configured: dict[str, ProviderSettings] = {}
-
-
-def use_providers(providers: Mapping[str, ProviderSettings] | None) -> None:
-    """The `providers` setting model_info and price read from now on."""
-    _configured.clear()
-    _configured.update(providers or {})
-
-
-def configured_providers() -> dict[str, ProviderSettings]:
-    return dict(_configured)
-
-
-def claude_info(model_id: str) -> ModelInfo | None:
-    """The catalogue entry a Claude id names: the id itself, a dated snapshot of it
-    (`claude-haiku-4-5-20251001`), or a cloud's form of it (`global.anthropic.claude-opus-5`,
-    `claude-sonnet-4-5@20250929`, `anthropic.claude-sonnet-4-5-20250929-v1:0`)."""
-    if model_id in MODELS:
-        return MODELS[model_id]
-    best: ModelInfo | None = None
-    for known_id, info in MODELS.items():
-        at = model_id.find(known_id)
-        if at < 0 or (at > 0 and model_id[at - 1] not in "./"):
-            continue
-        rest = model_id[at + len(known_id) :]
-        if rest and rest[0] not in "-@:":
-            continue
-        if best is None or len(known_id) > len(best.id):  # claude-opus-5-5 over claude-opus-5
-            best = info
-    return best
+__all__ = [
+    "DEFAULT_MODEL",
+    "LOCAL_DEFAULT",
+    "MODELS",
+    "SCRIPTED_INFO",
+    "ModelInfo",
+    "claude_info",
+    "configured_providers",
+    "model_info",
+    "price",
+    "use_providers",
+]
 
 
 def model_info(model_id: str) -> ModelInfo:
     if model_id.startswith("scripted:"):
         return SCRIPTED_INFO
     if "/" in model_id:
-        from agentls.model.providers import UnknownProvider, resolve
-
         try:
-            return resolve(model_id, _configured).info
+            return resolve(model_id, configured_providers()).info
         except UnknownProvider:  # its requests fail saying so (model/factory.py)
-            return info_of(model_id, model_id, _FALLBACK)
-    return claude_info(model_id) or _FALLBACK
-
-
-def info_of(model_id: str, name: str, fallback: ModelInfo) -> ModelInfo:
-    """`fallback` under the id `model_id` (a cloud's Claude model, an unknown local one)."""
-    return replace(fallback, id=model_id, name=name)
+            return info_of(model_id, model_id, FALLBACK)
+    return claude_info(model_id) or FALLBACK
 
 
 def price(model_id: str, usage: Usage) -> float:

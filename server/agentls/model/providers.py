@@ -23,7 +23,7 @@ from typing import Literal, TypeVar
 
 from pydantic import Field
 
-from agentls.model.catalog import LOCAL_DEFAULT, ModelInfo, claude_info, info_of, model_info
+from agentls.model.table import FALLBACK, LOCAL_DEFAULT, ModelInfo, claude_info, info_of
 from agentls.wire import WireModel
 
 ProviderType = Literal["openai", "bedrock", "vertex", "anthropic"]
@@ -99,6 +99,21 @@ class UnknownProvider(ValueError):
     pass
 
 
+# The `providers` setting in use (the Agent sets it from its settings): model_info reads the
+# models it describes. One workspace per process, so one table.
+_configured: dict[str, ProviderSettings] = {}
+
+
+def use_providers(providers: Mapping[str, ProviderSettings] | None) -> None:
+    """The `providers` setting model_info and price read from now on."""
+    _configured.clear()
+    _configured.update(providers or {})
+
+
+def configured_providers() -> dict[str, ProviderSettings]:
+    return dict(_configured)
+
+
 def provider_settings(name: str, configured: Mapping[str, ProviderSettings]) -> ProviderSettings:
     found = configured.get(name) or BUILTIN_PROVIDERS.get(name)
     if found is None:
@@ -124,7 +139,7 @@ def resolve(model_id: str, configured: Mapping[str, ProviderSettings]) -> Resolv
             api_model = bedrock_id(claude.id)
         elif claude is not None and settings.type == "vertex" and api_model == claude.id:
             api_model = vertex_id(claude.id)
-        base = claude or model_info(api_model)
+        base = claude or FALLBACK
     info = info_of(model_id, base.name if base is not LOCAL_DEFAULT else model, base)
     if spec is not None:
         info = _with_spec(info, spec)
@@ -154,8 +169,6 @@ def _first(value: T | None, default: T) -> T:
 
 def api_model_of(model_id: str, provider: str) -> str:
     """The id `provider`'s API takes for `model_id` (`<provider>/<model>`, or a bare model of it)."""
-    from agentls.model.catalog import configured_providers
-
     qualified = model_id if "/" in model_id else f"{provider}/{model_id}"
     try:
         return resolve(qualified, configured_providers()).api_model
