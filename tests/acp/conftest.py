@@ -48,6 +48,9 @@ class ScriptedClient:
     async def request_permission(
         self, session_id: str, tool_call: ToolCallUpdate, options: list[Any], **kwargs: Any
     ) -> RequestPermissionResponse:
+        # The call was shown before its question.
+        shown = {u.tool_call_id for _, u in self.updates if u.session_update == "tool_call"}
+        assert tool_call.tool_call_id in shown
         self.questions.append((tool_call, [o.option_id for o in options]))
         if self.answers and self.answers[0] == "wait":
             # The user looks at the question until the prompt is cancelled (then the client

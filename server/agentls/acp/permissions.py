@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -113,9 +113,13 @@ class PermissionAsker:
     """The QuestionPresenter of the ACP front end: `client` is the connection (set once it
     exists), `agent_of` the Agent that asks (by session)."""
 
-    def __init__(self, agent_of: Callable[[str], Agent | None]) -> None:
+    def __init__(
+        self, agent_of: Callable[[str], Agent | None], flush: Callable[[], Awaitable[None]]
+    ) -> None:
         self.client: Any = None
         self.agent_of = agent_of
+        # Sends the session updates queued so far: the call is shown before its question.
+        self.flush = flush
         self._tasks: set[asyncio.Task[None]] = set()
 
     def presenter(self) -> QuestionPresenter:
@@ -137,6 +141,7 @@ class PermissionAsker:
         if agent is None or self.client is None:
             return
         try:
+            await self.flush()
             response = await self.client.request_permission(
                 session_id=question.session_id,
                 tool_call=tool_call_for(agent.root, question),

@@ -78,7 +78,7 @@ class AcpServer:
         self.client: Any = None
         self.client_caps = ClientCapabilities()
         self.sender = UpdateSender(self._send)
-        self.asker = PermissionAsker(self.sessions_agent)
+        self.asker = PermissionAsker(self.sessions_agent, self.sender.flush)
         self._agents: dict[Path, Agent] = {}
         self._sessions: dict[str, Agent] = {}
         self._lock = asyncio.Lock()
