@@ -9,7 +9,7 @@ import type {
   McpServerInfo,
   SessionInfo,
 } from './protocol/generated';
-import type { ConnectionStatus, HostMessage, PanelMessage, PanelState } from './model/messages';
+import type { ConnectionStatus, HostMessage, PanelMessage, PanelState, PromptMode, SessionMode } from './model/messages';
 import {
   applyEvent,
   connectionLost,
@@ -189,7 +189,10 @@ export class AgentHost {
         this.postState();
         return;
       case 'prompt':
-        await this.prompt(message.text);
+        await this.prompt(message.text, undefined, message.mode);
+        return;
+      case 'set-mode':
+        await this.setMode(message.mode);
         return;
       case 'cancel':
         await this.cancel();
@@ -228,8 +231,23 @@ export class AgentHost {
     this.ui.post({ type: 'mcp', servers: this.mcpServers });
   }
 
-  /** Send a prompt to the active session (a new one if there is none). */
-  async prompt(text: string, context?: ContextRef[]): Promise<void> {
+  /** The active session's mode (a new session if there is none): 'plan' refuses every change
+   * until the user approves the plan. The server's mode event updates the views. */
+  async setMode(mode: SessionMode): Promise<void> {
+    const client = this.requireClient();
+    if (!client) return;
+    const sessionId = this.activeSessionId ?? (await this.newSession());
+    if (!sessionId) return;
+    try {
+      await client.request('agent/setMode', { sessionId, mode });
+    } catch (err) {
+      this.ui.showError(`agentls: could not switch to ${mode} mode: ${errorText(err)}`);
+    }
+  }
+
+  /** Send a prompt to the active session (a new one if there is none); mode 'steer' adds it to
+   * the running turn at its next step instead of queueing it. */
+  async prompt(text: string, context?: ContextRef[], mode: PromptMode = 'queue'): Promise<void> {
     const trimmed = text.trim();
     if (!trimmed) return;
     const client = this.requireClient();
@@ -243,15 +261,23 @@ export class AgentHost {
     const view = this.views.get(sessionId) ?? emptyView(sessionId);
     this.views.set(sessionId, view);
     const labels = (context ?? []).map((c) => contextLabel(c.uri, c.range));
-    promptSent(view, trimmed, labels);
-    this.ui.post(
-      labels.length
-        ? { type: 'prompt-sent', sessionId, text: trimmed, context: labels }
-        : { type: 'prompt-sent', sessionId, text: trimmed },
-    );
+    const steer = mode === 'steer' && view.busy;
+    promptSent(view, trimmed, labels, steer);
+    this.ui.post({
+      type: 'prompt-sent',
+      sessionId,
+      text: trimmed,
+      ...(labels.length ? { context: labels } : {}),
+      ...(steer ? { steer } : {}),
+    });
     this.changed();
     try {
-      await client.request('agent/prompt', context?.length ? { sessionId, text: trimmed, context } : { sessionId, text: trimmed });
+      await client.request('agent/prompt', {
+        sessionId,
+        text: trimmed,
+        ...(context?.length ? { context } : {}),
+        ...(steer ? { mode } : {}),
+      });
       this.scheduleRefresh(); // the session is no longer busy, and may have a title now
     } catch (err) {
       if (this.client !== client) return; // the server went away; disconnected() said so
@@ -353,9 +379,11 @@ export class AgentHost {
     if (!client) return;
     this.loading.add(sessionId);
     try {
-      const { messages } = await client.request('agent/getMessages', { sessionId });
+      const { messages, todos, mode } = await client.request('agent/getMessages', { sessionId });
       const info = this.sessions.find((s) => s.sessionId === sessionId);
       const view = viewFromMessages(sessionId, messages, info);
+      view.todos = todos ?? [];
+      view.mode = mode ?? 'build';
       const old = this.views.get(sessionId);
       // Keep what this client knows and the history does not: queued prompts, the turn's usage.
       if (old) {

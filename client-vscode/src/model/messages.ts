@@ -19,7 +19,7 @@ export type HostMessage =
   | { type: 'state'; state: PanelState }
   /** One event of the active session, applied with the same reducer as the extension's. */
   | { type: 'event'; event: AgentEvent }
-  | { type: 'prompt-sent'; sessionId: string; text: string; context?: string[] }
+  | { type: 'prompt-sent'; sessionId: string; text: string; context?: string[]; steer?: boolean }
   | { type: 'prompt-failed'; sessionId: string; text: string; message: string }
   | { type: 'sessions'; sessions: SessionInfo[]; activeSessionId?: string }
   | { type: 'focus-prompt'; text?: string }
@@ -27,13 +27,18 @@ export type HostMessage =
   | { type: 'mcp'; servers: McpServerInfo[] };
 
 export type ApproveDecision = 'once' | 'always' | 'reject';
+export type PromptMode = 'queue' | 'steer';
+export type SessionMode = 'build' | 'plan';
 /** Where an "always" is kept: this session, or every later session of the workspace. */
 export type ApproveScope = 'session' | 'project';
 
 /** Webview -> extension. */
 export type PanelMessage =
   | { type: 'ready' }
-  | { type: 'prompt'; text: string }
+  /** mode 'steer': added to the running turn at its next step (agent/prompt mode "steer"). */
+  | { type: 'prompt'; text: string; mode?: PromptMode }
+  /** The active session's mode (agent/setMode). */
+  | { type: 'set-mode'; mode: SessionMode }
   | { type: 'cancel' }
   | { type: 'new-session' }
   | { type: 'select-session'; sessionId: string }
@@ -60,7 +65,9 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
     case 'mcp-status':
       return true;
     case 'prompt':
-      return typeof m.text === 'string';
+      return typeof m.text === 'string' && (m.mode === undefined || m.mode === 'queue' || m.mode === 'steer');
+    case 'set-mode':
+      return m.mode === 'build' || m.mode === 'plan';
     case 'select-session':
       return typeof m.sessionId === 'string';
     case 'approve':

@@ -6,6 +6,7 @@ import type {
   AgentEvent,
   MessageInfo,
   SessionInfo,
+  TodoItem,
   Usage,
 } from '../protocol/generated';
 
@@ -42,6 +43,8 @@ export interface UserItem extends ItemBase {
   kind: 'user';
   text: string;
   context: string[];
+  /** Sent while a turn ran, and added to it (a steer). */
+  steered?: boolean;
 }
 export interface TextItem extends ItemBase {
   kind: 'text';
@@ -94,6 +97,12 @@ export interface SessionView {
   nextId: number;
   /** Index in items where the step being streamed began (a retry drops what came after). */
   stepStart?: number;
+  /** Queued prompts sent to steer the running turn (a subset of queued). */
+  steering?: string[];
+  /** The session's todo list (todowrite), pinned above the transcript. */
+  todos?: TodoItem[];
+  /** 'plan': nothing may change until the user approves the plan (exit_plan). */
+  mode?: 'build' | 'plan';
 }
 
 export function emptyView(sessionId: string, title = ''): SessionView {
@@ -171,6 +180,7 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
       view.busy = true;
       const at = view.queued.indexOf(event.prompt);
       if (at >= 0) view.queued.splice(at, 1);
+      if (view.steering) view.steering = view.steering.filter((q) => q !== event.prompt);
       const context = view.queuedContext?.[event.prompt] ?? [];
       if (view.queuedContext && !view.queued.includes(event.prompt)) delete view.queuedContext[event.prompt];
       push<UserItem>(view, { kind: 'user', text: event.prompt, context });
@@ -179,6 +189,23 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
       if (!view.title) view.title = event.prompt.split('\n')[0].slice(0, 80);
       return;
     }
+    case 'steer': {
+      // The prompts it joins (several steers sent during one step become one message).
+      view.queued = view.queued.filter((q) => {
+        const taken = event.prompt.includes(q) && (view.steering ?? []).includes(q);
+        if (taken) view.steering = view.steering?.filter((s) => s !== q);
+        return !taken;
+      });
+      push<UserItem>(view, { kind: 'user', text: event.prompt, context: [], steered: true });
+      view.stepStart = view.items.length;
+      return;
+    }
+    case 'todo':
+      view.todos = event.todos;
+      return;
+    case 'mode':
+      view.mode = event.mode;
+      return;
     case 'text-delta':
     case 'thinking-delta': {
       view.busy = true;
@@ -333,8 +360,9 @@ export function notice(view: SessionView, level: NoticeItem['level'], text: stri
 }
 
 /** A prompt was sent by this client: shown as queued until its turn starts. */
-export function promptSent(view: SessionView, text: string, context: string[] = []): void {
+export function promptSent(view: SessionView, text: string, context: string[] = [], steer = false): void {
   view.queued.push(text);
+  if (steer) view.steering = [...(view.steering ?? []), text];
   if (context.length) view.queuedContext = { ...view.queuedContext, [text]: context };
 }
 

@@ -4,6 +4,7 @@ import MarkdownIt from 'markdown-it';
 import type { AgentEvent, McpServerInfo, SessionInfo } from '../protocol/generated';
 import type { ApproveDecision, ApproveScope, HostMessage, PanelMessage, PanelState } from '../model/messages';
 import { mcpList } from '../model/mcp';
+import { renderPinned } from './todo';
 import {
   applyEvent,
   emptyView,
@@ -59,6 +60,20 @@ const usage = $<HTMLSpanElement>('usage');
 const promptBox = $<HTMLTextAreaElement>('prompt');
 const sendButton = $<HTMLButtonElement>('send');
 const stopButton = $<HTMLButtonElement>('stop');
+const idlePlaceholder = promptBox.placeholder;
+const BUSY_PLACEHOLDER = 'Enter steers the running turn · Alt+Enter queues for after it';
+/** The todo list and the plan-mode notice, pinned above the transcript (todo.ts). */
+const pinned = h('details', { class: 'pinned', id: 'pinned', 'aria-label': 'Todo list and mode' });
+pinned.hidden = true;
+let pinnedKey = '';
+transcript.before(pinned);
+/** Plan mode on/off for the active session (agent/setMode). */
+const modeButton = h(
+  'button',
+  { class: 'secondary mode', id: 'mode', 'aria-pressed': 'false', title: 'Plan mode: the agent only reads and plans; nothing changes until you approve its plan' },
+  'Plan',
+);
+stopButton.before(modeButton);
 
 function post(message: PanelMessage): void {
   vscode.postMessage(message);
@@ -128,6 +143,7 @@ function inputSummary(item: ToolItem): HTMLElement | null {
   if (item.tool === 'bash' && typeof input.command === 'string') {
     return h('pre', { class: 'command' }, h('span', { class: 'prompt-sign', 'aria-hidden': 'true' }, '$ '), input.command);
   }
+  if (item.tool === 'exit_plan' && typeof input.plan === 'string') return markdown(input.plan, 'plan markdown');
   if (item.permission?.diff) return diffView(item.permission.diff);
   if (item.tool === 'edit' && typeof input.old_string === 'string' && typeof input.new_string === 'string') {
     return diffView(`--- ${String(input.path ?? '')}\n${lines('-', input.old_string)}\n${lines('+', input.new_string)}\n`);
@@ -172,10 +188,13 @@ function permissionBlock(view: SessionView, item: ToolItem, detail: HTMLElement 
     );
   }
   const requestId = permission.requestId;
+  const plan = item.tool === 'exit_plan';
   const what =
     item.tool === 'bash'
       ? 'agentls wants to run this command:'
-      : permission.hasEdit || permission.diff
+      : plan
+        ? 'agentls has a plan. Approve it to start building, or keep planning with your feedback:'
+        : permission.hasEdit || permission.diff
         ? `agentls wants to make this change (${permission.title}):`
         : `agentls wants to use ${item.tool}: ${permission.title}`;
   const block = h('div', { class: 'permission pending', role: 'group', 'aria-label': 'Approval needed' });
@@ -243,8 +262,8 @@ function permissionBlock(view: SessionView, item: ToolItem, detail: HTMLElement 
     review.addEventListener('click', () => post({ type: 'open-diff', requestId }));
     buttons.append(review);
   }
-  const once = h('button', { 'data-decision': 'once' }, item.tool === 'bash' ? 'Run once' : 'Accept');
-  const reject = h('button', { class: 'secondary', 'data-decision': 'reject' }, 'Reject…');
+  const once = h('button', { 'data-decision': 'once' }, item.tool === 'bash' ? 'Run once' : plan ? 'Approve plan' : 'Accept');
+  const reject = h('button', { class: 'secondary', 'data-decision': 'reject' }, plan ? 'Keep planning…' : 'Reject…');
   once.addEventListener('click', () => approve('once'));
   reject.addEventListener('click', () => {
     rejecting.set(requestId, '');
@@ -327,7 +346,7 @@ function renderItem(view: SessionView, item: Item): HTMLElement {
       el = h(
         'div',
         { class: 'message user' },
-        h('div', { class: 'role' }, 'You'),
+        h('div', { class: 'role' }, 'You', item.steered ? h('span', { class: 'badge' }, 'steered') : null),
         h('div', { class: 'user-text' }, item.text),
         item.context.length ? h('div', { class: 'context' }, 'with ' + item.context.join(', ')) : null,
       );
@@ -455,7 +474,7 @@ function renderTranscript(): void {
       h(
         'div',
         { class: 'message user queued' },
-        h('div', { class: 'role' }, 'You ', h('span', { class: 'badge' }, view.busy ? 'queued' : 'sending')),
+        h('div', { class: 'role' }, 'You ', h('span', { class: 'badge' }, view.steering?.includes(text) ? 'steering' : view.busy ? 'queued' : 'sending')),
         h('div', { class: 'user-text' }, text),
       ),
     );
@@ -483,6 +502,16 @@ function renderFooter(): void {
   const sessionUsage = view?.usage.session ?? {};
   usage.textContent = view ? `${formatCost(sessionUsage.costUsd)} · ${formatTokens(totalTokens(sessionUsage))} tokens` : '';
   stopButton.disabled = !view?.busy || state.connection !== 'running';
+  promptBox.placeholder = view?.busy ? BUSY_PLACEHOLDER : idlePlaceholder;
+  const planning = view?.mode === 'plan';
+  modeButton.setAttribute('aria-pressed', String(planning));
+  modeButton.classList.toggle('active', planning);
+  modeButton.disabled = state.connection !== 'running';
+  const key = JSON.stringify([view?.todos ?? [], view?.mode ?? 'build']);
+  if (key !== pinnedKey) {
+    pinnedKey = key;
+    renderPinned(pinned, view?.todos, view?.mode);
+  }
   sendButton.disabled = state.connection !== 'running';
   newSessionButton.disabled = state.connection !== 'running';
 }
@@ -540,10 +569,12 @@ function renderMcp(servers: McpServerInfo[]): void {
 
 // ---- input ------------------------------------------------------------------------------
 
-function send(): void {
+/** While a turn runs, a prompt steers it (added at its next step) unless `queue` is asked for
+ * (Alt+Enter): then it waits for the turn to end. */
+function send(queue = false): void {
   const text = promptBox.value;
   if (!text.trim() || state.connection !== 'running') return;
-  post({ type: 'prompt', text });
+  post(state.view?.busy && !queue ? { type: 'prompt', text, mode: 'steer' } : { type: 'prompt', text });
   promptBox.value = '';
   saveUi();
 }
@@ -552,11 +583,12 @@ promptBox.value = saved.draft ?? '';
 promptBox.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
-    send();
+    send(e.altKey);
   }
 });
+modeButton.addEventListener('click', () => post({ type: 'set-mode', mode: state.view?.mode === 'plan' ? 'build' : 'plan' }));
 promptBox.addEventListener('input', saveUi);
-sendButton.addEventListener('click', send);
+sendButton.addEventListener('click', () => send());
 stopButton.addEventListener('click', () => post({ type: 'cancel' }));
 newSessionButton.addEventListener('click', () => post({ type: 'new-session' }));
 sessionSelect.addEventListener('change', () => {
@@ -589,7 +621,7 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
         state.view = emptyView(message.sessionId);
         state.activeSessionId = message.sessionId;
       }
-      promptSent(state.view, message.text, message.context);
+      promptSent(state.view, message.text, message.context, message.steer);
       scheduleRender();
       return;
     }

@@ -339,6 +339,59 @@ describe.skipIf(!haveChromium)('the panel in Chromium, replaying a recorded agen
     expect(await text(page.locator('[data-server="broken"] .mcp-error'))).toContain('giving up');
   });
 
+  it('pins the todo list, switches plan mode, shows a plan to approve, steers with Enter and queues with Alt+Enter', async () => {
+    await send({ type: 'state', state: { connection: 'running', sessions: fixture.sessions, activeSessionId: sessionId, view: emptyView(sessionId, session.title) } });
+    expect(await page.locator('#pinned').isHidden()).toBe(true);
+    await clearPosted();
+    await page.locator('#mode').click();
+    expect(await posted()).toEqual([{ type: 'set-mode', mode: 'plan' }]);
+    await send({ type: 'event', event: { type: 'mode', sessionId, mode: 'plan' } });
+    await expect.poll(() => text(page.locator('#pinned .mode-badge'))).toBe('Plan mode');
+    expect(await page.locator('#mode').getAttribute('aria-pressed')).toBe('true');
+    await send({ type: 'event', event: { type: 'turn-start', sessionId, messageId: 'msg_p', prompt: 'plan a fix' } });
+    const todos = [
+      { content: 'read calc.py', status: 'completed' as const },
+      { content: 'write the plan', status: 'in_progress' as const },
+      { content: 'fix add()', status: 'pending' as const },
+    ];
+    await send({ type: 'event', event: { type: 'todo', sessionId, todos } });
+    await expect.poll(() => text(page.locator('#pinned .todo-summary'))).toBe('Todo · 1 of 3 done · write the plan');
+    await page.locator('#pinned > summary').click();
+    expect(await page.locator('#pinned .todo-content').allTextContents()).toEqual(todos.map((t) => t.content));
+    expect(await page.locator('#pinned .todo.status-completed').count()).toBe(1);
+    // The plan waits for approval: rendered as markdown, with its own buttons.
+    const plan = '1. Change `add` to return **a + b**\n2. Run the tests';
+    await send({ type: 'event', event: { type: 'tool-call', sessionId, callId: 'call_plan', tool: 'exit_plan', input: { plan }, title: 'Plan ready for approval' } });
+    await send({
+      type: 'event',
+      event: { type: 'permission-request', sessionId, requestId: 'perm_plan', callId: 'call_plan', tool: 'exit_plan', title: 'Approve the plan and start building', input: { plan }, sandboxed: false },
+    });
+    const card = page.locator('.tool.needs-approval[data-tool="exit_plan"]');
+    await expect.poll(() => card.locator('.plan strong').textContent()).toBe('a + b');
+    expect(await text(card.locator('button[data-decision="once"]'))).toBe('Approve plan');
+    expect(await text(card.locator('button[data-decision="reject"]'))).toBe('Keep planning…');
+    await page.screenshot({ path: join(artifacts, 'panel-plan-todo.png') });
+    await clearPosted();
+    await card.locator('button[data-decision="once"]').click();
+    expect(await posted()).toEqual([{ type: 'approve', sessionId, requestId: 'perm_plan', decision: 'once' }]);
+    // While the turn runs, Enter steers it and Alt+Enter queues for after it.
+    expect(await page.locator('#prompt').getAttribute('placeholder')).toContain('Enter steers');
+    await clearPosted();
+    await page.locator('#prompt').fill('use the existing helper');
+    await page.locator('#prompt').press('Enter');
+    await page.locator('#prompt').fill('then update the docs');
+    await page.locator('#prompt').press('Alt+Enter');
+    expect(await posted()).toEqual([
+      { type: 'prompt', text: 'use the existing helper', mode: 'steer' },
+      { type: 'prompt', text: 'then update the docs' },
+    ]);
+    await send({ type: 'prompt-sent', sessionId, text: 'use the existing helper', steer: true });
+    await expect.poll(() => page.locator('.message.user.queued .badge').textContent()).toBe('steering');
+    await send({ type: 'event', event: { type: 'steer', sessionId, messageId: 'msg_s', prompt: 'use the existing helper' } });
+    await expect.poll(() => page.locator('.message.user.queued').count()).toBe(0);
+    expect(await text(page.locator('.message.user').last().locator('.badge'))).toBe('steered');
+  });
+
   it('broke no Content-Security-Policy rule and logged no error', async () => {
     const violations = await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations);
     expect(violations).toEqual([]);
