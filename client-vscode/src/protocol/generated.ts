@@ -307,11 +307,15 @@ export interface SummaryPart {
   type: 'summary';
 }
 /**
- * Server -> client request `agent/languageRequest`: ask the editor's own language servers
- * (never agentls itself) for the standard LSP result of `method` with `params` (both plain LSP
- * shapes, as the editor would send them to a language server). The result is that method's LSP
- * result, or null. Sent only for methods the client declared in
- * capabilities.experimental.agent.languageRequests.
+ * Server -> client request `agent/languageRequest`: the agent's language tools (references,
+ * rename, ...) ask the editor's own language servers. Sent only for methods the client declared
+ * in capabilities.experimental.agent.languageRequests; `params` are that method's plain LSP
+ * params, as an editor would send them to a language server. The result is the method's plain
+ * LSP result, or null, from the client's other language servers (the document opened first),
+ * never from agentls itself. The server checks it against the method's LSP result type: a
+ * malformed result, a JSON-RPC error, or no answer within `languageTimeoutS` (default 15 s)
+ * becomes a tool error naming the method. Methods the client did not declare go to the
+ * servers of the `languageServers` setting.
  */
 export interface LanguageRequestParams {
   method:
