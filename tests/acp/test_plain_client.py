@@ -40,3 +40,21 @@ async def test_without_fs_the_disk_is_the_workspace(acp_env: AcpEnv) -> None:
     assert call.content is not None and call.content[0].new_text == "Z = 2\n"
     finals = [u.status for u in client.of("tool_call_update", sid) if u.status != "in_progress"]
     assert finals == ["completed", "completed", "completed"]
+
+
+async def test_an_untrusted_workspace_config_is_said_once_per_session(acp_env: AcpEnv) -> None:
+    root = acp_env.root / "untrusted"
+    (root / ".agentls").mkdir(parents=True)
+    (root / ".agentls" / "config.json").write_text('{"permissions": {"edit": "allow"}}')
+    client = ScriptedClient(files=None)
+    acp_env.api.enqueue(reply(text("one")), reply(text("two")))
+    async with connect(acp_env, client, fs=False) as acp:
+        sid = (await acp.conn.new_session(cwd=str(root), mcp_servers=[])).session_id
+        for words in ("first", "second"):
+            await asyncio.wait_for(
+                acp.conn.prompt(session_id=sid, prompt=[TextContentBlock(type="text", text=words)]),
+                60,
+            )
+    said = client.text(sid)
+    assert said.startswith("agentls: ignored ") and "agentls trust" in said
+    assert said.count("agentls: ignored") == 1 and said.endswith("one" + "two")

@@ -40,7 +40,7 @@ from agentls import __version__
 from agentls.acp.permissions import PermissionAsker
 from agentls.acp.prompt import prompt_of
 from agentls.acp.transport import StdioTransport
-from agentls.acp.updates import EventRelay, UpdateSender, replay
+from agentls.acp.updates import EventRelay, UpdateSender, agent_text, replay
 from agentls.acp.workspace import AcpWorkspace, current_session
 from agentls.config import load_settings
 from agentls.mcp.config import ConfigError, from_acp
@@ -82,6 +82,9 @@ class AcpServer:
         self._agents: dict[Path, Agent] = {}
         self._sessions: dict[str, Agent] = {}
         self._lock = asyncio.Lock()
+        # What an untrusted workspace config had ignored (by root), said once in each session.
+        self._notices: dict[Path, str] = {}
+        self._told: set[str] = set()
 
     def on_connect(self, conn: Any) -> None:
         self.client = conn
@@ -115,6 +118,7 @@ class AcpServer:
             raise _failed(f"agentls: bad configuration: {exc}") from None
         if settings.untrusted_notice:
             log.warning("%s", settings.untrusted_notice)
+            self._notices[root] = settings.untrusted_notice
         agent: Agent | None = None
         fs = self.client_caps.fs
         workspace: Workspace | None = None
@@ -230,6 +234,10 @@ class AcpServer:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         agent = self._session(session_id)
         text, context = prompt_of(prompt)
+        notice = self._notices.get(agent.root)
+        if notice is not None and session_id not in self._told:
+            self._told.add(session_id)
+            self.sender.put(session_id, agent_text(f"{notice}\n\n"))
         current_session.set(session_id)  # the turn's task inherits it (see acp/workspace.py)
         try:
             result = await agent.prompt(session_id, text, context)

@@ -54,6 +54,10 @@ def _text(text: str) -> TextContentBlock:
     return TextContentBlock(type="text", text=text)
 
 
+def agent_text(text: str) -> AgentMessageChunk:
+    return AgentMessageChunk(session_update="agent_message_chunk", content=_text(text))
+
+
 class UpdateSender:
     """Sends (session, update) pairs one at a time, in order, from one task; `flush` waits until
     everything queued so far has gone out (a prompt answers only after its updates)."""
