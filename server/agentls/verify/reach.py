@@ -365,13 +365,17 @@ async def _changed_definitions(
 async def _watch_references(reach: Following, uri: str) -> None:
     """Find the uses of each definition in other files, and take those files' diagnostics now."""
     files: dict[str, Watched] = {}
-    for definition in reach.definitions:
+
+    async def references(definition: Definition) -> Any:
         params = {
             "textDocument": {"uri": uri},
             "position": {"line": definition.line, "character": definition.character},
             "context": {"includeDeclaration": False},
         }
-        answer = await reach.languages.request(REFERENCES, params, reach.path)
+        return await reach.languages.request(REFERENCES, params, reach.path)
+
+    answers = await asyncio.gather(*(references(d) for d in reach.definitions))
+    for definition, answer in zip(reach.definitions, answers, strict=True):
         for location in answer if isinstance(answer, list) else []:
             if not isinstance(location, dict):
                 continue
