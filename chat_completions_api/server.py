@@ -91,6 +91,11 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _HTTPServer
 
+    def setup(self) -> None:
+        super().setup()
+        # Small writes (headers, chunks) without Nagle's wait for an ACK.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
@@ -149,7 +154,13 @@ class _Handler(BaseHTTPRequestHandler):
         def write(data: bytes) -> None:
             self.wfile.write(b"%x\r\n%b\r\n" % (len(data), data))
 
-        for n, item in enumerate(chunks(spec, str(body["model"]), body)):
+        frames = [b"data: " + json.dumps(c).encode() + b"\n\n"
+                  for c in chunks(spec, str(body["model"]), body)]  # fmt: skip
+        if not (spec.delay_s or spec.cut_after is not None or spec.error_after is not None):
+            write(b"".join(frames) + b"data: [DONE]\n\n")  # a fast model: one write
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        for n, frame in enumerate(frames):
             if spec.delay_s and n > 0:
                 time.sleep(spec.delay_s)
             if spec.cut_after is not None and n == spec.cut_after:
@@ -161,7 +172,7 @@ class _Handler(BaseHTTPRequestHandler):
                 write(b"data: " + json.dumps(err).encode() + b"\n\n")
                 break
             try:
-                write(b"data: " + json.dumps(item).encode() + b"\n\n")
+                write(frame)
             except OSError:  # the client went away (a cancel)
                 self.close_connection = True
                 return

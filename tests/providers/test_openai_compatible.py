@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from agentls.model.base import ModelRequest, ProviderError, TextDelta, ThinkingDelta
+from agentls.model.base import (
+    ModelRequest,
+    ProviderError,
+    RetryNotice,
+    TextDelta,
+    ThinkingDelta,
+)
 from agentls.model.openai_provider import OpenAIProvider
 from chat_completions_api import ChatCompletionsServer, Reply, error, reply, tool_call
 from tests.providers.conftest import DEMO_STEPS, NEW
@@ -97,22 +103,23 @@ async def test_parallel_calls_in_interleaved_fragments_are_assembled_by_index(
     assert events[-1].stop_reason == "tool_use"
 
 
-async def test_a_cut_stream_is_retried_and_a_server_error_retried_then_reported(
+async def test_a_cut_stream_and_an_error_in_the_stream_are_retried_a_503_reported(
     chat: ChatCompletionsServer,
 ) -> None:
-    chat.enqueue(reply("lost", cut_after=2), reply("kept"))
-    chat.enqueue(*[error(503, "overloaded", "server_error")] * 2)
+    chat.enqueue(reply("lost", cut_after=2), reply("error", error_after=2), reply("kept"))
+    chat.enqueue(*[error(503, "overloaded", "server_error")] * 3)
     provider = OpenAIProvider(
-        base_url=chat.url, api_key="sk-local-test", base_delay_s=0.01, max_attempts=2
+        base_url=chat.url, api_key="sk-local-test", base_delay_s=0.01, max_attempts=3
     )
     try:
         events = [e async for e in provider.stream(request())]
-        kinds = [type(e).__name__ for e in events]
-        assert "RetryNotice" in kinds
-        after = kinds.index("RetryNotice")
+        notices = [e for e in events if isinstance(e, RetryNotice)]
+        assert "peer closed connection" in notices[0].reason
+        assert notices[1].reason.startswith("error in the stream: The server had an error")
+        after = events.index(notices[1])
         texts = [e.text for e in events[after:] if isinstance(e, TextDelta)]
         assert "".join(texts) == "kept"
-        with pytest.raises(ProviderError, match="after 2 attempts.*HTTP 503"):
+        with pytest.raises(ProviderError, match="after 3 attempts.*HTTP 503"):
             _ = [e async for e in provider.stream(request())]
     finally:
         await provider.aclose()

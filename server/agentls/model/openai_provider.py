@@ -14,6 +14,7 @@ the doom loop work unchanged:
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,23 +65,15 @@ class _Call:
     arguments: list[str] = field(default_factory=list)
 
 
-def _usage(raw: Any) -> StepUsage:
-    if raw is None:
-        return StepUsage()
-    prompt = int(getattr(raw, "prompt_tokens", 0) or 0)
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+def _usage(raw: dict[str, Any]) -> StepUsage:
+    prompt = int(raw.get("prompt_tokens") or 0)
+    details = raw.get("prompt_tokens_details") or {}
+    cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
     return StepUsage(
         input_tokens=max(0, prompt - cached),
-        output_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
+        output_tokens=int(raw.get("completion_tokens") or 0),
         cache_read_tokens=cached,
     )
-
-
-def _reasoning(delta: Any) -> str | None:
-    extra = getattr(delta, "model_extra", None) or {}
-    value = extra.get("reasoning_content") or extra.get("reasoning")
-    return value if isinstance(value, str) and value else None
 
 
 class OpenAIProvider:
@@ -137,11 +130,9 @@ class OpenAIProvider:
         request = fit_request(request)
 
         def failure(exc: BaseException) -> Failure | None:
-            found = sdk_failure(exc, openai, self.policy.timeout_s)
-            if found is None and isinstance(exc, openai.APIError):
-                # An error object in the middle of the stream.
-                return Failure(f"error in the stream: {exc.message}", True)
-            return found
+            if isinstance(exc, _ErrorInStream):
+                return Failure(f"error in the stream: {exc}", True)
+            return sdk_failure(exc, openai, self.policy.timeout_s)
 
         async for event in retried(self.policy, lambda: self._stream_once(request), failure):
             yield event
@@ -161,72 +152,119 @@ class OpenAIProvider:
     async def _stream_once(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         import openai
 
-        stream = await self.client().chat.completions.create(**self._body(request))
-        next_index = 0
-        open_kind: str | None = None  # the text or thinking block streaming now
-        calls: dict[int, _Call] = {}
-        finish: str | None = None
-        usage = StepUsage()
-        began = False
+        # The raw stream, read as JSON: the SDK's typed chunks cost most of the CPU time of a
+        # stream (a pydantic model per chunk), and these few fields need no model.
+        responses = self.client().chat.completions.with_streaming_response
+        state = _Fold()
         try:
-            async for chunk in stream:
-                if not began:
-                    began = True
-                    yield MessageBegin(chunk.id or new_id("chatcmpl"))
-                if chunk.usage is not None:
-                    usage = _usage(chunk.usage)
-                for choice in chunk.choices:
-                    if choice.index != 0:
-                        continue
-                    delta = choice.delta
-                    pieces = [("thinking", _reasoning(delta)), ("text", delta.content)]
-                    for kind, piece in pieces:
-                        if not piece:
-                            continue
-                        if open_kind != kind:
-                            if open_kind is not None:
-                                yield BlockStop(next_index - 1)
-                            open_kind = kind
-                            yield BlockStart(
-                                next_index, "thinking" if kind == "thinking" else "text"
-                            )
-                            next_index += 1
-                        index = next_index - 1
-                        yield (
-                            ThinkingDelta(index, piece)
-                            if kind == "thinking"
-                            else TextDelta(index, piece)
-                        )
-                    for fragment in delta.tool_calls or []:
-                        call = calls.setdefault(fragment.index, _Call())
-                        call.id = call.id or fragment.id
-                        if fragment.function is not None:
-                            call.name = call.name or fragment.function.name
-                            if fragment.function.arguments:
-                                call.arguments.append(fragment.function.arguments)
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
-        except openai.APIError:
+            async with responses.create(**self._body(request)) as response:
+                async for chunk in _sse_json(response.iter_lines()):
+                    for event in state.fold(chunk):
+                        yield event
+        except (openai.APIError, _ErrorInStream):
             raise
         except Exception as exc:  # httpx errors mid-stream: the connection broke
             raise broken(exc, self.policy.timeout_s) from exc
-        finally:
-            await stream.close()
-        if finish is None:
+        for event in state.end():
+            yield event
+
+
+class _ErrorInStream(Exception):
+    """An error object in the middle of the stream (the server gave up after the 200)."""
+
+
+async def _sse_json(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
+    """The JSON objects of an SSE stream's `data:` fields, until `[DONE]`."""
+    data: list[str] = []
+    async for line in lines:
+        if line.startswith("data:"):
+            data.append(line[5:].lstrip(" "))
+            continue
+        if line or not data:
+            continue  # event:, id:, comments; or a blank line with nothing pending
+        payload, data = "\n".join(data), []
+        if payload.strip() == "[DONE]":
+            return
+        try:
+            chunk = json.loads(payload)
+        except ValueError as exc:
+            raise StreamBroken(f"stream broken: a chunk is not JSON ({exc})") from exc
+        if isinstance(chunk, dict) and chunk.get("error"):
+            error = chunk["error"]
+            message = error.get("message") if isinstance(error, dict) else str(error)
+            raise _ErrorInStream(str(message or "an error in the stream"))
+        if isinstance(chunk, dict):
+            yield chunk
+
+
+class _Fold:
+    """Chat Completions chunks (dicts) folded into the provider events."""
+
+    def __init__(self) -> None:
+        self.next_index = 0
+        self.open_kind: str | None = None  # the text or thinking block streaming now
+        self.calls: dict[int, _Call] = {}
+        self.finish: str | None = None
+        self.usage = StepUsage()
+        self.began = False
+
+    def fold(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        if not self.began:
+            self.began = True
+            out.append(MessageBegin(str(chunk.get("id") or new_id("chatcmpl"))))
+        if chunk.get("usage"):
+            self.usage = _usage(chunk["usage"])
+        for choice in chunk.get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            for kind, piece in (("thinking", reasoning), ("text", delta.get("content"))):
+                if isinstance(piece, str) and piece:
+                    out.extend(self._text(kind, piece))
+            for fragment in delta.get("tool_calls") or []:
+                call = self.calls.setdefault(int(fragment.get("index") or 0), _Call())
+                call.id = call.id or fragment.get("id")
+                function = fragment.get("function") or {}
+                call.name = call.name or function.get("name")
+                if function.get("arguments"):
+                    call.arguments.append(str(function["arguments"]))
+            if choice.get("finish_reason"):
+                self.finish = str(choice["finish_reason"])
+        return out
+
+    def _text(self, kind: str, piece: str) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        if self.open_kind != kind:
+            if self.open_kind is not None:
+                out.append(BlockStop(self.next_index - 1))
+            self.open_kind = kind
+            out.append(BlockStart(self.next_index, "thinking" if kind == "thinking" else "text"))
+            self.next_index += 1
+        index = self.next_index - 1
+        out.append(ThinkingDelta(index, piece) if kind == "thinking" else TextDelta(index, piece))
+        return out
+
+    def end(self) -> list[StreamEvent]:
+        if self.finish is None:
             raise StreamBroken("stream ended before the message was complete")
-        if open_kind is not None:
-            yield BlockStop(next_index - 1)
+        out: list[StreamEvent] = []
+        if self.open_kind is not None:
+            out.append(BlockStop(self.next_index - 1))
         # A reply cut off by max_tokens may hold a half-written call: nothing to run, as with
         # Anthropic's unfinished tool_use blocks.
-        if finish != "length":
-            for _, call in sorted(calls.items()):
-                yield BlockStart(
-                    next_index, "tool_use", tool_id=call.id or new_id("call"), tool_name=call.name
-                )
-                yield ToolInputDelta(next_index, "".join(call.arguments))
-                yield BlockStop(next_index)
-                next_index += 1
-        stop = STOP_REASONS.get(finish, "end_turn")
-        if calls and finish != "length":
+        cut = self.finish == "length"
+        if not cut:
+            for _, call in sorted(self.calls.items()):
+                index = self.next_index
+                tool_id = call.id or new_id("call")
+                out.append(BlockStart(index, "tool_use", tool_id=tool_id, tool_name=call.name))
+                out.append(ToolInputDelta(index, "".join(call.arguments)))
+                out.append(BlockStop(index))
+                self.next_index += 1
+        stop = STOP_REASONS.get(self.finish, "end_turn")
+        if self.calls and not cut:
             stop = "tool_use"  # some servers say "stop" after tool calls
-        yield MessageEnd(stop, usage)
+        out.append(MessageEnd(stop, self.usage))
+        return out
