@@ -14,7 +14,7 @@ import pytest
 import pytest_asyncio
 
 from agentls.config import Settings
-from agentls.verify.reach import describe_reach
+from agentls.verify.reach import describe_reach, reach_before
 from agentls.workspace.disk import DiskWorkspace
 
 JEDI = shutil.which("jedi-language-server", path=os.path.dirname(sys.executable)) or shutil.which(
@@ -114,3 +114,23 @@ async def test_without_a_language_server_verification_is_as_before(tmp_path: Pat
         )
         await ws.languages.aclose()
         (tmp_path / "greet.py").write_text(GREET)
+
+
+async def test_a_server_that_does_not_answer_does_not_hold_the_edit_up(tmp_path: Path) -> None:
+    (tmp_path / "greet.py").write_text(GREET)
+    silent = Settings.model_validate(
+        {
+            "languageServers": {
+                "python": {
+                    "command": [sys.executable, "-c", "import time; time.sleep(60)"],
+                    "extensions": [".py"],
+                    "timeoutS": 60,
+                }
+            }
+        }
+    )
+    ws = DiskWorkspace(tmp_path, lambda: silent)
+    path = tmp_path / "greet.py"
+    new = GREET.replace("def greet(name):", "def greet(who):")
+    assert await reach_before(ws, path, path.as_uri(), GREET, new, timeout_s=0.5) is None
+    await ws.languages.aclose()
