@@ -54,6 +54,7 @@ class LanguageAnswers:
 
     answers: dict[str, Answer] = field(default_factory=dict)
     asked: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    cancelled: list[str] = field(default_factory=list)  # by the server's $/cancelRequest
     released: asyncio.Event = field(default_factory=asyncio.Event)
 
     def install(self, editor: Editor) -> None:
@@ -63,7 +64,11 @@ class LanguageAnswers:
             self.asked.append((request["method"], request["params"]))
             answer = self.answers.get(request["method"])
             if answer is None:
-                await self.released.wait()  # never answers
+                try:
+                    await self.released.wait()  # never answers
+                except asyncio.CancelledError:
+                    self.cancelled.append(request["method"])
+                    raise
                 return None
             return answer(request["params"])
 
@@ -322,6 +327,12 @@ async def test_an_editor_error_and_no_answer_are_clear_errors(
     )
     assert "tsserver crashed" in results[0]
     assert "did not answer textDocument/hover within 2 s" in results[1]
+    # The server gave up on it with $/cancelRequest.
+    for _ in range(100):
+        if answers.cancelled:
+            break
+        await asyncio.sleep(0.02)
+    assert answers.cancelled == ["textDocument/hover"]
 
 
 async def test_a_client_without_the_capability_falls_back(

@@ -5,6 +5,7 @@ it) and the tasks the server runs in the background."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import os
 import threading
@@ -78,6 +79,7 @@ class AgentServer(LanguageServer):
         self._agent_lock: asyncio.Lock | None = None
         self.store_error_shown = False  # the store could not be opened, and the user was told
         self._background: set[asyncio.Task[Any]] = set()
+        self._language_ids = itertools.count(1)  # ids of our agent/languageRequest requests
 
     # ---- the agent ----------------------------------------------------------------------
 
@@ -138,7 +140,17 @@ class AgentServer(LanguageServer):
         itself from `languageServers` (documents read from the editor's buffers)."""
 
         async def send(method: str, params: dict[str, Any]) -> Any:
-            return await self.protocol.send_request_async(method, params)
+            msg_id = f"agentls-language-{next(self._language_ids)}"
+            future = self.protocol.send_request(method, params, msg_id=msg_id)
+            try:
+                return await asyncio.wrap_future(future)
+            except asyncio.CancelledError:
+                # Timed out (or the turn was cancelled): the editor may stop working on it, and
+                # a late answer finds nothing waiting.
+                self.protocol._request_futures.pop(msg_id, None)
+                self.protocol._result_types.pop(msg_id, None)
+                self.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+                raise
 
         return EditorLanguages(
             send=send,
