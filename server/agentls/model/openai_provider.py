@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -169,6 +170,10 @@ class OpenAIProvider:
             yield event
 
 
+# What a tool call id may hold for the Messages API (a session may switch to Claude later).
+_UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
+
+
 class _ErrorInStream(Exception):
     """An error object in the middle of the stream (the server gave up after the 200)."""
 
@@ -258,7 +263,8 @@ class _Fold:
         if not cut:
             for _, call in sorted(self.calls.items()):
                 index = self.next_index
-                tool_id = call.id or new_id("call")
+                # Kept in the history, which Claude may read later: its id rules.
+                tool_id = _UNSAFE_ID.sub("_", call.id or "") or new_id("call")
                 out.append(BlockStart(index, "tool_use", tool_id=tool_id, tool_name=call.name))
                 out.append(ToolInputDelta(index, "".join(call.arguments)))
                 out.append(BlockStop(index))
