@@ -172,6 +172,60 @@ async def test_bash_shows_its_command_and_output(
     assert "first\nsecond" in final.content[-1].content.text
 
 
+async def test_plan_mode_todos_and_the_plan_question(
+    acp: Connection, client: ScriptedClient, acp_env: AcpEnv
+) -> None:
+    path = acp.root / "plan.py"
+    path.write_text("P = 1\n")
+    assert client.files is not None
+    client.files[str(path)] = "P = 1\n"
+    client.answers.append("allow_once")  # the plan: start building
+    todos = [
+        {"content": "read plan.py", "status": "completed"},
+        {"content": "set P to 2", "status": "pending", "priority": "high"},
+    ]
+    acp_env.api.enqueue(
+        reply(
+            tool_use("read", {"path": "plan.py"}),
+            tool_use("todowrite", {"todos": todos}),
+            tool_use("edit", {"path": "plan.py", "old_string": "P = 1", "new_string": "P = 2"}),
+        ),
+        reply(tool_use("exit_plan", {"plan": "1. Set P to 2 in plan.py."})),
+        reply(text("Building now.")),
+    )
+    session = await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[])
+    sid = session.session_id
+    assert session.modes.current_mode_id == "build"
+    assert [m.id for m in session.modes.available_modes] == ["build", "plan"]
+    await acp.conn.set_session_mode(session_id=sid, mode_id="plan")
+    result = await prompt(acp, sid, "plan setting P to 2")
+
+    assert result.stop_reason == "end_turn"
+    # In plan mode the edit was refused before any question; the plan was the one question.
+    assert client.files[str(path)] == "P = 1\n" and client.writes == []
+    ((question, options),) = client.questions
+    assert question.kind == "switch_mode" and "Set P to 2" in question.content[0].content.text
+    assert options == ["allow_once", "reject_once"]
+    finals = [u.status for u in client.of("tool_call_update", sid) if u.status != "in_progress"]
+    assert finals == ["completed", "completed", "failed", "completed"]
+    modes = [u.current_mode_id for u in client.of("current_mode_update", sid)]
+    assert modes == ["plan", "build"]
+    (plan,) = client.of("plan", sid)
+    entries = [(e.content, e.status, e.priority) for e in plan.entries]
+    assert entries == [
+        ("read plan.py", "completed", "medium"),
+        ("set P to 2", "pending", "high"),
+    ]
+    # A load says the mode and replays the list.
+    client.updates.clear()
+    loaded = await acp.conn.load_session(cwd=str(acp.root), session_id=sid, mcp_servers=[])
+    assert loaded.modes.current_mode_id == "build"
+    assert [len(p.entries) for p in client.of("plan", sid)] == [2]
+    with pytest.raises(RequestError) as bad_mode:
+        await acp.conn.set_session_mode(session_id=sid, mode_id="yolo")
+    assert str(bad_mode.value).startswith("Invalid params: modeId:")
+
+
 async def test_cancel_mid_stream(acp: Connection, client: ScriptedClient, acp_env: AcpEnv) -> None:
     hold = threading.Event()
     acp_env.api.enqueue(
@@ -287,7 +341,7 @@ async def test_bad_input_gets_errors_never_a_crash(acp: Connection, client: Scri
     assert image.value.code == -32602 and "prompt[0]" in str(image.value.data)
 
     with pytest.raises(RequestError) as unknown_method:
-        await acp.request("session/set_mode", {"sessionId": "x", "modeId": "plan"})
+        await acp.request("session/fork", {"sessionId": "x", "cwd": str(acp.root)})
     assert unknown_method.value.code == -32601
 
     # Still serving.

@@ -41,6 +41,11 @@ ANSWERS: dict[str, tuple[str, str]] = {
 
 
 def options_for(question: Question) -> list[PermissionOption]:
+    if question.query.tool == "exit_plan":  # a plan to approve (plan mode)
+        return [
+            PermissionOption(option_id="allow_once", name="Start building", kind="allow_once"),
+            PermissionOption(option_id="reject_once", name="Keep planning", kind="reject_once"),
+        ]
     options = [PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once")]
     if question.always:
         options.append(

@@ -32,19 +32,23 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
+    SessionModeState,
+    SetSessionModeResponse,
     StopReason,
     Usage,
 )
+from acp.schema import SessionMode as AcpSessionMode
 
 from agentls import __version__
 from agentls.acp.permissions import PermissionAsker
 from agentls.acp.prompt import prompt_of
 from agentls.acp.transport import StdioTransport
-from agentls.acp.updates import EventRelay, UpdateSender, agent_text, replay
+from agentls.acp.updates import EventRelay, UpdateSender, agent_text, plan_update, replay
 from agentls.acp.workspace import AcpWorkspace, current_session
 from agentls.config import load_settings
 from agentls.mcp.config import ConfigError, from_acp
 from agentls.session import Agent, StoreError, TurnResult
+from agentls.session.modes import MODES
 from agentls.workspace.protocol import Workspace
 
 log = logging.getLogger(__name__)
@@ -193,7 +197,7 @@ class AcpServer:
         _add_mcp_servers(agent, mcp_servers)
         record = await agent.new_session()
         self._sessions[record.id] = agent
-        return NewSessionResponse(session_id=record.id)
+        return NewSessionResponse(session_id=record.id, modes=modes(record.mode))
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -207,8 +211,11 @@ class AcpServer:
         self._sessions[session_id] = agent
         for update in replay(agent.root, messages):
             self.sender.put(session_id, update)
+        state = await agent.session(session_id)
+        if state.todos:
+            self.sender.put(session_id, plan_update(state.todos))
         await self.sender.flush()
-        return LoadSessionResponse()
+        return LoadSessionResponse(modes=modes(state.record.mode))
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -245,10 +252,36 @@ class AcpServer:
             await self.sender.flush()  # every update of the turn before its answer
         return _response(result)
 
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **kwargs: Any
+    ) -> SetSessionModeResponse:
+        agent = self._session(session_id)
+        if mode_id not in MODES:
+            raise _invalid("modeId", f"must be one of {', '.join(MODES)} (got {mode_id!r})")
+        await agent.set_mode(session_id, "plan" if mode_id == "plan" else "build")
+        return SetSessionModeResponse()
+
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         agent = self._sessions.get(session_id)
         if agent is not None:
             await agent.cancel(session_id)
+
+
+def modes(current: str) -> SessionModeState:
+    """The session's modes: build (the default) and plan (nothing may change until the user
+    approves the plan the agent presents)."""
+    return SessionModeState(
+        current_mode_id=current,
+        available_modes=[
+            AcpSessionMode(id="build", name="Build", description="The agent works as usual."),
+            AcpSessionMode(
+                id="plan",
+                name="Plan",
+                description="Read-only: the agent plans and asks you to approve the plan "
+                "before it changes anything.",
+            ),
+        ],
+    )
 
 
 def _add_mcp_servers(agent: Agent, servers: list[Any] | None) -> None:

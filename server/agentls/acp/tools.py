@@ -35,6 +35,8 @@ KINDS: dict[str, ToolKind] = {
     "callers": "search",
     "bash": "execute",
     "fetch": "fetch",
+    "todowrite": "think",
+    "exit_plan": "switch_mode",
 }
 
 
@@ -91,6 +93,8 @@ def input_content(root: Path, tool: str, data: dict[str, Any]) -> list[ToolConte
         return [FileEditToolCallContent(type="diff", path=path, new_text=data["content"])]
     if tool == "bash" and isinstance(data.get("command"), str):
         return [text_content(f"```sh\n{data['command']}\n```")]
+    if tool == "exit_plan" and isinstance(data.get("plan"), str):
+        return [text_content(data["plan"])]
     return []
 
 

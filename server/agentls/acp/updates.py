@@ -11,8 +11,11 @@ from typing import Any
 
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     Cost,
+    CurrentModeUpdate,
+    PlanEntry,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
@@ -28,6 +31,7 @@ from agentls.acp.tools import (
     stored_call,
     text_content,
 )
+from agentls.events import TodoItem
 from agentls.history import (
     ContextPart,
     Message,
@@ -46,12 +50,25 @@ Update = (
     | ToolCallStart
     | ToolCallProgress
     | UsageUpdate
+    | AgentPlanUpdate
+    | CurrentModeUpdate
 )
 Send = Callable[[str, Update], Awaitable[None]]
 
 
 def _text(text: str) -> TextContentBlock:
     return TextContentBlock(type="text", text=text)
+
+
+def plan_update(todos: list[TodoItem]) -> AgentPlanUpdate:
+    """The todo list (todowrite) as ACP's plan: the whole list each time."""
+    return AgentPlanUpdate(
+        session_update="plan",
+        entries=[
+            PlanEntry(content=t.content, priority=t.priority or "medium", status=t.status)
+            for t in todos
+        ],
+    )
 
 
 def agent_text(text: str) -> AgentMessageChunk:
@@ -165,6 +182,12 @@ class EventRelay:
                 title=event.title,
                 content=output_content(self.root, tool, data, event.output),
                 raw_output=event.output,
+            )
+        if kind == "todo":
+            return plan_update(event.todos)
+        if kind == "mode":
+            return CurrentModeUpdate(
+                session_update="current_mode_update", current_mode_id=event.mode
             )
         if kind == "usage":
             step = event.step
