@@ -17,7 +17,7 @@ import traceback
 from bench import common
 from bench.common import RESULTS, BenchResult, fmt, machine, summary, temp_dir, warm_bytecode
 
-BENCHMARKS = ("steps50", "stream", "editor", "loop", "start", "search")
+BENCHMARKS = ("steps50", "stream", "editor", "loop", "start", "search", "language")
 
 
 def table() -> str:
