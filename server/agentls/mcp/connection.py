@@ -158,13 +158,15 @@ class Connection:
             )
             return _with_client(client, config.url)
         assert isinstance(config, StdioServer)
+        if config.cwd and not os.path.isdir(config.cwd):
+            raise OSError(f"its cwd {config.cwd} is not a directory")
         self._close_stderr()
         self._stderr = tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace")
         params = StdioServerParameters(
             command="/bin/sh",
             args=["-c", _LAUNCH, "sh", sys.executable, SUPERVISOR, config.command, *config.args],
             env=dict(config.env) or None,
-            cwd=config.cwd if config.cwd and os.path.isdir(config.cwd) else None,
+            cwd=config.cwd,
             encoding_error_handler="replace",
         )
         return stdio_client(params, errlog=self._stderr)
