@@ -134,3 +134,23 @@ async def test_a_server_that_does_not_answer_does_not_hold_the_edit_up(tmp_path:
     new = GREET.replace("def greet(name):", "def greet(who):")
     assert await reach_before(ws, path, path.as_uri(), GREET, new, timeout_s=0.5) is None
     await ws.languages.aclose()
+
+
+async def test_a_server_given_up_on_while_starting_is_there_for_the_next_edit(
+    tmp_path: Path,
+) -> None:
+    assert JEDI is not None
+    (tmp_path / "greet.py").write_text(GREET)
+    (tmp_path / "app.py").write_text(APP.replace("shop.greet", "greet"))
+    settings = Settings.model_validate(
+        {"languageServers": {"python": {"command": [JEDI], "extensions": [".py"]}}}
+    )
+    ws = DiskWorkspace(tmp_path, lambda: settings)
+    path = tmp_path / "greet.py"
+    new = GREET.replace("def greet(name):", "def greet(who):")
+    # Given up on while jedi is still starting (its start takes longer). It is not cut short...
+    await reach_before(ws, path, path.as_uri(), GREET, new, timeout_s=0.3)
+    # ...so the next edit finds it started (a start cancelled halfway would leave it unusable).
+    reach = await reach_before(ws, path, path.as_uri(), GREET, new, timeout_s=30)
+    assert reach is not None and [w.path.name for w in reach.files] == ["app.py"]
+    await ws.languages.aclose()

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from urllib.parse import unquote, urlparse
 
 from agentls.verify.board import DiagnosticsBoard
@@ -65,6 +65,7 @@ FUNCTIONS = {6, 9, 12}  # Method, Constructor, Function
 PY_SUFFIXES = (".py", ".pyi")
 
 Diagnostics = list[dict[str, Any]]
+T = TypeVar("T")
 ReadText = Callable[[Path], Awaitable[str]]
 
 
@@ -266,11 +267,7 @@ class Following:
 
     async def _after_within(self, watched: Watched, wait_s: float) -> Diagnostics | None:
         """_after, given up (the file not compared) after AFTER_TIMEOUT_S."""
-        try:
-            return await asyncio.wait_for(self._after(watched, wait_s), AFTER_TIMEOUT_S)
-        except TimeoutError:
-            log.debug("diagnostics of %s after the edit: timed out", watched.path)
-            return None
+        return await within(self._after(watched, wait_s), AFTER_TIMEOUT_S)
 
     async def _after(self, watched: Watched, wait_s: float) -> Diagnostics | None:
         if "push" in watched.how and self.board is not None:
@@ -327,24 +324,57 @@ async def reach_before(
     answering references for it, no definition changed, no other file using one that something
     checks), or when the language server takes longer than `timeout_s` (BEFORE_TIMEOUT_S: a
     server still indexing does not hold the edit up)."""
-    languages = files.languages
-    timeout_s = BEFORE_TIMEOUT_S if timeout_s is None else timeout_s
-    if old_text is None or REFERENCES not in languages.methods(path):
+    if old_text is None or REFERENCES not in files.languages.methods(path):
         return None
+    timeout_s = BEFORE_TIMEOUT_S if timeout_s is None else timeout_s
+    return await within(_follow(files, path, uri, old_text, new_text, board), timeout_s)
+
+
+async def _follow(
+    files: Files,
+    path: Path,
+    uri: str,
+    old_text: str,
+    new_text: str,
+    board: DiagnosticsBoard | None,
+) -> Following | None:
+    languages = files.languages
     try:
-        definitions = await asyncio.wait_for(
-            _changed_definitions(path, uri, old_text, new_text, languages), timeout_s
-        )
+        definitions = await _changed_definitions(path, uri, old_text, new_text, languages)
         if not definitions:
             return None
         reach = Following(
             files.root, path, languages, files.read_text, board, old_text, new_text, definitions
         )
-        await asyncio.wait_for(_watch_references(reach, uri), timeout_s)
-    except (LanguageUnavailable, TimeoutError) as exc:
-        log.debug("reach of an edit of %s: %s", path, exc or "timed out")
+        await _watch_references(reach, uri)
+    except LanguageUnavailable as exc:
+        log.debug("reach of an edit of %s: %s", path, exc)
         return None
     return reach if reach.files else None
+
+
+# Work given up on by `within`, finishing in the background (kept here so it is not collected).
+_LEFT: set[asyncio.Task[Any]] = set()
+
+
+def _left_done(task: asyncio.Task[Any]) -> None:
+    _LEFT.discard(task)
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("reach work given up on failed later: %r", task.exception())
+
+
+async def within(work: Awaitable[T], timeout_s: float) -> T | None:
+    """`work`'s result, or None after `timeout_s`. Work given up on is not cancelled but left to
+    finish: a language server starting for it stays started (cancelling its start or a request
+    halfway leaves it unusable), its late answer is dropped."""
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.wait_for(asyncio.shield(task), timeout_s)
+    except TimeoutError:
+        log.debug("reach work given up on after %.1f s", timeout_s)
+        _LEFT.add(task)
+        task.add_done_callback(_left_done)
+        return None
 
 
 async def _changed_definitions(
