@@ -66,6 +66,9 @@ def test_own_check_of_uses() -> None:
     problems = use_problems(user, uses, module["C.m"], "m", "lib.py")
     assert [p["range"]["start"]["line"] for p in problems] == [2]
     assert "C.m()" in problems[0]["message"] and "'y'" in problems[0]["message"]
+    decorated = python_definitions("@command\ndef cli(verbose):\n    pass\n")
+    assert decorated is not None and decorated["cli"].signature is None
+    assert use_problems("cli()\n", [(0, 0)], decorated["cli"], "cli", "lib.py") == []
     gone = use_problems("from lib import m\n", [(0, 16)], None, "m", "lib.py")
     assert [p["message"] for p in gone] == ["'m' is no longer defined in lib.py"]
     # Columns in UTF-16 units (LSP's), not the AST's UTF-8 bytes.

@@ -19,7 +19,8 @@ FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 @dataclass(frozen=True)
 class PyDef:
     """A function, class or method of a module: its qualified name (C.m), where its name is (0-based
-    line and column), its parameters (None for a class) and whether a call passes self/cls."""
+    line and column), its parameters (None for a class, or a function decorated otherwise than
+    as a static or class method) and whether a call passes self/cls."""
 
     qualname: str
     line: int
@@ -75,11 +76,11 @@ def python_definitions(text: str) -> dict[str, PyDef] | None:
                     found[qualname] = PyDef(qualname, node.lineno - 1, column, None, False)
                     visit(node.body, qualname + ".", True)
                 else:
-                    static = any(
-                        isinstance(d, ast.Name) and d.id == "staticmethod"
-                        for d in node.decorator_list
-                    )
-                    signature = _signature(node.args)
+                    names = {d.id if isinstance(d, ast.Name) else "" for d in node.decorator_list}
+                    static = "staticmethod" in names
+                    # Any other decorator may change what a call takes (click, fixtures, ...).
+                    plain = names <= {"staticmethod", "classmethod"}
+                    signature = _signature(node.args) if plain else None
                     found[qualname] = PyDef(
                         qualname, node.lineno - 1, column, signature, in_class and not static
                     )
