@@ -51,6 +51,7 @@ local state = {
 }
 
 local method_calls = vim.fn.has('nvim-0.11') == 1
+local uv = vim.uv or vim.loop
 
 -- client:name(...) on 0.11+, client.name(...) before.
 local function call(client, name, ...)
@@ -80,8 +81,8 @@ local function transcript()
   end
   buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_name(buf, 'agentls://transcript')
-  vim.api.nvim_buf_set_option(buf, 'filetype', 'markdown')
-  vim.api.nvim_buf_set_option(buf, 'bufhidden', 'hide')
+  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].bufhidden = 'hide'
   state.transcript = buf
   return buf
 end
@@ -221,7 +222,7 @@ local function others(bufnr, self_id, deadline)
   for _, client in ipairs(all_clients()) do
     if client.id ~= self_id and client.name ~= 'agentls'
       and (bufnr == nil or vim.lsp.buf_is_attached(bufnr, client.id)) then
-      vim.wait(math.max(0, deadline - vim.loop.now()), function()
+      vim.wait(math.max(0, deadline - uv.now()), function()
         return client.initialized == true or call(client, 'is_stopped')
       end, 10)
       if client.initialized == true then
@@ -240,7 +241,7 @@ local function ask(client, method, params, bufnr, deadline)
   if not sent then
     return nil
   end
-  if not vim.wait(math.max(0, deadline - vim.loop.now()), function() return done end, 10) then
+  if not vim.wait(math.max(0, deadline - uv.now()), function() return done end, 10) then
     pcall(call, client, 'cancel_request', request_id)
     return nil
   end
@@ -285,7 +286,7 @@ function M.language_request(_, request, ctx)
     )
   end
   local params = type(request.params) == 'table' and request.params or {}
-  local deadline = vim.loop.now() + state.opts.request_timeout_ms
+  local deadline = uv.now() + state.opts.request_timeout_ms
   local bufnr = nil
   local uri = document_uri(params)
   if uri ~= nil then
@@ -331,7 +332,7 @@ end
 -- Attaches agentls to a buffer (a file buffer; others are left alone), starting it first.
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
-  if vim.api.nvim_buf_get_option(bufnr, 'buftype') ~= ''
+  if vim.bo[bufnr].buftype ~= ''
     or vim.api.nvim_buf_get_name(bufnr) == '' then
     return nil
   end
@@ -426,7 +427,7 @@ function M.setup(opts)
   -- Buffers already open (setup run after the first file was loaded).
   local filetypes = state.opts.filetypes
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-    local filetype = vim.api.nvim_buf_get_option(bufnr, 'filetype')
+    local filetype = vim.bo[bufnr].filetype
     if vim.api.nvim_buf_is_loaded(bufnr) and filetype ~= ''
       and (filetypes == '*' or vim.tbl_contains(filetypes, filetype)) then
       M.attach(bufnr)
