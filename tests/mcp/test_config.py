@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import base64
 import re
+from pathlib import Path
 
 import mcp_types as types
 import pytest
 
-from agentls.mcp.config import HttpServer, StdioServer, from_acp, parse_servers
+from agentls.mcp.config import HttpServer, StdioServer, from_acp, parse_server, parse_servers
 from agentls.mcp.names import tool_name
 from agentls.mcp.results import convert
 from agentls.permission.rules import PermissionRules
@@ -16,7 +17,7 @@ from agentls.permission.rules import PermissionRules
 API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
-def test_claude_code_shapes_parse(tmp_path: object) -> None:
+def test_claude_code_shapes_parse() -> None:
     raw = {
         "fs": {"command": "npx", "args": ["-y", "pkg"], "env": {"A": "${H5_A}"}, "timeout": 5000},
         "api": {"type": "http", "url": "https://x.test/mcp", "headers": {"Auth": "B ${H5_A}"}},
@@ -143,3 +144,30 @@ def test_results_text_resources_images_and_the_cap() -> None:
     assert big.is_error and len(big.text) < 61_000 and "omitted" in big.text
     structured = convert(types.CallToolResult(content=[], structured_content={"n": 1}))
     assert '"n": 1' in structured.text
+
+
+async def test_a_cwd_that_is_not_a_directory_is_said(tmp_path: Path) -> None:
+    from agentls.mcp.connection import Connection, ServerFailed
+
+    config = parse_server("s", {"command": "true", "cwd": "missing"}, root=tmp_path)
+    with pytest.raises(ServerFailed, match=r"'s' .*missing is not a directory"):
+        await Connection(config).start()
+
+
+async def test_a_server_that_does_not_start_in_time_is_stopped_and_said(tmp_path: Path) -> None:
+    from agentls.mcp.connection import Connection, ServerFailed
+    from tests.mcp.conftest import alive, pids
+
+    pidfile = tmp_path / "pid"
+    entry = {
+        "command": "sh",
+        "args": ["-c", f"echo $$ > {pidfile}; echo never answering >&2; exec sleep 100"],
+        "timeout": 500,
+    }
+    connection = Connection(parse_server("mute", entry, root=tmp_path))
+    with pytest.raises(ServerFailed, match=r"'mute' .*did not start within 0.5 s") as failure:
+        await connection.start()
+    assert "never answering" in str(failure.value)  # its stderr, named
+    assert connection.status == "failed"
+    (pid,) = pids(pidfile)
+    assert not alive(pid)  # stopped, not left running
