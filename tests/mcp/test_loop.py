@@ -251,3 +251,22 @@ async def test_a_cancel_stops_a_long_call_and_the_server_stays_usable(
     again = await h.agent.prompt(session.id, "again")
     assert again.finish_reason == "end_turn"
     assert result_text(last_results(h.accepted_requests()[-1])[0]) == "echo: still here"
+
+
+async def test_new_settings_add_and_remove_servers_at_the_next_turn(
+    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    h = await make_harness()
+    api.enqueue(reply(text("one")), reply(text("two")), reply(text("three")))
+    await run_turn(h)
+    assert not [n for n in tool_names(h.accepted_requests()[0]) if n.startswith("mcp__")]
+    servers = {"late": stdio_entry(MCP_TEST_PIDFILE=str(pidfile))}
+    h.agent.update_settings(h.agent.settings.model_copy(update={"mcp_servers": servers}))
+    await run_turn(h)
+    assert "mcp__late__echo" in tool_names(h.accepted_requests()[1])
+    (pid,) = pids(pidfile)
+    h.agent.update_settings(h.agent.settings.model_copy(update={"mcp_servers": {}}))
+    await run_turn(h)
+    assert not [n for n in tool_names(h.accepted_requests()[2]) if n.startswith("mcp__")]
+    assert not alive(pid)  # a removed server is stopped
