@@ -21,6 +21,7 @@ from acp import RequestError
 from agentls.config import Settings
 from agentls.language.headless import HeadlessLanguages
 from agentls.verify.edit import Verifier
+from agentls.verify.reach import reach_before
 from agentls.workspace.changed import changed_while_waiting
 from agentls.workspace.disk import BINARY_SNIFF_BYTES, DiskWorkspace
 from agentls.workspace.protocol import EditOutcome, FileChange, Languages
@@ -107,7 +108,12 @@ class AcpWorkspace:
         changed = changed_while_waiting(old_text, current)
         if changed is not None:
             return EditOutcome(applied=False, reason=changed)
-        return await self._write(session_id, path, new_text, old_text)
+        # What uses the definitions this edit changes, looked for before it lands (verify/reach).
+        reach = await reach_before(self, path, path.as_uri(), old_text, new_text)
+        outcome = await self._write(session_id, path, new_text, old_text)
+        if outcome.applied and reach is not None:
+            outcome.reach = await reach.report()
+        return outcome
 
     async def _write(
         self, session_id: str, path: Path, new_text: str, old_text: str | None
