@@ -271,3 +271,16 @@ def test_run_plan_yes_approves_the_plan_and_builds(
     assert proc.returncode == 0, proc.stderr
     assert (workspace / "new.txt").read_text() == "x\n"
     assert "[mode] plan" in proc.stdout and "[mode] build" in proc.stdout
+
+
+def test_continuing_a_planned_session_without_plan_builds(
+    api: MessagesAPIServer, env: dict[str, str], workspace: Path
+) -> None:
+    api.enqueue(reply(tool_use("exit_plan", {"plan": "1. write new.txt"})), reply(text("Plan.")))
+    proc = agentls("run", "--cwd", str(workspace), "--plan", "--json", "plan it", env=env)
+    session = json.loads(proc.stdout.splitlines()[-1])["sessionId"]
+    api.enqueue(reply(tool_use("write", {"path": "new.txt", "content": "x\n"})), reply(text("ok")))
+    proc = agentls("run", "--cwd", str(workspace), "--session", session, "--yes", "build", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert (workspace / "new.txt").read_text() == "x\n"
+    assert "[mode] build" in proc.stdout

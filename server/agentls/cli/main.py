@@ -425,7 +425,7 @@ def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
                 question,
                 "reject",
                 "agentls run has no terminal to approve the plan; it was shown to the user. End "
-                "the turn now: they build it with `agentls run --session <id>` if they agree.",
+                "the turn now: to build it they continue the session without --plan.",
             )
         elif not interactive:
             how = (
@@ -496,8 +496,8 @@ async def _run(args: argparse.Namespace) -> int:
                 return EXIT_USAGE
         else:
             session_id = (await agent.new_session(model=settings.model)).id
-        if args.plan:
-            await agent.set_mode(session_id, "plan")
+        # The mode of this run: --plan plans; without it a continued session builds.
+        await agent.set_mode(session_id, "plan" if args.plan else "build")
         if args.model is None and settings.model.startswith("scripted:"):
             print(
                 f"(using the built-in scripted model {settings.model}: offline, not a real model)",
