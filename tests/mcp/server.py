@@ -55,6 +55,12 @@ def secret() -> str:
 
 
 @server.tool()
+def env_names() -> str:
+    """The names of the server's environment variables, one a line."""
+    return "\n".join(sorted(os.environ))
+
+
+@server.tool()
 def picture() -> Image:
     """A tiny PNG."""
     return Image(data=PNG, format="png")

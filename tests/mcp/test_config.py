@@ -171,3 +171,22 @@ async def test_a_server_that_does_not_start_in_time_is_stopped_and_said(tmp_path
     assert connection.status == "failed"
     (pid,) = pids(pidfile)
     assert not alive(pid)  # stopped, not left running
+
+
+async def test_a_stdio_server_gets_a_small_environment_and_its_own_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentls.mcp.connection import Connection
+    from tests.mcp.conftest import stdio_entry
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
+    monkeypatch.setenv("H5_UNRELATED", "x")
+    connection = Connection(parse_server("s", stdio_entry(MINE="1")))
+    await connection.start()
+    try:
+        result = await connection.call("env_names", {})
+    finally:
+        await connection.stop()
+    names = set(convert(result).text.split())
+    assert "MINE" in names and "PATH" in names
+    assert not {"ANTHROPIC_API_KEY", "H5_UNRELATED"} & names
