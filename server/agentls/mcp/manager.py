@@ -123,6 +123,14 @@ class McpManager:
             return fresh
 
     async def _ensure(self, connection: Connection) -> None:
+        try:
+            await self._ensure_one(connection)
+        except Exception as exc:  # noqa: BLE001 - one server's trouble is said, never the turn's
+            log.exception("MCP server %s", connection.name)
+            connection.status = "failed"
+            connection.error = f"MCP server {connection.name!r} failed: {exc}"
+
+    async def _ensure_one(self, connection: Connection) -> None:
         if connection.status == "running" and await connection.alive():
             return
         if connection.status == "failed" and connection.name not in self._restarted:
