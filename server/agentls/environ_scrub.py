@@ -70,6 +70,21 @@ def take_credentials() -> int:
     return taken
 
 
+# Variables read as credentials since start (a provider's apiKeyEnv): kept from child processes.
+_named: set[str] = set()
+
+
 def credential(name: str) -> str | None:
-    """os.environ's value (when something set it since), else the one take_credentials() took."""
+    """os.environ's value (when something set it since), else the one take_credentials() took.
+    The name is kept from child processes from now on (child_environment)."""
+    _named.add(name)
     return os.environ.get(name) or _held.get(name)
+
+
+def child_environment() -> dict[str, str]:
+    """os.environ for a process agentls starts (bash, ripgrep, verifyCommands, language
+    servers): without the API settings and credentials (ANTHROPIC_*) nor any variable read as a
+    credential (a provider's apiKeyEnv)."""
+    return {
+        k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_") and k not in _named
+    }

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentls.config import LanguageServerConfig
+from agentls.environ_scrub import child_environment
 from agentls.language.errors import LanguageUnavailable
 from agentls.language.positions import path_to_uri, uri_to_path
 
@@ -52,7 +53,7 @@ LANGUAGE_IDS = {".py": "python", ".pyi": "python", ".ts": "typescript", ".js": "
 
 def _client_env() -> dict[str, str]:
     """The server's environment: this process's, without the API credentials and settings."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    return child_environment()
 
 
 def _plain_converter() -> Any:

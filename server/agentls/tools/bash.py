@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
+from agentls.environ_scrub import child_environment
 from agentls.permission.bash_decision import changes_protected
 from agentls.tools import sandbox
 from agentls.tools.base import (
@@ -144,8 +145,8 @@ def _read_all(fd: int) -> bytes:
 
 
 def child_env() -> dict[str, str]:
-    """The server's environment minus its API credentials and settings (ANTHROPIC_*)."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    """The server's environment minus its API credentials and settings (environ_scrub)."""
+    return child_environment()
 
 
 def _exit_text(code: int | None) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentls.environ_scrub import child_environment
 from agentls.tools.base import ToolError
 
 _found_rg: list[str] = []  # the last binary found, checked again at each use
@@ -97,7 +98,7 @@ async def _run_rg(
         *args,
         cwd=str(cwd),
         # Like bash: no API credentials in any child process.
-        env={k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
+        env=child_environment(),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

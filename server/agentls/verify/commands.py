@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
-import os
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
+
+from agentls.environ_scrub import child_environment
 
 # A command that runs longer is killed, and reported as timed out.
 COMMAND_TIMEOUT_S = 60.0
@@ -50,7 +51,7 @@ async def run_verify_commands(path: Path, root: Path, commands: Mapping[str, str
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
             stdin=asyncio.subprocess.DEVNULL,
-            env={k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
+            env=child_environment(),
             start_new_session=True,
         )
         try:
