@@ -2,7 +2,8 @@
 -- (jedi-language-server), driven by tests/e2e/test_neovim_language.py.
 --
 -- Opens shapes.py, where FileType python starts jedi (as a user's config would) and the module
--- attaches agentls; runs the code action "Ask agent about this" the way a user picks it
+-- attaches agentls (the agent's references of use_a.py then load that file, and jedi attaches
+-- there too); runs the code action "Ask agent about this" the way a user picks it
 -- (vim.lsp.buf.code_action, vim.ui.select answered by title); waits until the transcript shows
 -- the turn's end; writes what it saw as JSON to $AGENTLS_E2E_RESULT and quits. Each wait is
 -- bounded.
@@ -152,6 +153,17 @@ local function main()
     error('the transcript shows no end of the turn within ' .. timeout .. ' ms')
   end
   result.transcript_shown = vim.fn.bufwinid(transcript) ~= -1
+  -- The buffers loaded since, and whether jedi attached to them.
+  result.buffers = {}
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if buf ~= bufnr and buf ~= transcript and vim.api.nvim_buf_is_loaded(buf) then
+      table.insert(result.buffers, {
+        name = vim.api.nvim_buf_get_name(buf),
+        listed = vim.bo[buf].buflisted,
+        jedi = jedi_id ~= nil and vim.lsp.buf_is_attached(buf, jedi_id),
+      })
+    end
+  end
 
   -- A second turn from :Agent in the same session, whose write asks: vim.ui.select answers.
   result.stage = ':Agent'

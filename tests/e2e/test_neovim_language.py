@@ -4,8 +4,8 @@
 Headless Neovim (tests/e2e/nvim_language.lua) opens shapes.py of a small project; FileType python
 starts jedi as a user's config would, and the module attaches `agentls serve`, declaring
 agent/languageRequest. The user picks "Ask agent about this" among the code actions. The model
-(the local Messages API) calls `references` on `area`: agentls asks Neovim, the module asks
-jedi, and the model gets jedi's answer: the two files that use shapes.area, and neither the
+(the local Messages API) calls `references` on `area` in use_a.py: agentls asks Neovim, the
+module loads that file's buffer (jedi attaches) and asks jedi, and the model gets jedi's answer: the two files that use shapes.area, and neither the
 namesake method Room.area nor the notes that mention the word (what a grep would return).
 Then `:Agent` prompts again in the same session; the model's write asks, and the module's
 question goes through vim.ui.select (answered "Allow once" by the script).
@@ -148,7 +148,8 @@ def tool_results(api: MessagesAPIServer) -> list[str]:
 
 
 def test_references_come_from_jedi_through_neovim(tmp_path: Path, api: MessagesAPIServer) -> None:
-    api.enqueue(reply(tool_use("references", {"path": "shapes.py", "symbol": "area", "line": 4})))
+    # Asked of use_a.py, which Neovim has not loaded: the module loads it, and jedi attaches.
+    api.enqueue(reply(tool_use("references", {"path": "use_a.py", "symbol": "area", "line": 3})))
     api.enqueue(reply(text(ANSWER)))
     # The second turn (:Agent): a write, which asks; vim.ui.select answers "Allow once".
     api.enqueue(reply(tool_use("write", {"path": "hello.txt", "content": "hello\n"})))
@@ -166,6 +167,8 @@ def test_references_come_from_jedi_through_neovim(tmp_path: Path, api: MessagesA
     uris = {location["uri"].rsplit("/project/", 1)[1] for location in asked[0]["result"]}
     assert {"use_a.py", "pkg/use_b.py"} <= uris, report
     assert "room.py" not in uris and "notes.md" not in uris, report
+    loaded = [b for b in result["buffers"] if b["name"].endswith("/project/use_a.py")]
+    assert loaded and loaded[0]["jedi"] is True and loaded[0]["listed"] is False, report
 
     # The model received jedi's references: the two users, no namesake, no mention.
     results = tool_results(api)

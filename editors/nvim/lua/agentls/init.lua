@@ -275,6 +275,36 @@ local function pushed_diagnostics(bufnr, self_id)
   return { kind = 'full', items = items }
 end
 
+-- Loads a document's buffer so that its FileType autocommands attach the user's language
+-- servers. Loading fires them, except where autocommands do not nest (the request handled while
+-- another autocommand runs, e.g. a script's VimEnter): then the filetype is matched and FileType
+-- fired here.
+local function load(bufnr)
+  if vim.api.nvim_buf_is_loaded(bufnr) then
+    return
+  end
+  local fired = false
+  local id = vim.api.nvim_create_autocmd('FileType', {
+    buffer = bufnr,
+    callback = function()
+      fired = true
+    end,
+  })
+  vim.fn.bufload(bufnr)
+  if not fired and vim.bo[bufnr].filetype == '' then
+    local ok, filetype = pcall(vim.filetype.match, { buf = bufnr }) -- 0.8+
+    if ok and filetype ~= nil then
+      vim.bo[bufnr].filetype = filetype
+    elseif not ok then
+      pcall(vim.filetype.match, vim.api.nvim_buf_get_name(bufnr), bufnr) -- 0.7: sets it
+    end
+  end
+  if not fired and vim.bo[bufnr].filetype ~= '' then
+    vim.api.nvim_exec_autocmds('FileType', { buffer = bufnr, modeline = false })
+  end
+  pcall(vim.api.nvim_del_autocmd, id)
+end
+
 -- Handler of the server's agent/languageRequest {method, params}: the first non-empty answer
 -- of the document buffer's other clients (the buffer loaded first, so that they attach), else
 -- null. Synchronous, as Neovim's server-request handlers are; vim.wait keeps the loop running.
@@ -291,7 +321,7 @@ function M.language_request(_, request, ctx)
   local uri = document_uri(params)
   if uri ~= nil then
     bufnr = vim.uri_to_bufnr(uri)
-    vim.fn.bufload(bufnr) -- its FileType autocommands attach the user's language servers
+    load(bufnr)
   end
   local self_id = ctx and ctx.client_id or state.client_id
   for _, client in ipairs(others(bufnr, self_id, deadline)) do
