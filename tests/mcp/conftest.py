@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +44,15 @@ def pids(path: Path) -> list[int]:
     return [int(x) for x in path.read_text().split()] if path.exists() else []
 
 
+@dataclass
+class HttpServer:
+    url: str
+    proc: subprocess.Popen[bytes]
+
+
 @pytest.fixture
-def http_server() -> Iterator[str]:
-    """The test server over streamable HTTP on 127.0.0.1; yields its url."""
+def http_process() -> Iterator[HttpServer]:
+    """The test server over streamable HTTP on 127.0.0.1 (its url and process)."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, SERVER, "http", str(port)],
@@ -63,7 +70,14 @@ def http_server() -> Iterator[str]:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("the test MCP server did not start") from None
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield HttpServer(f"http://127.0.0.1:{port}/mcp", proc)
     finally:
-        proc.terminate()
+        if proc.poll() is None:
+            proc.terminate()
         proc.wait(10)
+
+
+@pytest.fixture
+def http_server(http_process: HttpServer) -> str:
+    """The test server's url over streamable HTTP on 127.0.0.1."""
+    return http_process.url

@@ -9,7 +9,7 @@ from typing import Any
 
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
-from tests.mcp.conftest import alive, pids, stdio_entry
+from tests.mcp.conftest import HttpServer, alive, pids, stdio_entry
 
 BUILT_INS = ["read", "write", "edit", "glob", "grep", "list", "bash"]
 
@@ -270,3 +270,21 @@ async def test_new_settings_add_and_remove_servers_at_the_next_turn(
     await run_turn(h)
     assert not [n for n in tool_names(h.accepted_requests()[2]) if n.startswith("mcp__")]
     assert not alive(pid)  # a removed server is stopped
+
+
+async def test_an_http_server_gone_between_turns_is_said_and_the_session_goes_on(
+    make_harness: HarnessFactory, api: MessagesAPIServer, http_process: HttpServer
+) -> None:
+    entry = {"type": "http", "url": http_process.url, "timeout": 5000}
+    h = await make_harness({"mcpServers": {"web": entry}})
+    api.enqueue(reply(text("first")), reply(text("second")))
+    await run_turn(h)
+    assert "mcp__web__add" in tool_names(h.accepted_requests()[0])
+    http_process.proc.terminate()
+    http_process.proc.wait(10)
+    result = await run_turn(h)
+    assert result.finish_reason == "end_turn" and result.text == "second"
+    (error,) = h.of_type("error")
+    assert "'web'" in error.message and http_process.url in error.message
+    assert "failed to start" in error.message  # the restart, once in this turn
+    assert not [n for n in tool_names(h.accepted_requests()[1]) if n.startswith("mcp__web")]

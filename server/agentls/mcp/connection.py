@@ -137,7 +137,12 @@ class Connection:
                 )
         except BaseException as exc:  # noqa: BLE001 - the task's end, whatever ended it
             leaf = _leaf(exc)  # a task group's error comes in a group
-            what = str(leaf) if isinstance(leaf, _StartError) else f"stopped: {_describe(exc)}"
+            if isinstance(leaf, _StartError):
+                what = str(leaf)
+            elif not ready.done():
+                what = f"failed to start: {_describe(exc)}"
+            else:
+                what = f"stopped: {_describe(exc)}"
             if not ready.done():
                 ready.set_exception(ServerFailed(self._failure(what)))
             if isinstance(exc, asyncio.CancelledError):
