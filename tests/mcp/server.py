@@ -55,6 +55,13 @@ def secret() -> str:
 
 
 @server.tool()
+def auth(ctx: Context) -> str:
+    """The Authorization header of the request (over HTTP)."""
+    headers = ctx.headers or {}
+    return headers.get("authorization", "(none)")
+
+
+@server.tool()
 def env_names() -> str:
     """The names of the server's environment variables, one a line."""
     return "\n".join(sorted(os.environ))

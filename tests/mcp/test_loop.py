@@ -227,11 +227,15 @@ async def test_http_server_on_loopback(
         "headers": {"Authorization": "Bearer ${H5_HTTP_TOKEN}"},
     }
     h = await make_harness({"mcpServers": {"web": entry}})
-    api.enqueue(reply(tool_use("mcp__web__add", {"a": 2, "b": 40})), reply(text("done")))
+    api.enqueue(
+        reply(tool_use("mcp__web__add", {"a": 2, "b": 40}), tool_use("mcp__web__auth")),
+        reply(text("done")),
+    )
     await run_turn(h, approve="once")
     assert "mcp__web__add" in tool_names(h.accepted_requests()[0])
-    (answer,) = last_results(h.accepted_requests()[1])
+    answer, auth = last_results(h.accepted_requests()[1])
     assert result_text(answer) == "42"
+    assert result_text(auth) == "Bearer t0k"  # the header, its ${VAR} from the environment
 
 
 async def test_a_cancel_stops_a_long_call_and_the_server_stays_usable(
