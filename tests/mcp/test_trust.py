@@ -98,3 +98,13 @@ def test_agentls_mcp_list_runs_a_workspace_server_only_once_trusted(
     assert "test  running" in trusted.stdout
     assert "mcp__test__echo  [says read-only]" in trusted.stdout
     assert len(pids(pidfile)) == 1
+    listed = subprocess.run(
+        [*agentls, "mcp", "list", "--json", "--cwd", str(ws)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    (server,) = json.loads(listed.stdout)
+    assert server["name"] == "test" and server["status"] == "running"
+    assert {"name": "mcp__test__add", "remoteName": "add", "readOnlyHint": False} in server["tools"]

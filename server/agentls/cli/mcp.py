@@ -36,7 +36,10 @@ async def mcp_command(args: argparse.Namespace) -> int:
     finally:
         await agent.aclose()
     if args.json:
-        print(json.dumps([dataclasses.asdict(s) for s in servers], indent=2))
+        from agentls.protocol.models import McpServerInfo
+
+        infos = [McpServerInfo.model_validate(dataclasses.asdict(s)).wire() for s in servers]
+        print(json.dumps(infos, indent=2))
         return EXIT_OK
     if not servers:
         print(
