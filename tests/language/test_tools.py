@@ -168,3 +168,11 @@ async def test_without_language_servers_the_tools_say_how_to_configure_them(
     make_project(root)
     with pytest.raises(ToolError, match="`languageServers` setting names none"):
         await run(DefinitionTool(), path="app.py", symbol="greet")
+
+
+async def test_a_definition_outside_the_workspace_is_left_out(lrun: RunTool, root: Path) -> None:
+    (root / "paths.py").write_text("import os\n\nos.path.join('a', 'b')\n")
+    result = await lrun(DefinitionTool(), path="paths.py", symbol="join", line=3)
+    assert "none found" in result.output
+    assert "(1 place in secret files, files a rule denies or files outside" in result.output
+    assert "posixpath" not in result.output
