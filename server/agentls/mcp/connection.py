@@ -72,6 +72,7 @@ class Connection:
         self._stop = asyncio.Event()
         self._stderr: IO[str] | None = None
         self._scope: Any = None  # the running task's anyio.CancelScope
+        self._starting = asyncio.Lock()
 
     @property
     def name(self) -> str:
@@ -80,9 +81,14 @@ class Connection:
     # ---- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Start the server and list its tools, within its start timeout; raises ServerFailed."""
-        if self.status == "running":
-            return
+        """Start the server and list its tools, within its start timeout; raises ServerFailed.
+        Two callers at once (two sessions' turns) share one start."""
+        async with self._starting:
+            if self.status == "running":
+                return
+            await self._start()
+
+    async def _start(self) -> None:
         await self.stop()
         self.status, self.error = "starting", None
         self._stop = asyncio.Event()
@@ -181,6 +187,8 @@ class Connection:
         task = self._task
         self._stop.set()
         if task is not None and not task.done():
+            if self.status == "starting" and self._scope is not None:
+                self._scope.cancel()  # a start left waiting (its turn was cancelled): no wait
             done, _ = await asyncio.wait([task], timeout=STOP_TIMEOUT_S)
             if not done and self._scope is not None:
                 self._scope.cancel()
