@@ -26,6 +26,43 @@ READ_ONLY_PROGRAMS = frozenset(
 )  # fmt: skip
 
 
+# Programs of READ_ONLY_PROGRAMS that write with some options: their short letters and long
+# names (any prefix of one counts, as getopt_long takes it): `tree -o f`, `file -C`, `date -s`.
+_WRITING_SHORT = {"tree": "o", "file": "C", "date": "s"}
+_WRITING_LONG = {"tree": ("output",), "file": ("compile",), "date": ("set",)}
+# Programs whose second operand is a file they write (`uniq IN OUT`, `xxd IN OUT`), with their
+# options that take the next word as a value. `xxd -r` writes binary back (and can patch).
+_VALUE_OPTIONS = {
+    "uniq": frozenset({"-f", "-s", "-w"}),
+    "xxd": frozenset({"-c", "-g", "-l", "-s", "-o", "-n", "-cols", "-len", "-seek", "-name"}),
+}
+
+
+def _writes(command: Command) -> bool:
+    """Whether an option or an operand makes this reader write (see _WRITING_SHORT and
+    _VALUE_OPTIONS)."""
+    name = command.name
+    operands, skip, options_done = 0, False, False
+    for word in command.argv[1:]:
+        if skip:
+            skip = False
+        elif options_done or word == "-" or not word.startswith("-"):
+            operands += 1
+        elif word == "--":
+            options_done = True
+        elif name == "xxd" and word.startswith("-r"):
+            return True
+        elif word.startswith("--"):
+            option = word[2:].split("=", 1)[0]
+            if any(long.startswith(option) for long in _WRITING_LONG.get(name, ())):
+                return True
+        elif any(letter in word[1:] for letter in _WRITING_SHORT.get(name, "")):
+            return True
+        else:
+            skip = word in _VALUE_OPTIONS.get(name, ())
+    return name in _VALUE_OPTIONS and operands > 1
+
+
 def _git_reads(command: Command) -> bool:
     text = command.text
     if text in SANDBOXED_GIT_EXACT:
@@ -38,7 +75,11 @@ def _reads_only(command: Command) -> bool:
         return False  # `./ls` is a file of the workspace, not the program
     if command.name == "git":
         return _git_reads(command) and risky_option(command) is None
-    return command.name in READ_ONLY_PROGRAMS and risky_option(command) is None
+    return (
+        command.name in READ_ONLY_PROGRAMS
+        and risky_option(command) is None
+        and not _writes(command)
+    )
 
 
 def is_read_only(line: str) -> bool:
