@@ -14,6 +14,8 @@ The modules, one concern each:
 - policy.py: the settings in force, the permission rules they make, the project's grants;
 - compaction.py: summarizing the older history near the context window;
 - revert.py: undoing the file changes of messages;
+- modes.py: build and plan mode (what plan mode refuses, exit_plan's question), the todo list;
+- steering.py: a prompt that joins the running turn at its next step boundary;
 - heap.py: the garbage collector's freezing policy;
 - instructions.py: AGENTS.md / CLAUDE.md in the system prompt; system_prompt.py: the base prompt.
 """
