@@ -177,6 +177,24 @@ local function main()
   end
   result.transcript = lines()
 
+  -- textDocument/diagnostic, which jedi does not answer: what jedi pushed, as a pull report.
+  result.stage = 'diagnostics'
+  vim.cmd('edit ' .. vim.fn.fnameescape(workspace .. '/broken.py'))
+  local broken = vim.api.nvim_get_current_buf()
+  if not vim.wait(timeout, function() return #vim.diagnostic.get(broken) > 0 end, 20) then
+    error('jedi pushed no diagnostics for broken.py within ' .. timeout .. ' ms')
+  end
+  local agentls_client
+  for _, client in ipairs(vim.lsp.get_active_clients()) do
+    if client.name == 'agentls' then
+      agentls_client = client
+    end
+  end
+  result.pulled = agentls.language_request(nil, {
+    method = 'textDocument/diagnostic',
+    params = { textDocument = { uri = vim.uri_from_bufnr(broken) } },
+  }, { client_id = agentls_client.id })
+
   result.stage = 'done'
   result.ok = true
 end

@@ -55,6 +55,7 @@ PROJECT = {
     # A namesake and a mention: a grep for "area" finds both, the language server neither.
     "room.py": "class Room:\n    def area(self):\n        return 12\n",
     "notes.md": "The area of a room is its width times its height.\n",
+    "broken.py": "def broken(:\n    pass\n",
 }
 
 
@@ -190,3 +191,9 @@ def test_references_come_from_jedi_through_neovim(tmp_path: Path, api: MessagesA
     assert "[answered] Allow once" in transcript, transcript
     assert WRITTEN in transcript, transcript
     assert (tmp_path / "project" / "hello.txt").read_text() == "hello\n"
+
+    # textDocument/diagnostic, which jedi does not answer: the module reports what jedi pushed.
+    pulled = result["pulled"]
+    assert pulled["kind"] == "full" and pulled["items"], report
+    assert all(item["range"]["start"]["line"] == 0 for item in pulled["items"]), pulled
+    assert pulled["items"][0]["severity"] == 1, pulled

@@ -255,16 +255,19 @@ end
 -- languages.getDiagnostics gives): used when no server answers textDocument/diagnostic.
 local function pushed_diagnostics(bufnr, self_id)
   local own = vim.lsp.diagnostic.get_namespace(self_id)
-  local function position(line, byte)
-    local text = vim.api.nvim_buf_get_lines(bufnr, line, line + 1, false)[1] or ''
+  local function position(row, byte) -- Neovim's byte column to the LSP's UTF-16 one
+    local text = vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
     local _, utf16 = vim.str_utfindex(text, math.min(byte, #text))
-    return { line = line, character = utf16 }
+    return { line = row, character = utf16 }
   end
   local items = {}
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do
     if d.namespace ~= own then
       table.insert(items, {
-        range = { start = position(d.lnum, d.col), ['end'] = position(d.end_lnum, d.end_col) },
+        range = {
+          start = position(d.lnum, d.col),
+          ['end'] = position(d.end_lnum or d.lnum, d.end_col or d.col),
+        },
         severity = d.severity,
         message = d.message,
         source = d.source,
