@@ -5,7 +5,8 @@
 -- attaches agentls (the agent's references of use_a.py then load that file, and jedi attaches
 -- there too); runs the code action "Ask agent about this" the way a user picks it
 -- (vim.lsp.buf.code_action, vim.ui.select answered by title); waits until the transcript shows
--- the turn's end; writes what it saw as JSON to $AGENTLS_E2E_RESULT and quits. Each wait is
+-- the turn's end; a second turn from :Agent whose write asks (vim.ui.select answers); the
+-- module's textDocument/diagnostic answer for broken.py; writes what it saw as JSON to $AGENTLS_E2E_RESULT and quits. Each wait is
 -- bounded.
 --
 -- Environment: AGENTLS_E2E_RESULT, AGENTLS_E2E_WORKSPACE, AGENTLS_E2E_SERVER_CMD (JSON list),

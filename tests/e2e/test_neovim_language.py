@@ -8,7 +8,8 @@ agent/languageRequest. The user picks "Ask agent about this" among the code acti
 module loads that file's buffer (jedi attaches) and asks jedi, and the model gets jedi's answer: the two files that use shapes.area, and neither the
 namesake method Room.area nor the notes that mention the word (what a grep would return).
 Then `:Agent` prompts again in the same session; the model's write asks, and the module's
-question goes through vim.ui.select (answered "Allow once" by the script).
+question goes through vim.ui.select (answered "Allow once" by the script). Last, the module's
+answer to textDocument/diagnostic, which jedi does not answer: what jedi pushed for broken.py.
 """
 
 from __future__ import annotations
