@@ -6,8 +6,8 @@
 -- there too); runs the code action "Ask agent about this" the way a user picks it
 -- (vim.lsp.buf.code_action, vim.ui.select answered by title); waits until the transcript shows
 -- the turn's end; a second turn from :Agent whose write asks (vim.ui.select answers); the
--- module's textDocument/diagnostic answer for broken.py; writes what it saw as JSON to $AGENTLS_E2E_RESULT and quits. Each wait is
--- bounded.
+-- module's textDocument/diagnostic answer for broken.py; writes what it saw as JSON to
+-- $AGENTLS_E2E_RESULT and quits. Each wait is bounded.
 --
 -- Environment: AGENTLS_E2E_RESULT, AGENTLS_E2E_WORKSPACE, AGENTLS_E2E_SERVER_CMD (JSON list),
 -- AGENTLS_E2E_JEDI_CMD (JSON list), AGENTLS_E2E_MODULE (editors/nvim), AGENTLS_E2E_TIMEOUT_MS.
