@@ -81,7 +81,7 @@ async def get_messages(ls: AgentServer, raw: Any) -> dict[str, Any]:
                 reverted=m.reverted or None,
             )
             for m in messages
-        ]
+        ],
     ).wire()
 
 
