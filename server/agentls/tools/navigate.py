@@ -4,6 +4,7 @@ rules for the file they are given and for every file an answer names."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from agentls.tools.base import (
     PermissionQuery,
     Tool,
     ToolContext,
+    ToolError,
     ToolInput,
     ToolResult,
     expect_input,
@@ -212,10 +214,35 @@ class HoverTool(_AtSymbol):
     async def run(self, params: ToolInput, ctx: ToolContext) -> ToolResult:
         params = expect_input(params, SymbolInput)
         at = await locate(ctx, self.name, params, verb=self.verb)
+        # A hover shows the definition's value and docstring: never from a file the model may
+        # not read (a secret, a denied file, outside the workspace but for installed libraries).
+        # A server that offers no definition, or fails to give one, is not checked.
+        try:
+            _, found = await ask_if_offered(ctx, "textDocument/definition", at.params(), at.path)
+        except ToolError:
+            found = None
+        for item in as_list(found):
+            where = location_of(item)
+            if where is not None and not (ctx.may_show(where[0]) or _library(ctx, where[0])):
+                return ToolResult(
+                    f"Hover on {at.position.note}: withheld, it is defined in a file you may not "
+                    "read (a secret file, a file a rule denies or a file outside the workspace)."
+                )
         result = await ask(ctx, "textDocument/hover", at.params(), at.path)
         text = hover_text(result)
         head = f"Hover on {at.position.note}:\n"
         return ToolResult(head + (text or "nothing to show."), title=self.title(input_dict(params)))
+
+
+_LIBRARY_DIRS = frozenset({"site-packages", "dist-packages", "node_modules", "typeshed"})
+
+
+def _library(ctx: ToolContext, path: Path) -> bool:
+    """An installed library's file outside the workspace (its docs are no secret)."""
+    if not ctx.is_outside(path):
+        return False
+    stdlib = {Path(sys.base_prefix, "lib"), Path(sys.prefix, "lib")}
+    return bool(_LIBRARY_DIRS.intersection(path.parts) or stdlib.intersection(path.parents))
 
 
 class CallersTool(_AtSymbol):
