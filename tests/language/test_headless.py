@@ -175,3 +175,26 @@ async def test_a_crashed_server_is_restarted_once(tmp_path: Path) -> None:
             await languages.request("textDocument/hover", hover, greet)
     finally:
         await languages.aclose()
+
+
+async def test_a_start_cut_short_by_a_cancel_leaves_nothing_half_started(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "ws")
+    languages = HeadlessLanguages(root, jedi_settings, DiskWorkspace(root).read_text)
+    greet = root / "shop" / "greet.py"
+    hover = {"textDocument": {"uri": greet.as_uri()}, "position": {"line": 3, "character": 4}}
+    try:
+        # Cancelled while the server is still starting (a cancelled turn).
+        first = asyncio.ensure_future(languages.request("textDocument/hover", hover, greet))
+        while not languages.pids():
+            await asyncio.sleep(0.005)
+        started = languages.pids()[0]
+        first.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        assert languages.pids() == [] and not alive(started)
+        # The next request starts a server afresh and gets an answer, twice over (the cancelled
+        # start does not count as one of the restarts a crash is allowed).
+        assert await languages.request("textDocument/hover", hover, greet)
+        assert await languages.request("textDocument/hover", hover, greet)
+    finally:
+        await languages.aclose()

@@ -91,6 +91,13 @@ class HeadlessLanguages:
             except LanguageUnavailable:
                 await server.stop()
                 raise
+            except asyncio.CancelledError:
+                # A start cut short (a cancelled turn) leaves no half-started server behind, nor
+                # counts as a crash: the next request starts it afresh.
+                self._servers.pop(name, None)
+                self._starts[name] -= 1
+                await asyncio.shield(server.stop())
+                raise
             return server
 
     def _for(self, path: Path, method: str) -> str:
