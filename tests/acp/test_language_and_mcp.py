@@ -18,7 +18,7 @@ from acp.schema import EnvVariable, HttpMcpServer, McpServerStdio, TextContentBl
 from messages_api import reply, text, tool_use
 from tests.acp.conftest import AcpEnv, Connection, ScriptedClient, connect
 from tests.language.conftest import GREET, MAIN, language_servers, make_project
-from tests.mcp.conftest import SERVER, http_server  # noqa: F401 - a fixture
+from tests.mcp.conftest import SERVER, http_process, http_server  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

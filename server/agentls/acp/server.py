@@ -46,7 +46,6 @@ from agentls.acp.transport import StdioTransport
 from agentls.acp.updates import EventRelay, UpdateSender, agent_text, plan_update, replay
 from agentls.acp.workspace import AcpWorkspace, current_session
 from agentls.config import load_settings
-from agentls.mcp.config import ConfigError, from_acp
 from agentls.session import Agent, StoreError, TurnResult
 from agentls.session.modes import MODES
 from agentls.workspace.protocol import Workspace
@@ -295,8 +294,8 @@ def _add_mcp_servers(agent: Agent, servers: list[Any] | None) -> None:
         raw.append(entry)
     if raw:
         try:
-            agent.add_mcp_servers(from_acp(raw))
-        except ConfigError as exc:
+            agent.add_mcp_servers(raw)
+        except ValueError as exc:
             raise _invalid("mcpServers", str(exc)) from None
 
 

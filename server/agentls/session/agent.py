@@ -439,9 +439,14 @@ class Agent:
 
     # ---- MCP servers --------------------------------------------------------------------
 
-    def add_mcp_servers(self, servers: dict[str, Any]) -> None:
+    def add_mcp_servers(self, servers: dict[str, Any] | list[Any]) -> None:
         """More MCP servers ({name: {command, args, env} | {type: "http", url, headers}}, see
-        agentls.mcp.config; `from_acp` turns ACP's list into it), started at the next turn."""
+        agentls.mcp.config; or ACP's list of them, {name, ...}), started at the next turn.
+        Raises ValueError (the entry at fault named) for a list that is not ACP's shape."""
+        if isinstance(servers, list):
+            from agentls.mcp.config import from_acp
+
+            servers = from_acp(servers)
         self._mcp_extra.update(servers)
         if self._mcp is not None:
             self._mcp.add_servers(servers)
