@@ -91,6 +91,13 @@ class Settings(WireModel):
     # what of that file was ignored (see agentls.trust).
     _workspace_restrictions: tuple[Rule, ...] = PrivateAttr(default=())
     _untrusted_notice: str | None = PrivateAttr(default=None)
+    # Whether the workspace is trusted (the editor says so, or `agentls trust` recorded its
+    # config's exact content): its .agentls/commands count only then (session/commands.py).
+    _workspace_trusted: bool = PrivateAttr(default=False)
+
+    @property
+    def workspace_trusted(self) -> bool:
+        return self._workspace_trusted
 
     @property
     def workspace_restrictions(self) -> tuple[Rule, ...]:
@@ -197,6 +204,7 @@ def load_settings(
     user = _read_json(config_home() / "config.json")
     layers = [user]
     untrusted = None
+    trusted = workspace_trusted
     if workspace_root is not None:
         path = workspace_config(workspace_root)
         data = read_workspace_bytes(path)
@@ -205,6 +213,7 @@ def load_settings(
             state = "trusted" if workspace_trusted else TrustStore().state(path, data)
             if state == "trusted":
                 layers.append(layer)
+                trusted = True
             else:
                 untrusted = restrict(path, layer, state)
         mcp_layer, mcp_notice = _mcp_json(workspace_root, workspace_trusted)
@@ -229,6 +238,7 @@ def load_settings(
             )
         settings._workspace_restrictions = tuple(untrusted.restrictions)
         settings._untrusted_notice = untrusted.notice(editor=editor)
+    settings._workspace_trusted = trusted and workspace_root is not None
     if mcp_notice is not None:
         notices = [settings._untrusted_notice, mcp_notice]
         settings._untrusted_notice = "\n".join(n for n in notices if n)

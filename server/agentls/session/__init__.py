@@ -15,6 +15,7 @@ The modules, one concern each:
 - compaction.py: summarizing the older history near the context window;
 - revert.py: undoing the file changes of messages;
 - modes.py: build and plan mode (what plan mode refuses, exit_plan's question), the todo list;
+- commands.py: /NAME prompts (built-ins, the user's and a trusted workspace's templates);
 - steering.py: a prompt that joins the running turn at its next step boundary;
 - heap.py: the garbage collector's freezing policy;
 - instructions.py: AGENTS.md / CLAUDE.md in the system prompt; system_prompt.py: the base prompt.
@@ -22,6 +23,7 @@ The modules, one concern each:
 
 from agentls.permission.broker import Answer, ApprovalError
 from agentls.session.agent import Agent
+from agentls.session.commands import Command, CommandError
 from agentls.session.questions import (
     AskContext,
     Asker,
@@ -40,6 +42,8 @@ __all__ = [
     "ApprovalError",
     "AskContext",
     "Asker",
+    "Command",
+    "CommandError",
     "ProjectGrant",
     "Question",
     "QuestionPresenter",

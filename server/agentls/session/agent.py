@@ -25,6 +25,13 @@ from agentls.history import ApiHistory, ContextPart, Message, Usage, clean_text,
 from agentls.model.base import Provider
 from agentls.model.catalog import model_info, use_providers
 from agentls.permission.broker import Answer, ApprovalBroker
+from agentls.session.commands import (
+    Command,
+    Expansion,
+    load_commands,
+    parse_invocation,
+    run_command,
+)
 from agentls.session.heap import HEAP
 from agentls.session.instructions import Instructions
 from agentls.session.modes import MODES, set_mode
@@ -248,6 +255,10 @@ class Agent:
             raise ValueError(f"mode must be build or plan (got {mode!r})")
         await set_mode(await self.session(session_id), self.store, self.emit, mode)
 
+    def list_commands(self) -> dict[str, Command]:
+        """The /commands by name: built-ins, the user's, the workspace's when it is trusted."""
+        return load_commands(self.root, config_home(), self.settings.workspace_trusted)
+
     async def todos(self, session_id: str) -> list[TodoItem]:
         """The session's todo list (the todowrite tool's), as last written."""
         return list((await self.session(session_id)).todos)
@@ -354,7 +365,15 @@ class Agent:
         """Run one turn; a prompt to a busy session waits its turn (first in, first out). With
         mode "steer", a prompt to a session running a turn joins that turn at its next step
         boundary instead (steering.py) and returns the turn's result; one the turn did not take
-        (it ended first) runs as a prompt of its own."""
+        (it ended first) runs as a prompt of its own. A prompt "/NAME args" runs a command
+        (commands.py); CommandError when it cannot."""
+        model = None
+        invocation = parse_invocation(text)
+        if invocation is not None:
+            outcome = await run_command(self, session_id, *invocation)
+            if not isinstance(outcome, Expansion):
+                return outcome
+            text, context, model = outcome.text, [*(context or []), *outcome.context], outcome.model
         if mode == "steer":
             steered = await self._steer(session_id, text, context or [])
             if steered is not None:
@@ -378,7 +397,7 @@ class Agent:
                 state.queue.remove(ticket)
                 # Before the turn's task and objects exist (see heap.py).
                 HEAP.freeze()
-                state.task = asyncio.create_task(self._run_turn(state, text, context or []))
+                state.task = asyncio.create_task(self._run_turn(state, text, context or [], model))
                 return await state.task
         finally:
             if ticket in state.queue:
@@ -493,7 +512,7 @@ class Agent:
         )
 
     async def _run_turn(
-        self, state: SessionState, text: str, context: list[ContextPart]
+        self, state: SessionState, text: str, context: list[ContextPart], model: str | None = None
     ) -> TurnResult:
         session_id = state.record.id
         # One turn of a session at a time across processes too: a turn of it running in another
@@ -513,7 +532,8 @@ class Agent:
             if locked:
                 await self._unlock(session_id)
             raise
-        turn = Turn(self._turn_parts(state.record.model), state)
+        model = model or state.record.model  # a command's own model, for this turn
+        turn = Turn(self._turn_parts(model), state, model)
         with HEAP.turn_running():  # no freezing meanwhile (see heap.py)
             try:
                 try:

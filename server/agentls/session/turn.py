@@ -106,12 +106,12 @@ def _finish_of(stop_reason: str | None) -> FinishReason:
 class Turn:
     """The state of one running turn, so a cancel at any await can be finished cleanly."""
 
-    def __init__(self, parts: TurnParts, state: SessionState) -> None:
+    def __init__(self, parts: TurnParts, state: SessionState, model: str | None = None) -> None:
         self.parts = parts
         self.state = state
         self.store = parts.store
         self.session_id = state.record.id
-        self.model = state.record.model
+        self.model = model or state.record.model
         self.usage = Usage()
         self.assistant: Message | None = None
         self.folder: StreamFolder | None = None  # the current step's

@@ -1,0 +1,272 @@
+"""Custom commands: `/NAME args` at the start of a prompt.
+
+A command is a Markdown prompt template in `~/.config/agentls/commands/NAME.md` (the user's) or
+`<workspace>/.agentls/commands/NAME.md` (the workspace's, read only when the workspace is trusted:
+a repository's file must not put words in the user's mouth). The workspace's replaces the user's
+of the same name; neither replaces a built-in (`/compact`, `/clear`, `/model`).
+
+A template may open with a front matter (`---` lines around `key: value` lines: description,
+model, agent). `$ARGUMENTS` stands for what follows the name (appended when the template does not
+say it). `@path` attaches that workspace file as prompt context, through the `read` rules: a file
+outside the workspace, a secret (.env, keys: they ask) or one the rules deny is refused, and the
+prompt is not sent.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from agentls.history import ContextPart, Usage
+from agentls.session.compaction import Compactor, context_tokens
+from agentls.session.policy import Policy
+from agentls.session.state import SessionState, TurnResult
+
+if TYPE_CHECKING:
+    from agentls.session.agent import Agent
+
+NAME = re.compile(r"[a-z0-9_-]+")
+# "/name" alone or followed by whitespace; "/usr/bin/x" is not a command.
+INVOCATION = re.compile(r"/([a-z0-9_-]+)(?:\s+(.*))?", re.DOTALL)
+# "@path": not inside a word (an e-mail address), up to the first space; trailing punctuation
+# ("see @a.py.") is not part of it.
+REFERENCE = re.compile(r"(?<![\w@])@([\w./~-]*[\w/-])")
+MAX_COMMAND_BYTES = 64_000
+MAX_ATTACHED_CHARS = 200_000
+FRONT_MATTER_KEYS = ("description", "model", "agent")
+
+Source = Literal["builtin", "user", "workspace"]
+
+
+class CommandError(ValueError):
+    """A command that cannot run (unknown, a refused @path, ...); nothing was sent."""
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    description: str
+    source: Source
+    template: str = ""
+    model: str | None = None
+    agent: str | None = None
+
+
+BUILTINS = {
+    "compact": Command(
+        "compact", "Compact the session now (summarize its older history)", "builtin"
+    ),
+    "clear": Command("clear", "Start a new session", "builtin"),
+    "model": Command("model", "Show the session's model, or use MODEL from now on", "builtin"),
+}
+
+
+def command_dirs(root: Path, home: Path, trusted: bool) -> list[tuple[Source, Path]]:
+    dirs: list[tuple[Source, Path]] = [("user", home / "commands")]
+    if trusted:
+        dirs.append(("workspace", root / ".agentls" / "commands"))
+    return dirs
+
+
+def load_commands(root: Path, home: Path, trusted: bool) -> dict[str, Command]:
+    """Every command by name, sorted: the built-ins, the user's, the workspace's (trusted only)."""
+    found = dict(BUILTINS)
+    for source, directory in command_dirs(root, home, trusted):
+        try:
+            entries = sorted(directory.iterdir())
+        except OSError:
+            continue
+        real_dir = os.path.realpath(directory)
+        for entry in entries:
+            name = entry.name.removesuffix(".md")
+            if not entry.name.endswith(".md") or not NAME.fullmatch(name) or name in BUILTINS:
+                continue
+            # A link out of the commands directory is not followed (it could name any file).
+            if os.path.dirname(os.path.realpath(entry)) != real_dir:
+                continue
+            text = _read_small(entry)
+            if text is not None:
+                found[name] = parse_command(name, source, text)
+    return dict(sorted(found.items()))
+
+
+def _read_small(path: Path) -> str | None:
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_COMMAND_BYTES:
+            return None
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def parse_command(name: str, source: Source, text: str) -> Command:
+    """The template and its front matter (only `key: value` lines of the known keys)."""
+    meta: dict[str, str] = {}
+    body = text
+    lines = text.splitlines(keepends=True)
+    if lines and lines[0].strip() == "---":
+        for index, line in enumerate(lines[1:], start=1):
+            if line.strip() == "---":
+                body = "".join(lines[index + 1 :])
+                for item in lines[1:index]:
+                    key, colon, value = item.partition(":")
+                    if colon and key.strip() in FRONT_MATTER_KEYS:
+                        meta[key.strip()] = value.strip().strip("'\"")
+                break
+    body = body.strip("\n")
+    description = meta.get("description") or _first_line(body)
+    return Command(
+        name=name,
+        description=description,
+        source=source,
+        template=body,
+        model=meta.get("model") or None,
+        agent=meta.get("agent") or None,
+    )
+
+
+def _first_line(body: str) -> str:
+    for line in body.splitlines():
+        if line.strip():
+            return line.strip()[:80]
+    return ""
+
+
+def parse_invocation(text: str) -> tuple[str, str] | None:
+    """("name", "args") for a prompt that starts with /name, else None."""
+    match = INVOCATION.fullmatch(text.strip())
+    if match is None:
+        return None
+    return match.group(1), (match.group(2) or "").strip()
+
+
+def fill(template: str, args: str) -> str:
+    if "$ARGUMENTS" in template:
+        return template.replace("$ARGUMENTS", args)
+    return f"{template}\n\n{args}" if args else template
+
+
+def unknown(name: str, commands: dict[str, Command]) -> CommandError:
+    known = ", ".join(f"/{n}" for n in commands)
+    return CommandError(f"unknown command /{name}; the commands are: {known}")
+
+
+def attachments(text: str, root: Path, policy: Policy, state: SessionState) -> list[ContextPart]:
+    """The files the prompt's @paths name, read through the `read` rules; CommandError for one
+    refused. An @word that names no file is left as it is."""
+    rules = policy.rules_with(state.grants)
+    parts: list[ContextPart] = []
+    seen: set[Path] = set()
+    for raw in REFERENCE.findall(text):
+        candidate = Path(os.path.expanduser(raw))
+        path = Path(os.path.realpath(candidate if candidate.is_absolute() else root / candidate))
+        if not os.path.lexists(path) or path.is_dir() or path in seen:
+            continue
+        if path == root or root not in path.parents:
+            raise CommandError(f"@{raw} is outside the workspace ({root}); it is not attached")
+        rel = path.relative_to(root).as_posix()
+        action = rules.evaluate("read", rel, root=root)
+        if action == "deny":
+            raise CommandError(f"@{raw}: reading {rel} is denied by the permission rules")
+        if action != "allow":
+            raise CommandError(
+                f"@{raw}: {rel} is not read without asking (a secret, or a rule that asks); "
+                "it is not attached. Ask the agent to read it instead."
+            )
+        try:
+            content = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"@{raw}: cannot read {rel} ({exc})") from None
+        if len(content) > MAX_ATTACHED_CHARS:
+            content = content[:MAX_ATTACHED_CHARS] + "\n... (cut)"
+        seen.add(path)
+        parts.append(ContextPart(uri=path.as_uri(), text=content))
+    return parts
+
+
+@dataclass
+class Expansion:
+    """A custom command made into a prompt: its text, the files it attached, its model."""
+
+    text: str
+    context: list[ContextPart]
+    model: str | None
+
+
+def expand(
+    command: Command, args: str, root: Path, policy: Policy, state: SessionState
+) -> Expansion:
+    text = fill(command.template, args)
+    if not text.strip():
+        raise CommandError(f"/{command.name} is empty")
+    return Expansion(text, attachments(text, root, policy, state), command.model)
+
+
+def result(session_id: str, text: str) -> TurnResult:
+    """What a built-in answers: no model turn, its outcome as the text."""
+    return TurnResult(session_id, None, "end_turn", text, Usage())
+
+
+async def run_command(
+    agent: Agent, session_id: str, name: str, args: str
+) -> TurnResult | Expansion:
+    """A built-in's outcome, or a custom command as the prompt to send; CommandError when it
+    cannot run (KeyError for an unknown session)."""
+    commands = agent.list_commands()
+    command = commands.get(name)
+    if command is None:
+        raise unknown(name, commands)
+    state = await agent.session(session_id)
+    if name == "clear":
+        record = await agent.new_session(model=state.record.model)
+        return result(record.id, f"Started a new session ({record.id}).")
+    if name == "model":
+        if not args:
+            return result(session_id, f"The model is {state.record.model}.")
+        if len(args.split()) != 1:
+            raise CommandError("/model takes one model id, e.g. /model anthropic/claude-sonnet-4-5")
+        await agent.set_model(session_id, args)
+        return result(session_id, f"The model is now {args}.")
+    if name == "compact":
+        return await compact_now(agent, state)
+    return expand(command, args, agent.root, agent.policy, state)
+
+
+async def compact_now(agent: Agent, state: SessionState) -> TurnResult:
+    """/compact: summarize all but the newest message now, under the session's locks (a turn
+    running meanwhile is waited for)."""
+    session_id = state.record.id
+    usage = Usage()
+
+    def add_usage(more: Usage) -> Usage:
+        nonlocal usage
+        usage = usage.add(more)
+        return usage
+
+    async with state.lock:
+        last = await agent.store.lock_session(session_id, agent.lock_owner)
+        try:
+            if last != (state.messages[-1].id if state.messages else None):
+                await agent._reload(state)  # another process ran a turn since it was loaded
+            model = state.record.model
+            settings = agent.settings.model_copy(update={"compact_keep_recent_tokens": 0})
+            compactor = Compactor(
+                state=state,
+                model=model,
+                provider=agent.provider(model),
+                store=agent.store,
+                policy=Policy(settings, str(agent.root)),
+                emit=agent.emit,
+                add_usage=add_usage,
+            )
+            done = await compactor.compact(context_tokens(state.messages) or 0)
+        finally:
+            await agent.store.unlock_session(session_id, agent.lock_owner)
+    if done:
+        return result(session_id, "Compacted: the session now starts from a summary.")
+    if compactor.failed:
+        return TurnResult(session_id, None, "error", "", usage, "the compaction failed")
+    return result(session_id, "Nothing to compact yet.")
