@@ -337,7 +337,8 @@ _GIT_SHORT = {
     "submodule": "",
 }
 _GIT_WORDS = {"bisect": frozenset({"run"}), "submodule": frozenset({"foreach"})}
-_AWK_CODE = re.compile(r"system\s*\(|[|>]|\bgetline\b")
+# gawk's @include and @load run another file's program (a repository's) or a shared library.
+_AWK_CODE = re.compile(r"system\s*\(|[|>]|\bgetline\b|@\s*(?:include|load)\b")
 _AWK_VALUE_OPTIONS = frozenset({"-F", "-v", "--field-separator", "--assign"})
 
 
@@ -473,7 +474,10 @@ def _awk_risk(argv: tuple[str, ...]) -> str | None:
         if word.startswith(("-F", "-v", "--field-separator=", "--assign=")):
             continue
         if _AWK_CODE.search(word):
-            return "an awk program that runs a command or writes a file (`system(`, `|`, `>`)"
+            return (
+                "an awk program that runs a command or writes a file (`system(`, `|`, `>`, "
+                "`@include`, `@load`)"
+            )
     return None
 
 

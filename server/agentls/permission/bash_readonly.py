@@ -27,8 +27,9 @@ READ_ONLY_PROGRAMS = frozenset(
 
 
 # Programs of READ_ONLY_PROGRAMS that write with some options: their short letters and long
-# names (any prefix of one counts, as getopt_long takes it): `tree -o f`, `file -C`, `date -s`.
-_WRITING_SHORT = {"tree": "o", "file": "C", "date": "s"}
+# names (any prefix of one counts, as getopt_long takes it): `tree -o f`, `file -C`, `date -s`;
+# `tree -R` runs tree again in each directory with `-o 00Tree.html`.
+_WRITING_SHORT = {"tree": "oR", "file": "C", "date": "s"}
 _WRITING_LONG = {"tree": ("output",), "file": ("compile",), "date": ("set",)}
 # Programs whose second operand is a file they write (`uniq IN OUT`, `xxd IN OUT`), with their
 # options that take the next word as a value. `xxd -r` writes binary back (and can patch).
