@@ -221,6 +221,11 @@ export interface ClientAgentCapabilities {
   languageRequests?: string[];
   savesEdits?: boolean;
 }
+export interface CommandInfo {
+  description: string;
+  name: string;
+  source: 'builtin' | 'user' | 'workspace';
+}
 export interface ContextPart {
   range?: Range | null;
   text?: string | null;
@@ -336,6 +341,15 @@ export interface LanguageRequestParams {
     [k: string]: unknown | undefined;
   };
 }
+/**
+ * `agent/listCommands`: the commands a prompt "/NAME args" runs: the built-ins (compact,
+ * clear, model), the user's ~/.config/agentls/commands/NAME.md and, when the workspace is
+ * trusted, its .agentls/commands/NAME.md.
+ */
+export interface ListCommandsParams {}
+export interface ListCommandsResult {
+  commands: CommandInfo[];
+}
 export interface ListSessionsParams {}
 export interface ListSessionsResult {
   sessions: SessionInfo[];
@@ -443,6 +457,7 @@ export interface AgentRequests {
   'agent/approve': { params: ApproveParams; result: ApproveResult };
   'agent/cancel': { params: CancelParams; result: CancelResult };
   'agent/getMessages': { params: GetMessagesParams; result: GetMessagesResult };
+  'agent/listCommands': { params: ListCommandsParams; result: ListCommandsResult };
   'agent/listSessions': { params: ListSessionsParams; result: ListSessionsResult };
   'agent/mcpStatus': { params: McpStatusParams; result: McpStatusResult };
   'agent/newSession': { params: NewSessionParams; result: NewSessionResult };

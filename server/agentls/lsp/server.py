@@ -6,6 +6,7 @@ wires the features to it:
 - approvals.py: agent/approve, the agent.approve command, how a question is shown;
 - editor.py: documents, code actions, agent.runOnSelection, agent/diagnostics, context;
 - mcp_status.py: agent/mcpStatus (the MCP servers, their state and tools);
+- commands.py: agent/listCommands (the /commands a prompt runs);
 - transport.py: the hardened JSON-RPC under them all, and the stdio loop.
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from agentls.lsp import approvals, editor, mcp_status, sessions, settings
+from agentls.lsp import approvals, commands, editor, mcp_status, sessions, settings
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.transport import answering_store_errors, run_stdio
 
@@ -39,6 +40,7 @@ REQUESTS: dict[str, Callable[..., Any]] = {
     "agent/approve": approvals.approve,
     "agent/diagnostics": editor.diagnostics,
     "agent/mcpStatus": mcp_status.mcp_status,
+    "agent/listCommands": commands.list_commands,
 }
 COMMANDS: dict[str, Callable[..., Any]] = {
     "agent.approve": approvals.approve_command,

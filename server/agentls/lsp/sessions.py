@@ -33,7 +33,7 @@ from agentls.protocol.models import (
     SetModeResult,
     TurnFinishReason,
 )
-from agentls.session import SessionBusyError
+from agentls.session import CommandError, SessionBusyError
 
 
 async def new_session(ls: AgentServer, raw: Any) -> dict[str, Any]:
@@ -90,7 +90,10 @@ async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
     agent = await ls.agent()
     await known_session(params.session_id, agent.session)
     context = await context_parts(ls, params.context or [])
-    result = await agent.prompt(params.session_id, params.text, context, mode=params.mode)
+    try:
+        result = await agent.prompt(params.session_id, params.text, context, mode=params.mode)
+    except CommandError as exc:  # "/NAME": unknown, a refused @path, ...: nothing was sent
+        raise invalid(f"Invalid params: text: {exc}") from None
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         # $/cancelRequest: the turn was cancelled cleanly; answer as the protocol says.

@@ -272,6 +272,22 @@ class McpStatusResult(Result):
     servers: list[McpServerInfo]
 
 
+class ListCommandsParams(Params):
+    """`agent/listCommands`: the commands a prompt "/NAME args" runs: the built-ins (compact,
+    clear, model), the user's ~/.config/agentls/commands/NAME.md and, when the workspace is
+    trusted, its .agentls/commands/NAME.md."""
+
+
+class CommandInfo(WireModel):
+    name: str
+    description: str
+    source: Literal["builtin", "user", "workspace"]
+
+
+class ListCommandsResult(Result):
+    commands: list[CommandInfo]
+
+
 # method -> (params model, result model); notifications have no result model.
 REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/newSession": (NewSessionParams, NewSessionResult),
@@ -283,6 +299,7 @@ REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/getMessages": (GetMessagesParams, GetMessagesResult),
     "agent/revert": (RevertParams, RevertResult),
     "agent/mcpStatus": (McpStatusParams, McpStatusResult),
+    "agent/listCommands": (ListCommandsParams, ListCommandsResult),
 }
 CLIENT_NOTIFICATIONS: dict[str, type[Params]] = {
     "agent/diagnostics": DiagnosticsParams,
