@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--cwd", default=None, help="the workspace (default: the current directory)"
     )
     models.add_argument("--json", action="store_true", help="print JSON")
+    commands = sub.add_parser("commands", help='the commands a prompt "/NAME args" runs')
+    commands.add_argument("--cwd", default=None, help="the workspace (default: here)")
+    commands.add_argument("--json", action="store_true", help="print JSON")
     sub.add_parser("serve", help="speak LSP on stdin/stdout (what an editor starts)")
     sub.add_parser(
         "acp", help="speak the Agent Client Protocol on stdin/stdout (Zed and other ACP editors)"
@@ -130,6 +133,10 @@ def _command(args: argparse.Namespace) -> int:
             from agentls.cli.mcp import mcp_command
 
             return asyncio.run(mcp_command(args))
+        if args.command == "commands":
+            from agentls.cli.commands import commands_command
+
+            return asyncio.run(commands_command(args))
     except StoreError as exc:
         # The database cannot be used (not a database, damaged, read-only, a full disk, locked,
         # no data directory), or the session runs a turn in another process: one line, no
@@ -461,7 +468,7 @@ async def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from agentls.config import load_settings
-    from agentls.session import Agent
+    from agentls.session import Agent, CommandError
 
     root = Path(args.cwd or os.getcwd()).resolve()
     if not root.is_dir():
@@ -512,7 +519,11 @@ async def _run(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, lambda: asyncio.ensure_future(agent.cancel(session_id)))
-        result = await agent.prompt(session_id, " ".join(args.prompt))
+        try:
+            result = await agent.prompt(session_id, " ".join(args.prompt))
+        except CommandError as exc:  # "/NAME": unknown, a refused @path: nothing was sent
+            print(f"agentls: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     finally:
         await agent.aclose()
     if args.json:
@@ -530,6 +541,8 @@ async def _run(args: argparse.Namespace) -> int:
             + "\n"
         )
     else:
+        if result.message_id is None and result.text:  # a built-in command's outcome
+            print(result.text)
         u = result.usage
         print(
             f"\n[{result.finish_reason}] session {result.session_id} - tokens in {u.input_tokens:,} "

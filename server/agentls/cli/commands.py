@@ -1,0 +1,49 @@
+"""`agentls commands`: the commands a prompt "/NAME args" runs in this workspace (`agentls run
+"/NAME args"`, the panel's completion)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+async def commands_command(args: argparse.Namespace) -> int:
+    from agentls.config import load_settings
+    from agentls.session import Agent
+
+    root = Path(args.cwd or os.getcwd()).resolve()
+    if not root.is_dir():
+        print(f"agentls: --cwd {root} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        settings = load_settings(root)
+    except ValueError as exc:
+        print(f"agentls: bad configuration: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    agent = await Agent.open(settings=settings, root=root, watch_instructions=False)
+    try:
+        commands = list(agent.list_commands().values())
+    finally:
+        await agent.aclose()
+    if args.json:
+        rows = [
+            {"name": c.name, "description": c.description, "source": c.source} for c in commands
+        ]
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    width = max(len(c.name) for c in commands) + 1
+    for command in commands:
+        print(f"/{command.name:<{width}} {command.description}  ({command.source})")
+    if not settings.workspace_trusted and (root / ".agentls" / "commands").is_dir():
+        print(
+            f"(the commands of {root / '.agentls' / 'commands'} are not used: this workspace is "
+            f"not trusted; `agentls trust {root}` trusts its .agentls/config.json)",
+            file=sys.stderr,
+        )
+    return EXIT_OK
