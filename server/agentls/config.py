@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
 from agentls.config_home import config_home
+from agentls.environ_scrub import keep_credentials
 from agentls.model.catalog import DEFAULT_MODEL
 from agentls.model.providers import ProviderSettings
 from agentls.model.thinking import ThinkingSettings
@@ -242,6 +243,8 @@ def load_settings(
     if mcp_notice is not None:
         notices = [settings._untrusted_notice, mcp_notice]
         settings._untrusted_notice = "\n".join(n for n in notices if n)
+    # A provider's key stays out of bash's environment before that provider is first used.
+    keep_credentials(p.api_key_env for p in (settings.providers or {}).values() if p.api_key_env)
     return settings
 
 

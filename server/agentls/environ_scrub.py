@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 
 SECRET_PREFIX = b"ANTHROPIC_"
 
@@ -79,6 +80,16 @@ def credential(name: str) -> str | None:
     The name is kept from child processes from now on (child_environment)."""
     _named.add(name)
     return os.environ.get(name) or _held.get(name)
+
+
+def keep_credentials(names: Iterable[str]) -> None:
+    """Name variables as credentials before anything reads them (each provider's apiKeyEnv, as
+    soon as the settings name it, not once that provider is first used): kept from child
+    processes, and out of this process's initial environment block (/proc/PID/environ)."""
+    for name in names:
+        if name not in _named:
+            _named.add(name)
+            scrub_initial_environment(name.encode() + b"=")
 
 
 def child_environment() -> dict[str, str]:

@@ -548,3 +548,51 @@ async def test_acp_always_is_literal_and_nothing_is_written_outside(
     with security_figures.attempt(ACP):
         # The grant answers the same line again without a question.
         assert asked.count({"command": "git status"}) == 1
+
+
+# ---- a provider's apiKeyEnv: a credential, kept from the commands agentls runs --------------
+
+KEY_KIND = "API key read by bash"
+
+
+def test_a_providers_key_is_not_in_bash_before_that_provider_is_used(
+    api: MessagesAPIServer,
+    env: dict[str, str],
+    tmp_path: Path,
+    security_figures: SecurityFigures,
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    config = Path(env["XDG_CONFIG_HOME"]) / "agentls" / "config.json"
+    config.parent.mkdir(parents=True)
+    provider = {"type": "openai", "baseUrl": "http://127.0.0.1:9/v1", "apiKeyEnv": "ROUTER_KEY"}
+    config.write_text(
+        json.dumps(
+            {"providers": {"router": provider}, "permissions": {"bash": "allow"}, "sandbox": "off"}
+        )
+    )
+    every_environ = "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c ROUTER_KEY="
+    api.enqueue(
+        reply(
+            tool_use("bash", {"command": "env"}),
+            tool_use("bash", {"command": every_environ}),
+        ),
+        reply(text("done")),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentls.cli.main", "run", "--cwd", str(repo), "--yes", "env?"],
+        env={**env, "ROUTER_KEY": "sk-router-SECRET789"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    environment, processes = (str(r["content"]) for r in results_of(api.requests[-1].body))
+    assert "PATH=" in environment
+    with security_figures.attempt(KEY_KIND):
+        assert "sk-router-SECRET789" not in environment
+    with security_figures.attempt(KEY_KIND):
+        # Only the test's own process (pytest, started with it) and agentls's holds it no more.
+        assert processes.strip().splitlines()[0] == "0", processes
