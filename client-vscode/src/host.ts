@@ -215,6 +215,21 @@ export class AgentHost {
       case 'mcp-status':
         await this.refreshMcp();
         return;
+      case 'list-commands':
+        await this.refreshCommands();
+        return;
+    }
+  }
+
+  /** Ask the server for the /commands and tell the panel (its completion). */
+  async refreshCommands(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    try {
+      const { commands } = await client.request('agent/listCommands', {});
+      this.ui.post({ type: 'commands', commands });
+    } catch {
+      return; // a server without commands: no completion
     }
   }
 
@@ -272,12 +287,13 @@ export class AgentHost {
     });
     this.changed();
     try {
-      await client.request('agent/prompt', {
+      const result = await client.request('agent/prompt', {
         sessionId,
         text: trimmed,
         ...(context?.length ? { context } : {}),
         ...(steer ? { mode } : {}),
       });
+      if (!result.messageId && result.text) await this.commandAnswered(view, trimmed, result.sessionId, result.text);
       this.scheduleRefresh(); // the session is no longer busy, and may have a title now
     } catch (err) {
       if (this.client !== client) return; // the server went away; disconnected() said so
@@ -288,6 +304,23 @@ export class AgentHost {
       }
       this.changed();
     }
+  }
+
+  /** A built-in command (/model, /compact, /clear) answered without a turn: its outcome is a
+   * notice where the prompt waited; /clear's new session becomes the active one. */
+  private async commandAnswered(view: SessionView, prompt: string, sessionId: string, text: string): Promise<void> {
+    const at = view.queued.indexOf(prompt);
+    if (at >= 0) view.queued.splice(at, 1);
+    notice(view, 'info', text);
+    if (sessionId !== view.sessionId) {
+      this.views.set(sessionId, emptyView(sessionId));
+      this.complete.add(sessionId);
+      await this.refreshSessions();
+      await this.select(sessionId);
+      return;
+    }
+    if (view.sessionId === this.activeSessionId) this.postState();
+    this.changed();
   }
 
   async cancel(sessionId = this.activeSessionId): Promise<void> {

@@ -1,5 +1,5 @@
 // Messages between the extension and its webview panel (both directions), as plain JSON.
-import type { AgentEvent, McpServerInfo, SessionInfo } from '../protocol/generated';
+import type { AgentEvent, CommandInfo, McpServerInfo, SessionInfo } from '../protocol/generated';
 import type { SessionView } from './transcript';
 
 export type ConnectionStatus = 'starting' | 'running' | 'restarting' | 'stopped';
@@ -24,7 +24,9 @@ export type HostMessage =
   | { type: 'sessions'; sessions: SessionInfo[]; activeSessionId?: string }
   | { type: 'focus-prompt'; text?: string }
   /** The MCP servers (agent/mcpStatus), after the panel asked (mcp-status). */
-  | { type: 'mcp'; servers: McpServerInfo[] };
+  | { type: 'mcp'; servers: McpServerInfo[] }
+  /** The /commands (agent/listCommands), after the panel asked (list-commands). */
+  | { type: 'commands'; commands: CommandInfo[] };
 
 export type ApproveDecision = 'once' | 'always' | 'reject';
 export type PromptMode = 'queue' | 'steer';
@@ -53,7 +55,9 @@ export type PanelMessage =
   | { type: 'open-diff'; requestId: string }
   | { type: 'open-file'; path: string }
   /** Ask for the MCP servers' state (answered with an `mcp` message). */
-  | { type: 'mcp-status' };
+  | { type: 'mcp-status' }
+  /** Ask for the /commands (answered with a `commands` message). */
+  | { type: 'list-commands' };
 
 export function isPanelMessage(value: unknown): value is PanelMessage {
   if (typeof value !== 'object' || value === null) return false;
@@ -63,6 +67,7 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
     case 'cancel':
     case 'new-session':
     case 'mcp-status':
+    case 'list-commands':
       return true;
     case 'prompt':
       return typeof m.text === 'string' && (m.mode === undefined || m.mode === 'queue' || m.mode === 'steer');

@@ -5,6 +5,7 @@ import type { AgentEvent, McpServerInfo, SessionInfo } from '../protocol/generat
 import type { ApproveDecision, ApproveScope, HostMessage, PanelMessage, PanelState } from '../model/messages';
 import { mcpList } from '../model/mcp';
 import { renderPinned } from './todo';
+import { CommandMenu } from './commands';
 import {
   applyEvent,
   emptyView,
@@ -580,7 +581,10 @@ function send(queue = false): void {
 }
 
 promptBox.value = saved.draft ?? '';
+/** "/" at the start offers the server's commands (commands.ts). */
+const commandMenu = new CommandMenu(promptBox, () => post({ type: 'list-commands' }));
 promptBox.addEventListener('keydown', (e) => {
+  if (commandMenu.onKey(e)) return;
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     send(e.altKey);
@@ -642,6 +646,9 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       return;
     case 'mcp':
       renderMcp(message.servers);
+      return;
+    case 'commands':
+      commandMenu.setCommands(message.commands);
       return;
   }
 });

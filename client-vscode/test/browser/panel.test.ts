@@ -392,6 +392,40 @@ describe.skipIf(!haveChromium)('the panel in Chromium, replaying a recorded agen
     expect(await text(page.locator('.message.user').last().locator('.badge'))).toBe('steered');
   });
 
+  it('offers the /commands as one starts in the prompt box, and takes one with Tab', async () => {
+    const box = page.locator('#prompt');
+    await box.fill('');
+    await clearPosted();
+    await box.pressSequentially('/');
+    expect(await posted()).toContainEqual({ type: 'list-commands' });
+    await send({
+      type: 'commands',
+      commands: [
+        { name: 'clear', description: 'Start a new session', source: 'builtin' },
+        { name: 'compact', description: 'Compact the session now', source: 'builtin' },
+        { name: 'review', description: 'Review a file for bugs', source: 'user' },
+      ],
+    });
+    await expect.poll(() => page.locator('#commands .command-name').allTextContents()).toEqual(['/clear', '/compact', '/review']);
+    await box.pressSequentially('re');
+    await expect.poll(() => page.locator('#commands .command-name').allTextContents()).toEqual(['/review']);
+    expect(await text(page.locator('#commands .command-description'))).toBe('Review a file for bugs');
+    await box.press('Tab');
+    expect(await box.inputValue()).toBe('/review ');
+    expect(await page.locator('#commands').isHidden()).toBe(true);
+    // Arrows choose, Escape closes, and Enter with the list closed sends.
+    await box.fill('');
+    await box.pressSequentially('/c');
+    await expect.poll(() => page.locator('#commands .command').count()).toBe(2);
+    await box.press('ArrowDown');
+    expect(await text(page.locator('#commands .command.selected .command-name'))).toBe('/compact');
+    await box.press('Escape');
+    expect(await page.locator('#commands').isHidden()).toBe(true);
+    await clearPosted();
+    await box.press('Enter');
+    expect(await posted()).toContainEqual(expect.objectContaining({ type: 'prompt', text: '/c' }));
+  });
+
   it('broke no Content-Security-Policy rule and logged no error', async () => {
     const violations = await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations);
     expect(violations).toEqual([]);
