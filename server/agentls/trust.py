@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentls.config_home import config_home
-from agentls.permission.rules import PathFilter, PermissionRules, Rule, parse_rules
+from agentls.permission.rules import WEBFETCH, PathFilter, PermissionRules, Rule, parse_rules
 from agentls.permission.types import SEVERITY
 
 if TYPE_CHECKING:
@@ -306,6 +306,9 @@ class RestrictedRules(PermissionRules):
 
     def evaluate(self, tool: str, subject: str, **kwargs: Any) -> Decision:
         own = super().evaluate(tool, subject, **kwargs)
+        if tool == WEBFETCH:
+            # The floor has no opinion on a private host: only the user's own rules name one.
+            kwargs = {**kwargs, "outside_workspace": False}
         floor = self.floor.evaluate(tool, subject, **kwargs)
         return floor if SEVERITY[floor] > SEVERITY[own] else own
 

@@ -15,6 +15,7 @@ NAMES = [
     "grep",
     "list",
     "bash",
+    "webfetch",
     "symbols",
     "definition",
     "references",
@@ -60,12 +61,15 @@ def test_default_tools_and_schemas() -> None:
     assert set(by_name["grep"]["properties"]) == {"pattern", "path", "include"}
     assert set(by_name["list"]["properties"]) == {"path"}
     assert set(by_name["bash"]["properties"]) == {"command", "timeout_ms"}
+    assert set(by_name["webfetch"]["properties"]) == {"url", "format", "timeout_s"}
+    assert by_name["webfetch"]["required"] == ["url"]
     read_only = {t.name for t in default_tools() if t.read_only}
     assert read_only == {
         "read",
         "glob",
         "grep",
         "list",
+        "webfetch",
         "symbols",
         "definition",
         "references",

@@ -17,7 +17,7 @@ from pathlib import Path
 from agentls.permission.bash import Command, analyze, normalise_line
 from agentls.permission.bash_decision import resolve_write, risky_option
 from agentls.permission.bash_names import SHELLS, WRAPPERS
-from agentls.permission.rules import FILE_TOOLS, Rule, rules_tool
+from agentls.permission.rules import FILE_TOOLS, WEBFETCH, Rule, rules_tool
 
 
 @dataclass(frozen=True)
@@ -163,6 +163,8 @@ def grant_for(
         return _bash_grant(subject, root)
     if tool in FILE_TOOLS:
         return _path_grant(tool, subject, outside_workspace)
+    if tool == WEBFETCH:
+        return _host_grant(subject, private=outside_workspace)
     return Grant((Rule(tool=tool, action="allow"),), f"Always allow `{tool}` calls")
 
 
@@ -172,6 +174,15 @@ def _path_grant(tool: str, subject: str, outside_workspace: bool) -> Grant | Non
         return None
     rule = Rule(tool=tool, pattern=subject, action="allow", exact=True)
     return Grant((rule,), f"Always allow {_VERBS[tool]} {_show(subject)}")
+
+
+def _host_grant(host: str, *, private: bool) -> Grant | None:
+    """webfetch: that one host (not its subdomains), never for a private address (only a
+    configured rule names one)."""
+    if private or not host or any(c in host for c in "*?/[]{}") or host != host.strip():
+        return None
+    rule = Rule(tool=WEBFETCH, pattern=host, action="allow", exact=True)
+    return Grant((rule,), f"Always allow web fetches from {_show(host)}")
 
 
 def _bash_grant(line: str, root: Path | None) -> Grant | None:

@@ -30,6 +30,8 @@ from agentls.permission.types import Rule as Rule
 if TYPE_CHECKING:
     from agentls.permission.bash_decision import BashDecision
 
+# webfetch's subject is a URL's host, its rules' patterns host globs (see decide_host).
+WEBFETCH = "webfetch"
 FILE_TOOLS = frozenset({"read", "write", "edit", "glob", "grep", "list"})
 READ_TOOLS = ("read", "glob", "grep", "list")
 # Tools judged by another tool's rules: the language tools read what they show (symbols,
@@ -179,6 +181,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     Rule(tool="edit", action="ask"),
     Rule(tool="write", action="ask"),
     Rule(tool="bash", action="ask"),
+    Rule(tool="webfetch", action="ask"),
 )
 
 
@@ -251,11 +254,34 @@ class PermissionRules:
         workspace root it runs in (see decide_bash)."""
         if tool == "bash":
             return self.decide_bash(subject, root=root, sandboxed=sandboxed).action
+        if tool == WEBFETCH:
+            return self.decide_host(subject, private=outside_workspace)
         return _decide(
             self.rules,
             rules_tool(tool),
             outside_workspace,
             lambda rule: rule_matches_path(rule, subject),
+        )
+
+    def decide_host(self, host: str, *, private: bool) -> Decision:
+        """webfetch on `host` (lower-case, no port): the last matching rule, patterns as globs
+        ("*.example.com"). A `private` host (it resolves to a loopback, link-local, private or
+        reserved address) is denied unless the answer is not deny and a configured rule names it
+        literally (not "*", not a glob, not an "always" grant): see host_named."""
+        action = _decide(self.rules, WEBFETCH, False, lambda rule: host_matches(rule, host))
+        if private and action != "deny" and not self.host_named(host):
+            return "deny"
+        return action
+
+    def host_named(self, host: str) -> bool:
+        """Whether a configured webfetch rule (not deny) names this host literally."""
+        return any(
+            rule.tool == WEBFETCH
+            and rule.action != "deny"
+            and not rule.exact
+            and rule.pattern is not None
+            and rule.pattern.strip().rstrip(".").lower() == host
+            for rule in self.rules
         )
 
     def decide_bash(
@@ -297,6 +323,18 @@ class PermissionRules:
     def opens_outside(self, tool: str, absolute_path: str) -> bool:
         """Whether some rule with a pattern names this outside path for this tool (not deny)."""
         return self.evaluate(tool, absolute_path, outside_workspace=True) != "deny"
+
+
+def host_matches(rule: Rule, host: str) -> bool:
+    """Whether a webfetch rule matches a host: no pattern matches every host, an exact rule (an
+    "always" grant) only its own, a pattern as a glob without regard to case ("*.example.com"
+    matches "docs.example.com", not "example.com")."""
+    if rule.pattern is None:
+        return True
+    pattern = rule.pattern.strip().rstrip(".").lower()
+    if rule.exact:
+        return pattern == host
+    return glob_regex(pattern, True).match(host) is not None
 
 
 def tool_matches(rule_tool: str, tool: str) -> bool:

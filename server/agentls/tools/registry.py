@@ -22,6 +22,7 @@ from agentls.tools.plan import ExitPlanTool
 from agentls.tools.read import ReadTool
 from agentls.tools.rename import RenameTool
 from agentls.tools.todo import TodoWriteTool
+from agentls.tools.webfetch import WebFetchTool
 from agentls.tools.write import WriteTool
 
 
@@ -35,6 +36,7 @@ def default_tools() -> list[Tool]:
         GrepTool(),
         ListTool(),
         BashTool(),
+        WebFetchTool(),
         # Language intelligence (agentls.language): the workspace's language servers.
         SymbolsTool(),
         DefinitionTool(),

@@ -1,0 +1,403 @@
+"""webfetch: a web page as markdown, plain text or HTML.
+
+http and https only, never with credentials in the URL. Its own permission: the subject is the
+URL's host ({"webfetch": {"docs.python.org": "allow", "*.example.com": "allow"}}), asking by
+default. No SSRF: the host is resolved here (off the event loop) and a loopback, link-local,
+private, unique-local, multicast, unspecified or reserved address (IPv4-mapped and other embedded
+IPv4 too) is refused unless a configured rule names that host (permission/rules.py decide_host).
+The connection goes to the address that was checked (the URL's host kept for the Host header and
+TLS's SNI and certificate check), so no second lookup can change it; redirects are followed here,
+at most MAX_REDIRECTS, each one checked and asked about like the first URL."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import re
+import socket
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx2
+from pydantic import Field
+
+from agentls.tools.base import (
+    PermissionDenied,
+    PermissionQuery,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolInput,
+    ToolResult,
+    expect_input,
+)
+from agentls.tools.text import human_size
+
+TOOL = "webfetch"
+MAX_READ_BYTES = 5 * 1024 * 1024  # what is read of a response; the rest is left unread
+MAX_OUTPUT_CHARS = 60_000  # what the model gets (bash's cap: 30 KB head + 30 KB tail)
+DEFAULT_TIMEOUT_S = 30.0
+MAX_TIMEOUT_S = 120.0
+MAX_REDIRECTS = 5
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_TEXT_TYPES = frozenset(
+    {"application/json", "application/xml", "application/javascript", "application/x-ndjson"}
+)
+# Dropped before converting a page: what a browser would not show as text.
+_HIDDEN_TAGS = ("script", "style", "noscript", "template", "iframe", "svg", "object", "embed")
+_USER_AGENT = "agentls-webfetch (+https://github.com/agentls)"
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class WebFetchInput(ToolInput):
+    url: str = Field(description="The http:// or https:// URL to fetch.")
+    format: Literal["markdown", "text", "html"] = Field(
+        default="markdown",
+        description="How to return an HTML page: markdown (default), text (no markup) or html "
+        "(as served). Other text (JSON, plain text) is returned as it is.",
+    )
+    timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_TIMEOUT_S,
+        description=f"Seconds for the whole fetch, redirects included (default "
+        f"{DEFAULT_TIMEOUT_S:g}, at most {MAX_TIMEOUT_S:g}).",
+    )
+
+
+def blocked_kind(ip: Address) -> str | None:
+    """Why webfetch does not reach this address without a rule naming its host ("loopback",
+    "private", ...), None for a public address. An IPv4 address inside an IPv6 one (mapped,
+    6to4, NAT64, Teredo) is judged too."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded: list[ipaddress.IPv4Address] = []
+        if ip.ipv4_mapped is not None:
+            embedded.append(ip.ipv4_mapped)
+        if ip.sixtofour is not None:
+            embedded.append(ip.sixtofour)
+        if ip.teredo is not None:
+            embedded.extend(ip.teredo)
+        if ip in _NAT64:
+            embedded.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+        for inner in embedded:
+            kind = blocked_kind(inner)
+            if kind is not None:
+                return f"{kind} (inside {ip})"
+        if ip.is_site_local:
+            return "site-local"
+    for kind, hit in (
+        ("unspecified", ip.is_unspecified),
+        ("loopback", ip.is_loopback),
+        ("link-local", ip.is_link_local),
+        ("multicast", ip.is_multicast),
+        ("private", ip.is_private),
+        ("reserved", ip.is_reserved),
+    ):
+        if hit:
+            return kind
+    return None if ip.is_global else "non-public"
+
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+def check_url(raw: str) -> httpx2.URL:
+    """The URL, or a ToolError saying why webfetch refuses it."""
+    text = raw.strip()
+    try:
+        url = httpx2.URL(text)
+    except (httpx2.InvalidURL, ValueError, TypeError) as exc:
+        raise ToolError(f"Invalid URL {raw!r}: {exc}") from exc
+    if url.scheme not in ("http", "https"):
+        raise ToolError(
+            f"Refused: {raw!r} is not an http:// or https:// URL; webfetch fetches only those."
+        )
+    if url.userinfo:
+        raise ToolError(
+            "Refused: the URL carries credentials (user:password@); webfetch never sends them."
+        )
+    if not url.raw_host:
+        raise ToolError(f"Invalid URL {raw!r}: it names no host.")
+    return url.copy_with(fragment=None)
+
+
+def host_of(url: httpx2.URL) -> str:
+    """The permission subject: the host, lower-case, IDNA-encoded, without a trailing dot."""
+    return url.raw_host.decode("ascii").rstrip(".").lower()
+
+
+def _literal(host: str) -> Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+async def resolve(host: str, port: int) -> list[Address]:
+    """The host's addresses (getaddrinfo in a thread: asyncio's loop.getaddrinfo)."""
+    literal = _literal(host)
+    if literal is not None:
+        return [literal]
+    loop = asyncio.get_running_loop()
+    try:
+        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ToolError(f"Could not resolve {host}: {exc}. Nothing was fetched.") from exc
+    out: list[Address] = []
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        if address not in out:
+            out.append(address)
+    if not out:
+        raise ToolError(f"{host} has no address. Nothing was fetched.")
+    return out
+
+
+@dataclass
+class _Page:
+    url: httpx2.URL
+    status: int
+    reason: str
+    content_type: str
+    charset: str | None
+    body: bytes
+    cut: bool  # more than MAX_READ_BYTES: the rest was not read
+
+
+class WebFetchTool(Tool):
+    name = TOOL
+    description = (
+        "Fetch a web page (http or https) and return it as markdown (default), plain text or "
+        "HTML; JSON and other text come back as they are. Use it to read documentation, an "
+        "issue or an API reference the user points to. Each host needs the user's permission "
+        "unless a rule allows it; loopback, link-local and private-network addresses are "
+        f"refused. Redirects are followed (at most {MAX_REDIRECTS}), at most "
+        f"{human_size(MAX_READ_BYTES)} is read, and the output is cut at "
+        f"{MAX_OUTPUT_CHARS} characters."
+    )
+    input_model = WebFetchInput
+    read_only = True
+
+    def title(self, raw: dict[str, Any]) -> str:
+        url = raw.get("url")
+        return f"webfetch {url}" if isinstance(url, str) else self.name
+
+    async def run(self, params: Any, ctx: ToolContext) -> ToolResult:
+        p = expect_input(params, WebFetchInput)
+        timeout = p.timeout_s or DEFAULT_TIMEOUT_S
+        url = check_url(p.url)
+        try:
+            async with asyncio.timeout(timeout):
+                page = await self._fetch(url, p.format, timeout, ctx)
+        except TimeoutError as exc:
+            raise ToolError(
+                f"Timed out after {timeout:g} s fetching {url}. Nothing more was read."
+            ) from exc
+        return await asyncio.to_thread(render, page, p.format)
+
+    async def _fetch(self, url: httpx2.URL, fmt: str, limit_s: float, ctx: ToolContext) -> _Page:
+        approved: set[str] = set()
+        async with httpx2.AsyncClient(
+            trust_env=False,  # no proxy from the environment: the connection goes where checked
+            follow_redirects=False,
+            timeout=httpx2.Timeout(limit_s),
+        ) as client:
+            for hop in range(MAX_REDIRECTS + 1):
+                host = host_of(url)
+                literal = _literal(host)
+                literal_kind = blocked_kind(literal) if literal is not None else None
+                if host not in approved:
+                    # Asked before the name is resolved: a lookup can itself carry data out.
+                    await _authorize(ctx, url, host, fmt, literal, literal_kind)
+                    approved.add(host)
+                addresses = await resolve(host, url.port or (443 if url.scheme == "https" else 80))
+                if literal is None:
+                    for address in addresses:
+                        kind = blocked_kind(address)
+                        if kind is not None:
+                            await _authorize(ctx, url, host, fmt, address, kind)
+                            break
+                ctx.progress(f"GET {url}")
+                page = await _get(client, url, host, addresses[0])
+                if isinstance(page, _Page):
+                    return page
+                if hop == MAX_REDIRECTS:
+                    break
+                url = _redirect(url, page)
+        raise ToolError(f"Too many redirects (more than {MAX_REDIRECTS}); stopped at {url}.")
+
+
+async def _authorize(
+    ctx: ToolContext,
+    url: httpx2.URL,
+    host: str,
+    fmt: str,
+    address: Address | None,
+    kind: str | None,
+) -> None:
+    """The permission for `host`; a private address (`kind` set) only when a rule names it."""
+    title = f"Fetch {url}"
+    if kind is not None:
+        title += f" ({host} is {address}, a {kind} address)"
+    query = PermissionQuery(
+        tool=TOOL,
+        subject=host,
+        title=title,
+        input={"url": str(url), "format": fmt},
+        outside_workspace=kind is not None,  # the rules' "private": see rules.decide_host
+    )
+    try:
+        await ctx.authorize(query)
+    except PermissionDenied as exc:
+        if kind is None:
+            raise
+        raise PermissionDenied(
+            f"Refused: {host} is {address}, a {kind} address. webfetch reaches loopback, "
+            "link-local, private and reserved addresses only when a permission rule names the "
+            f'host, e.g. {{"permissions": {{"webfetch": {{"{host}": "allow"}}}}}}. Nothing was '
+            f"fetched. ({exc})"
+        ) from exc
+
+
+async def _get(
+    client: httpx2.AsyncClient, url: httpx2.URL, host: str, address: Address
+) -> _Page | str:
+    """One request to `address` (the checked one) for `url`: the page, or a redirect's target."""
+    pinned = url.copy_with(host=str(address))
+    headers = {
+        "Host": url.netloc.decode("ascii"),
+        "User-Agent": _USER_AGENT,
+        "Accept": "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,*/*;q=0.5",
+    }
+    extensions = {"sni_hostname": host} if url.scheme == "https" else {}
+    request = client.build_request("GET", pinned, headers=headers, extensions=extensions)
+    try:
+        response = await client.send(request, stream=True)
+    except httpx2.HTTPError as exc:
+        raise ToolError(f"Fetching {url} failed: {exc.__class__.__name__}: {exc}") from exc
+    try:
+        if response.status_code in _REDIRECTS and "location" in response.headers:
+            return response.headers["location"]
+        body = bytearray()
+        cut = False
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > MAX_READ_BYTES:
+                del body[MAX_READ_BYTES:]
+                cut = True
+                break
+    except httpx2.HTTPError as exc:
+        raise ToolError(f"Reading {url} failed: {exc.__class__.__name__}: {exc}") from exc
+    finally:
+        await response.aclose()
+    content_type, charset = _content_type(response.headers.get("content-type", ""))
+    return _Page(
+        url=url,
+        status=response.status_code,
+        reason=response.reason_phrase,
+        content_type=content_type,
+        charset=charset,
+        body=bytes(body),
+        cut=cut,
+    )
+
+
+def _redirect(url: httpx2.URL, location: str) -> httpx2.URL:
+    try:
+        target = url.join(location)
+    except (httpx2.InvalidURL, ValueError) as exc:
+        raise ToolError(f"{url} redirected to an invalid URL {location!r}: {exc}") from exc
+    return check_url(str(target))
+
+
+def _content_type(header: str) -> tuple[str, str | None]:
+    main, _, rest = header.partition(";")
+    charset = None
+    match = re.search(r"charset\s*=\s*\"?([\w.:-]+)", rest, re.IGNORECASE)
+    if match:
+        charset = match.group(1)
+    return main.strip().lower(), charset
+
+
+def _decode(body: bytes, charset: str | None) -> str:
+    try:
+        return body.decode(charset or "utf-8", errors="replace")
+    except LookupError:  # a charset Python does not know
+        return body.decode("utf-8", errors="replace")
+
+
+def _is_text(content_type: str, body: bytes) -> bool:
+    if content_type.startswith("text/") or content_type in _TEXT_TYPES:
+        return True
+    if content_type.endswith(("+json", "+xml")):
+        return True
+    return not content_type and b"\0" not in body[:8192]
+
+
+def render(page: _Page, fmt: str) -> ToolResult:
+    """The page as the model reads it (CPU work: run in a thread for a large page)."""
+    html = page.content_type in _HTML_TYPES or (
+        not page.content_type
+        and page.body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html"))
+    )
+    title: str | None = None
+    if html and fmt != "html":
+        title, text = html_to(page.body, page.charset, fmt)
+    elif html or _is_text(page.content_type, page.body):
+        text = _decode(page.body, page.charset)
+    else:
+        return ToolResult(
+            f"{page.url} is {page.content_type or 'binary data'} ({human_size(len(page.body))}"
+            f"{' or more' if page.cut else ''}), not text; webfetch returns only text and HTML.",
+            is_error=True,
+        )
+    ok = 200 <= page.status < 300
+    head = [f"URL: {page.url}", f"Status: {page.status} {page.reason}".rstrip()]
+    if page.content_type:
+        head.append(f"Content-Type: {page.content_type}")
+    if title:
+        head.append(f"Title: {title}")
+    notes: list[str] = []
+    if page.cut:
+        notes.append(f"(Only the first {human_size(MAX_READ_BYTES)} of the response was read.)")
+    if len(text) > MAX_OUTPUT_CHARS:
+        notes.append(
+            f"(Cut at {MAX_OUTPUT_CHARS} of {len(text)} characters"
+            + ("; format=text is shorter" if fmt != "text" and html else "")
+            + ".)"
+        )
+        text = text[:MAX_OUTPUT_CHARS]
+    output = "\n".join(head) + "\n\n" + (text.strip() or "(empty)")
+    if notes:
+        output += "\n\n" + "\n".join(notes)
+    return ToolResult(
+        output,
+        is_error=not ok,
+        title=f"webfetch {page.url}",
+        metadata={
+            "url": str(page.url),
+            "status": page.status,
+            "bytes": len(page.body),
+            "truncated": page.cut,
+        },
+    )
+
+
+def html_to(body: bytes, charset: str | None, fmt: str) -> tuple[str | None, str]:
+    """An HTML page's title and its text as markdown (markdownify) or plain text (BeautifulSoup's
+    get_text), scripts, styles and other hidden parts left out."""
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
+    soup = BeautifulSoup(body, "html.parser", from_encoding=charset)
+    title = soup.title.get_text(" ", strip=True) if soup.title is not None else None
+    for tag in soup(["head", *_HIDDEN_TAGS]):
+        tag.decompose()
+    if fmt == "text":
+        lines = (line.strip() for line in soup.get_text("\n").splitlines())
+        text = "\n".join(lines)
+    else:
+        text = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(soup)
+    return title or None, re.sub(r"\n{3,}", "\n\n", text).strip()
