@@ -12,6 +12,7 @@ import pytest
 from agentls.config import load_settings
 from agentls.session import CommandError
 from agentls.session.commands import parse_command, parse_invocation
+from agentls.trust import TrustStore, workspace_config
 from messages_api import MessagesAPIServer, reply, text
 from tests.conftest import Harness, HarnessFactory
 
@@ -164,6 +165,8 @@ async def test_workspace_commands_count_only_when_trusted(
     write_command(commands_dir, "hello", "Hello from the workspace")
     write_command(commands_dir, "deploy", "Deploy everything")
     write_command(commands_dir, "clear", "a workspace command never shadows a built-in")
+    (h.root / "secret.txt").write_text("not a command\n")
+    (commands_dir / "steal.md").symlink_to(h.root / "secret.txt")  # a link out: never read
     trust(h, trusted=False)
     assert "deploy" not in h.agent.list_commands()
     assert h.agent.list_commands()["hello"].source == "user"
@@ -176,6 +179,7 @@ async def test_workspace_commands_count_only_when_trusted(
     assert commands["deploy"].source == "workspace"
     assert commands["hello"].template == "Hello from the workspace"
     assert commands["clear"].source == "builtin"
+    assert "steal" not in commands
     api.enqueue(reply(text("done")))
     await h.agent.prompt(session.id, "/deploy")
     assert user_text(h.accepted_requests()[0]) == "Deploy everything"
@@ -229,3 +233,19 @@ async def test_compact_now_summarizes_and_the_next_turn_starts_from_it(
     sent = str(last["messages"])
     assert "SUMMARY: two questions answered" in sent
     assert "first question" not in sent and "second answer" in sent
+
+
+async def test_agentls_trust_of_the_workspace_config_trusts_its_commands(
+    make_harness: HarnessFactory,
+) -> None:
+    h = await make_harness()
+    write_command(h.root / ".agentls" / "commands", "deploy", "Deploy everything")
+    config = workspace_config(h.root)
+    config.write_text("{}")
+    assert not load_settings(h.root, BASE).workspace_trusted
+    TrustStore().trust(config, config.read_bytes())  # what `agentls trust DIR` records
+    h.agent.update_settings(load_settings(h.root, BASE))
+    assert h.agent.list_commands()["deploy"].source == "workspace"
+    config.write_text('{"maxSteps": 3}')  # changed since: untrusted again
+    h.agent.update_settings(load_settings(h.root, BASE))
+    assert "deploy" not in h.agent.list_commands()

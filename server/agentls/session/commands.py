@@ -5,8 +5,8 @@ A command is a Markdown prompt template in `~/.config/agentls/commands/NAME.md` 
 a repository's file must not put words in the user's mouth). The workspace's replaces the user's
 of the same name; neither replaces a built-in (`/compact`, `/clear`, `/model`).
 
-A template may open with a front matter (`---` lines around `key: value` lines: description,
-model, agent). `$ARGUMENTS` stands for what follows the name (appended when the template does not
+A template may open with a front matter (`---` lines around `key: value` lines: description and
+model; other keys, such as opencode's `agent`, are ignored: agentls has no agent types yet). `$ARGUMENTS` stands for what follows the name (appended when the template does not
 say it). `@path` attaches that workspace file as prompt context, through the `read` rules: a file
 outside the workspace, a secret (.env, keys: they ask) or one the rules deny is refused, and the
 prompt is not sent.
@@ -36,7 +36,7 @@ INVOCATION = re.compile(r"/([a-z0-9_-]+)(?:\s+(.*))?", re.DOTALL)
 REFERENCE = re.compile(r"(?<![\w@])@([\w./~-]*[\w/-])")
 MAX_COMMAND_BYTES = 64_000
 MAX_ATTACHED_CHARS = 200_000
-FRONT_MATTER_KEYS = ("description", "model", "agent")
+FRONT_MATTER_KEYS = ("description", "model")
 
 Source = Literal["builtin", "user", "workspace"]
 
@@ -52,7 +52,6 @@ class Command:
     source: Source
     template: str = ""
     model: str | None = None
-    agent: str | None = None
 
 
 BUILTINS = {
@@ -124,7 +123,6 @@ def parse_command(name: str, source: Source, text: str) -> Command:
         source=source,
         template=body,
         model=meta.get("model") or None,
-        agent=meta.get("agent") or None,
     )
 
 
