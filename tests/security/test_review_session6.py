@@ -666,3 +666,40 @@ def test_an_mcp_tool_never_takes_a_built_in_name(security_figures: SecurityFigur
         with security_figures.attempt(MCP_KIND):
             assert not isinstance(registry.get(name), McpTool), name
             assert tool_name("s", name).startswith("mcp__s__")
+
+
+# ---- plan mode: no rule approves a plan; rename and an MCP-like tool are refused -------------
+
+
+async def test_no_rule_approves_a_plan_and_plan_mode_refuses_rename(
+    make_harness: HarnessFactory,
+    api: MessagesAPIServer,
+    tmp_path: Path,
+    security_figures: SecurityFigures,
+) -> None:
+    server = FakeServer(tmp_path)
+    settings = server.settings({"*": "allow", "exit_plan": "allow"})
+    h = await make_harness(settings)
+    (h.root / "app.py").write_text("def f():\n    return 1\n")
+    app = (h.root / "app.py").as_uri()
+    server.answer({"textDocument/rename": {"changes": {app: [text_edit(0, 4, 5, "g")]}}})
+    api.enqueue(
+        reply(tool_use("read", {"path": "app.py"})),
+        reply(
+            tool_use("rename", {"path": "app.py", "symbol": "f", "new_name": "g"}),
+            tool_use("exit_plan", {"plan": "rename f"}),
+        ),
+        reply(text("waiting")),
+    )
+    session = await h.agent.new_session()
+    await h.agent.set_mode(session.id, "plan")
+    await h.agent.prompt(session.id, "plan a rename")
+    renamed, planned = results_of(h.accepted_requests()[2])
+    with security_figures.attempt(PLAN_WRITE):
+        assert renamed["is_error"] and "plan mode" in renamed["content"]
+        assert (h.root / "app.py").read_text() == "def f():\n    return 1\n"
+    with security_figures.attempt(PLAN_WRITE):
+        # The plan was asked about (the question timed out): still planning.
+        assert [q.tool for q in h.of_type("permission-request")] == ["exit_plan"]
+        record = await h.store.get_session(session.id)
+        assert record is not None and record.mode == "plan"
