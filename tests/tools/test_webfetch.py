@@ -250,6 +250,9 @@ async def test_the_loop_fetches_with_a_rule(
     assert not result.get("is_error")
     assert "# Install" in result_text(result) and "do-not-show" not in result_text(result)
     assert h.of_type("permission-request") == []
+    # The panel's card is titled by the URL (its shortTitle drops the tool's name).
+    [call] = h.of_type("tool-call")
+    assert call.title == f"webfetch {web.base}/guide"
 
 
 async def test_the_loop_asks_by_default_and_a_no_fetches_nothing(

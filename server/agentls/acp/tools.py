@@ -35,6 +35,7 @@ KINDS: dict[str, ToolKind] = {
     "callers": "search",
     "bash": "execute",
     "fetch": "fetch",
+    "webfetch": "fetch",
     "todowrite": "think",
     "exit_plan": "switch_mode",
 }
