@@ -25,6 +25,8 @@ from agentls.permission.bash_readonly import is_read_only
 from agentls.permission.rules import PermissionRules
 from agentls.session.modes import plan_refusal
 from agentls.tools.registry import default_registry
+from chat_completions_api import ChatCompletionsServer
+from chat_completions_api import reply as chat_reply
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.acp.conftest import AcpEnv, ScriptedClient, connect
 from tests.conftest import HarnessFactory
@@ -703,3 +705,33 @@ async def test_no_rule_approves_a_plan_and_plan_mode_refuses_rename(
         assert [q.tool for q in h.of_type("permission-request")] == ["exit_plan"]
         record = await h.store.get_session(session.id)
         assert record is not None and record.mode == "plan"
+
+
+def test_no_key_of_the_user_goes_to_a_provider_without_its_own(
+    env: dict[str, str], tmp_path: Path, security_figures: SecurityFigures
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    config = Path(env["XDG_CONFIG_HOME"]) / "agentls" / "config.json"
+    config.parent.mkdir(parents=True)
+    secrets = {"ANTHROPIC_API_KEY": "sk-ant-SECRET1", "OPENAI_API_KEY": "sk-openai-SECRET2"}
+    with ChatCompletionsServer() as chat:
+        chat.enqueue(chat_reply("hello"))
+        local = {"type": "openai", "baseUrl": chat.url}
+        config.write_text(json.dumps({"providers": {"local": local}}))
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentls.cli.main", "run", "--cwd", str(repo)]
+            + ["--model", "local/m", "hi"],
+            env={**env, **secrets},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        [request] = chat.requests
+    sent = json.dumps(request.headers) + json.dumps(request.body)
+    for secret in secrets.values():
+        with security_figures.attempt("API key sent to another provider"):
+            assert secret not in sent
