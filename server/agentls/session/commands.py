@@ -18,15 +18,15 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal, Protocol
 
+from agentls.config import Settings
 from agentls.history import ContextPart, Usage
+from agentls.model.base import Provider
 from agentls.session.compaction import Compactor, context_tokens
 from agentls.session.policy import Policy
 from agentls.session.state import SessionState, TurnResult
-
-if TYPE_CHECKING:
-    from agentls.session.agent import Agent
+from agentls.store import SessionRecord, Store
 
 NAME = re.compile(r"[a-z0-9_-]+")
 # "/name" alone or followed by whitespace; "/usr/bin/x" is not a command.
@@ -61,6 +61,35 @@ BUILTINS = {
     "clear": Command("clear", "Start a new session", "builtin"),
     "model": Command("model", "Show the session's model, or use MODEL from now on", "builtin"),
 }
+
+
+class CommandHost(Protocol):
+    """What a command uses of the Agent (agent.py; named here so that neither imports the
+    other)."""
+
+    store: Store
+    root: Path
+    policy: Policy
+    lock_owner: str
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def list_commands(self) -> dict[str, Command]: ...
+
+    def provider(self, model: str) -> Provider: ...
+
+    def emit(self, event: Any) -> None: ...
+
+    async def session(self, session_id: str) -> SessionState: ...
+
+    async def new_session(
+        self, title: str | None = None, model: str | None = None
+    ) -> SessionRecord: ...
+
+    async def set_model(self, session_id: str, model: str) -> None: ...
+
+    async def _reload(self, state: SessionState) -> None: ...
 
 
 def command_dirs(root: Path, home: Path, trusted: bool) -> list[tuple[Source, Path]]:
@@ -209,7 +238,7 @@ def result(session_id: str, text: str) -> TurnResult:
 
 
 async def run_command(
-    agent: Agent, session_id: str, name: str, args: str
+    agent: CommandHost, session_id: str, name: str, args: str
 ) -> TurnResult | Expansion:
     """A built-in's outcome, or a custom command as the prompt to send; CommandError when it
     cannot run (KeyError for an unknown session)."""
@@ -233,7 +262,7 @@ async def run_command(
     return expand(command, args, agent.root, agent.policy, state)
 
 
-async def compact_now(agent: Agent, state: SessionState) -> TurnResult:
+async def compact_now(agent: CommandHost, state: SessionState) -> TurnResult:
     """/compact: summarize all but the newest message now, under the session's locks (a turn
     running meanwhile is waited for)."""
     session_id = state.record.id
