@@ -138,6 +138,12 @@ class Vault:
     """vault password hunter2"""
 '''
 APP = "from private.keys import API_KEY, Vault, token\n\nprint(API_KEY, token(), Vault)\n"
+PUB = """from private import keys
+from private.keys import API_KEY, token
+ALIAS, tok, box = API_KEY, token, keys.Vault
+print(ALIAS, tok, box, keys)
+"""
+ALIASES = ["ALIAS", "tok", "box", "keys"]
 
 
 @pytest.mark.parametrize(
@@ -159,19 +165,20 @@ async def test_hover_shows_nothing_from_a_file_the_model_may_not_read(
     (h.root / "private" / "__init__.py").write_text("")
     (h.root / "private" / "keys.py").write_text(PRIVATE)
     (h.root / "app.py").write_text(APP)
+    # Names bound to them in a file the model may read: the hover shows that file's line.
+    (h.root / "pub.py").write_text(PUB)
     symbols = ["API_KEY", "token", "Vault"]
-    api.enqueue(
-        reply(*(tool_use("hover", {"path": "app.py", "symbol": s, "line": 3}) for s in symbols)),
-        reply(text("done")),
-    )
+    calls = [tool_use("hover", {"path": "app.py", "symbol": s, "line": 3}) for s in symbols]
+    calls += [tool_use("hover", {"path": "pub.py", "symbol": s, "line": 4}) for s in ALIASES]
+    api.enqueue(reply(*calls), reply(text("done")))
     session = await h.agent.new_session()
     await h.agent.prompt(session.id, "what are these?")
     results = results_of(h.accepted_requests()[1])
-    assert len(results) == 3
-    for result in results:
+    assert len(results) == 3 + len(ALIASES)
+    for i, result in enumerate(results):
         with security_figures.attempt(HOVER_LEAK):
             assert "SECRET" not in result["content"] and "hunter2" not in result["content"]
-            assert "may not read" in result["content"]
+            assert i >= 3 or "may not read" in result["content"]
 
 
 async def test_hover_still_shows_the_workspace_and_the_libraries(
