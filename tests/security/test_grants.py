@@ -179,5 +179,9 @@ def test_no_bash_grant_when_unsure(
 
 
 def test_other_tools_get_the_tool() -> None:
-    grant = grant_for("webfetch", "https://x")
-    assert grant is not None and grant.label == "Always allow `webfetch` calls"
+    grant = grant_for("mcp__docs__search", "anything")
+    assert grant is not None and grant.label == "Always allow `mcp__docs__search` calls"
+    # webfetch has its own: the host shown (tests/tools/test_webfetch.py).
+    webfetch = grant_for("webfetch", "docs.python.org")
+    assert webfetch is not None
+    assert webfetch.label == "Always allow web fetches from docs.python.org"
