@@ -380,3 +380,18 @@ async def test_load_replays_a_stored_session(
         assert result.stop_reason == "end_turn"
         sent = acp_env.api.requests[-1].body["messages"]
         assert sent[0]["content"][-1]["text"] == "what is Y" and len(sent) == 5
+
+
+async def test_commands_are_offered_and_run(
+    acp: Connection, client: ScriptedClient, acp_env: AcpEnv
+) -> None:
+    sid = (await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[])).session_id
+    await wait_until(lambda: bool(client.of("available_commands_update", sid)))
+    [offered] = client.of("available_commands_update", sid)
+    assert [c.name for c in offered.available_commands] == ["clear", "compact", "model"]
+    answer = await prompt(acp, sid, "/model claude-haiku-4-5")
+    assert answer.stop_reason == "end_turn"
+    assert client.text(sid) == "The model is now claude-haiku-4-5."
+    with pytest.raises(RequestError) as unknown:
+        await prompt(acp, sid, "/nope")
+    assert unknown.value.code == -32602 and "unknown command /nope" in str(unknown.value.data)

@@ -20,6 +20,9 @@ from acp import PROTOCOL_VERSION, RequestError, stdio_streams
 from acp.agent.connection import AgentSideConnection
 from acp.schema import (
     AgentCapabilities,
+    AvailableCommand,
+    AvailableCommandInput,
+    AvailableCommandsUpdate,
     ClientCapabilities,
     Implementation,
     InitializeResponse,
@@ -35,6 +38,7 @@ from acp.schema import (
     SessionModeState,
     SetSessionModeResponse,
     StopReason,
+    UnstructuredCommandInput,
     Usage,
 )
 from acp.schema import SessionMode as AcpSessionMode
@@ -46,7 +50,7 @@ from agentls.acp.transport import StdioTransport
 from agentls.acp.updates import EventRelay, UpdateSender, agent_text, plan_update, replay
 from agentls.acp.workspace import AcpWorkspace, current_session
 from agentls.config import load_settings
-from agentls.session import Agent, StoreError, TurnResult
+from agentls.session import Agent, CommandError, StoreError, TurnResult
 from agentls.session.modes import MODES
 from agentls.workspace.protocol import Workspace
 
@@ -196,6 +200,7 @@ class AcpServer:
         _add_mcp_servers(agent, mcp_servers)
         record = await agent.new_session()
         self._sessions[record.id] = agent
+        self.sender.put(record.id, available_commands(agent))
         return NewSessionResponse(session_id=record.id, modes=modes(record.mode))
 
     async def load_session(
@@ -213,6 +218,7 @@ class AcpServer:
         state = await agent.session(session_id)
         if state.todos:
             self.sender.put(session_id, plan_update(state.todos))
+        self.sender.put(session_id, available_commands(agent))
         await self.sender.flush()
         return LoadSessionResponse(modes=modes(state.record.mode))
 
@@ -247,6 +253,10 @@ class AcpServer:
         current_session.set(session_id)  # the turn's task inherits it (see acp/workspace.py)
         try:
             result = await agent.prompt(session_id, text, context)
+            if result.message_id is None and result.text:  # a built-in command's outcome
+                self.sender.put(session_id, agent_text(result.text))
+        except CommandError as exc:  # "/NAME": unknown, a refused @path: nothing was sent
+            raise _invalid("prompt", str(exc)) from None
         finally:
             await self.sender.flush()  # every update of the turn before its answer
         return _response(result)
@@ -264,6 +274,18 @@ class AcpServer:
         agent = self._sessions.get(session_id)
         if agent is not None:
             await agent.cancel(session_id)
+
+
+def available_commands(agent: Agent) -> AvailableCommandsUpdate:
+    """The /commands a prompt runs (the editor offers them as slash commands)."""
+    hint = AvailableCommandInput(root=UnstructuredCommandInput(hint="arguments"))
+    return AvailableCommandsUpdate(
+        session_update="available_commands_update",
+        available_commands=[
+            AvailableCommand(name=c.name, description=c.description, input=hint)
+            for c in agent.list_commands().values()
+        ],
+    )
 
 
 def modes(current: str) -> SessionModeState:

@@ -13,6 +13,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    AvailableCommandsUpdate,
     Cost,
     CurrentModeUpdate,
     PlanEntry,
@@ -52,6 +53,7 @@ Update = (
     | UsageUpdate
     | AgentPlanUpdate
     | CurrentModeUpdate
+    | AvailableCommandsUpdate
 )
 Send = Callable[[str, Update], Awaitable[None]]
 
