@@ -102,6 +102,16 @@ async def test_timeout(web: LocalWeb, rctx: RulesContext) -> None:
         await fetch(rctx, url=web.base + "/slow", timeout_s=0.3)
 
 
+async def test_the_time_limit_does_not_count_the_users_answer(
+    web: LocalWeb, tmp_path: Path
+) -> None:
+    ctx = RulesContext(tmp_path, {"webfetch": {"127.0.0.1": "ask"}})
+    ctx.answer_after_s = 0.5
+    web.routes["/page"] = Response(body=b"worth the wait")
+    result = await fetch(ctx, url=web.base + "/page", timeout_s=0.3)
+    assert "worth the wait" in result.output and len(ctx.asked) == 1
+
+
 async def test_redirects_are_followed_and_capped(web: LocalWeb, rctx: RulesContext) -> None:
     web.routes["/old"] = Response(301, headers={"Location": "/new"})
     web.routes["/new"] = Response(302, headers={"Location": web.base + "/page"})
@@ -190,6 +200,9 @@ def test_webfetch_asks_by_default_and_rules_match_hosts() -> None:
     assert rules.evaluate("webfetch", "db.example.com", outside_workspace=True) == "deny"
     opened = PermissionRules.from_config({"webfetch": {"db.internal": "allow"}})
     assert opened.evaluate("webfetch", "db.internal", outside_workspace=True) == "allow"
+    assert opened.evaluate("webfetch", "db2.internal", outside_workspace=True) == "deny"
+    ipv6 = PermissionRules.from_config({"webfetch": {"[::1]": "allow"}})
+    assert ipv6.evaluate("webfetch", "::1", outside_workspace=True) == "allow"
     everything = PermissionRules.from_config({"*": "allow"})
     assert everything.evaluate("webfetch", "10.0.0.1", outside_workspace=True) == "deny"
 

@@ -3,6 +3,7 @@ context that decides with the real permission rules (deny raises, ask is answere
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -100,6 +101,7 @@ class RulesContext(ToolTestContext):
         self.rules = PermissionRules.from_config(permissions)
         self.asked: list[PermissionQuery] = []
         self.reject = False
+        self.answer_after_s = 0.0  # how long the "user" takes to answer a question
 
     async def authorize(self, query: PermissionQuery) -> None:
         self.queries.append(query)
@@ -112,5 +114,6 @@ class RulesContext(ToolTestContext):
             )
         if action == "ask":
             self.asked.append(query)
+            await asyncio.sleep(self.answer_after_s)
             if self.reject:
                 raise PermissionDenied(f"The user rejected this call ({query.title}).")

@@ -280,7 +280,7 @@ class PermissionRules:
             and rule.action != "deny"
             and not rule.exact
             and rule.pattern is not None
-            and rule.pattern.strip().rstrip(".").lower() == host
+            and host_pattern(rule.pattern) == host
             for rule in self.rules
         )
 
@@ -325,13 +325,19 @@ class PermissionRules:
         return self.evaluate(tool, absolute_path, outside_workspace=True) != "deny"
 
 
+def host_pattern(pattern: str) -> str:
+    """A webfetch rule's pattern as hosts are compared: lower-case, no trailing dot, an IPv6
+    address without its brackets ("[::1]" -> "::1")."""
+    return pattern.strip().strip("[]").rstrip(".").lower()
+
+
 def host_matches(rule: Rule, host: str) -> bool:
     """Whether a webfetch rule matches a host: no pattern matches every host, an exact rule (an
     "always" grant) only its own, a pattern as a glob without regard to case ("*.example.com"
     matches "docs.example.com", not "example.com")."""
     if rule.pattern is None:
         return True
-    pattern = rule.pattern.strip().rstrip(".").lower()
+    pattern = host_pattern(rule.pattern)
     if rule.exact:
         return pattern == host
     return glob_regex(pattern, True).match(host) is not None

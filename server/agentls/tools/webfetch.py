@@ -15,8 +15,9 @@ import asyncio
 import ipaddress
 import re
 import socket
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import httpx2
 from pydantic import Field
@@ -186,23 +187,16 @@ class WebFetchTool(Tool):
 
     async def run(self, params: Any, ctx: ToolContext) -> ToolResult:
         p = expect_input(params, WebFetchInput)
-        timeout = p.timeout_s or DEFAULT_TIMEOUT_S
         url = check_url(p.url)
-        try:
-            async with asyncio.timeout(timeout):
-                page = await self._fetch(url, p.format, timeout, ctx)
-        except TimeoutError as exc:
-            raise ToolError(
-                f"Timed out after {timeout:g} s fetching {url}. Nothing more was read."
-            ) from exc
+        page = await self._fetch(url, p.format, _Clock(p.timeout_s or DEFAULT_TIMEOUT_S), ctx)
         return await asyncio.to_thread(render, page, p.format)
 
-    async def _fetch(self, url: httpx2.URL, fmt: str, limit_s: float, ctx: ToolContext) -> _Page:
+    async def _fetch(self, url: httpx2.URL, fmt: str, clock: _Clock, ctx: ToolContext) -> _Page:
         approved: set[str] = set()
         async with httpx2.AsyncClient(
             trust_env=False,  # no proxy from the environment: the connection goes where checked
             follow_redirects=False,
-            timeout=httpx2.Timeout(limit_s),
+            timeout=httpx2.Timeout(clock.limit_s),
         ) as client:
             for hop in range(MAX_REDIRECTS + 1):
                 host = host_of(url)
@@ -212,7 +206,8 @@ class WebFetchTool(Tool):
                     # Asked before the name is resolved: a lookup can itself carry data out.
                     await _authorize(ctx, url, host, fmt, literal, literal_kind)
                     approved.add(host)
-                addresses = await resolve(host, url.port or (443 if url.scheme == "https" else 80))
+                port = url.port or (443 if url.scheme == "https" else 80)
+                addresses = await clock.run(resolve(host, port), url)
                 if literal is None:
                     for address in addresses:
                         kind = blocked_kind(address)
@@ -220,13 +215,38 @@ class WebFetchTool(Tool):
                             await _authorize(ctx, url, host, fmt, address, kind)
                             break
                 ctx.progress(f"GET {url}")
-                page = await _get(client, url, host, addresses[0])
+                page = await clock.run(_get(client, url, host, addresses[0]), url)
                 if isinstance(page, _Page):
                     return page
                 if hop == MAX_REDIRECTS:
                     break
                 url = _redirect(url, page)
         raise ToolError(f"Too many redirects (more than {MAX_REDIRECTS}); stopped at {url}.")
+
+
+T = TypeVar("T")
+
+
+class _Clock:
+    """The call's time limit, spent only on the network (lookups, requests), never on the
+    user's answer to a question."""
+
+    def __init__(self, limit_s: float) -> None:
+        self.limit_s = limit_s
+        self.spent = 0.0
+
+    async def run(self, work: Awaitable[T], url: httpx2.URL) -> T:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        try:
+            async with asyncio.timeout(max(self.limit_s - self.spent, 0.0)):
+                return await work
+        except TimeoutError as exc:
+            raise ToolError(
+                f"Timed out after {self.limit_s:g} s fetching {url}. Nothing more was read."
+            ) from exc
+        finally:
+            self.spent += loop.time() - start
 
 
 async def _authorize(
