@@ -70,9 +70,12 @@ async def test_a_user_command_expands_with_arguments_and_reaches_the_model(
     )
     write_command(user_commands, "plain", "Summarize the repository.")
     write_command(user_commands, "Bad Name", "never listed")
+    dotfiles = user_commands.parent.parent / "dotfiles"
+    write_command(dotfiles, "linked", "Kept with the dotfiles")
+    (user_commands / "linked.md").symlink_to(dotfiles / "linked.md")  # the user's own: followed
     h = await make_harness()
     commands = h.agent.list_commands()
-    assert list(commands) == ["clear", "compact", "model", "plain", "review"]
+    assert list(commands) == ["clear", "compact", "linked", "model", "plain", "review"]
     assert commands["review"].description == "Review a file"
     assert commands["review"].source == "user"
     api.enqueue(reply(text("looks fine")), reply(text("summary")))

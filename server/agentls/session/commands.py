@@ -112,8 +112,9 @@ def load_commands(root: Path, home: Path, trusted: bool) -> dict[str, Command]:
             name = entry.name.removesuffix(".md")
             if not entry.name.endswith(".md") or not NAME.fullmatch(name) or name in BUILTINS:
                 continue
-            # A link out of the commands directory is not followed (it could name any file).
-            if os.path.dirname(os.path.realpath(entry)) != real_dir:
+            # A workspace's link out of its commands directory is not followed (it could name
+            # any file); the user's own may be links (dotfiles kept elsewhere).
+            if source == "workspace" and os.path.dirname(os.path.realpath(entry)) != real_dir:
                 continue
             text = _read_small(entry)
             if text is not None:
