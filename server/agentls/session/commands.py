@@ -6,10 +6,11 @@ a repository's file must not put words in the user's mouth). The workspace's rep
 of the same name; neither replaces a built-in (`/compact`, `/clear`, `/model`).
 
 A template may open with a front matter (`---` lines around `key: value` lines: description and
-model; other keys, such as opencode's `agent`, are ignored: agentls has no agent types yet). `$ARGUMENTS` stands for what follows the name (appended when the template does not
-say it). `@path` attaches that workspace file as prompt context, through the `read` rules: a file
-outside the workspace, a secret (.env, keys: they ask) or one the rules deny is refused, and the
-prompt is not sent.
+model; other keys, such as opencode's `agent`, are ignored: agentls has no agent types yet).
+`$ARGUMENTS` stands for what follows the name (appended when the template does not say it).
+`@path` attaches that workspace file as prompt context, through the `read` rules: a file outside
+the workspace, a secret (.env, keys: they ask) or one the rules deny is refused, and the prompt is
+not sent.
 """
 
 from __future__ import annotations
