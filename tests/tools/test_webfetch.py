@@ -18,7 +18,13 @@ from agentls.tools.webfetch import MAX_OUTPUT_CHARS, MAX_READ_BYTES, WebFetchToo
 from agentls.trust import restricted
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
-from tests.tools.webfetch_support import LocalWeb, Response, RulesContext, local_web
+from tests.tools.webfetch_support import (
+    LocalWeb,
+    Response,
+    RulesContext,
+    TLSRecorder,
+    local_web,
+)
 
 LOOPBACK_ALLOWED = {"webfetch": {"127.0.0.1": "allow"}}
 PAGE = b"""<!doctype html><html><head><title>The Guide</title>
@@ -141,6 +147,22 @@ async def test_a_redirect_to_another_host_asks_for_that_host(web: LocalWeb, tmp_
     assert "via localhost" in result.output
     # The connection went to the address checked; the Host header is the URL's.
     assert web.seen[-1].host == f"localhost:{web.port}"
+
+
+async def test_https_goes_to_the_checked_address_with_the_hosts_name_and_certificate(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("cryptography")
+    tls = TLSRecorder(tmp_path)
+    try:
+        ctx = RulesContext(tmp_path, {"webfetch": {"localhost": "allow"}})
+        with pytest.raises(ToolError, match="(?i)certificate"):
+            await fetch(ctx, url=f"https://localhost:{tls.port}/")
+    finally:
+        tls.close()
+    # Connected to the address checked (127.0.0.1), with the URL's host as the TLS server name,
+    # and the certificate checked against it (this self-signed one is refused).
+    assert tls.names and set(tls.names) == {"localhost"}
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,9 @@ context that decides with the real permission rules (deny raises, ask is answere
 from __future__ import annotations
 
 import asyncio
+import datetime
+import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -117,3 +120,71 @@ class RulesContext(ToolTestContext):
             await asyncio.sleep(self.answer_after_s)
             if self.reject:
                 raise PermissionDenied(f"The user rejected this call ({query.title}).")
+
+
+class TLSRecorder:
+    """A TLS listener on 127.0.0.1 with a self-signed certificate for "localhost": it records the
+    server name (SNI) each client sends, then lets the handshake go on (a client that checks
+    certificates then refuses this one)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.names: list[str | None] = []
+        cert, key = _self_signed(directory, "localhost")
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(cert, key)
+        self.context.sni_callback = self._sni
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _sni(self, _sock: ssl.SSLObject | ssl.SSLSocket, name: str | None, _ctx: Any) -> None:
+        self.names.append(name)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return  # closed
+            with conn:
+                try:
+                    with self.context.wrap_socket(conn, server_side=True):
+                        pass
+                except (ssl.SSLError, OSError):
+                    pass  # the client refused the certificate
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _self_signed(directory: Path, name: str) -> tuple[Path, Path]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path

@@ -215,7 +215,7 @@ class WebFetchTool(Tool):
                             await _authorize(ctx, url, host, fmt, address, kind)
                             break
                 ctx.progress(f"GET {url}")
-                page = await clock.run(_get(client, url, host, addresses[0]), url)
+                page = await clock.run(_get_any(client, url, host, addresses), url)
                 if isinstance(page, _Page):
                     return page
                 if hop == MAX_REDIRECTS:
@@ -281,6 +281,24 @@ async def _authorize(
         ) from exc
 
 
+class _NoConnection(ToolError):
+    """No connection to that address (refused, unreachable): the next one is tried."""
+
+
+async def _get_any(
+    client: httpx2.AsyncClient, url: httpx2.URL, host: str, addresses: list[Address]
+) -> _Page | str:
+    """_get on the checked addresses in the resolver's order, until one connects."""
+    failure: _NoConnection | None = None
+    for address in addresses:
+        try:
+            return await _get(client, url, host, address)
+        except _NoConnection as exc:
+            failure = exc
+    assert failure is not None  # resolve() returns at least one address
+    raise failure
+
+
 async def _get(
     client: httpx2.AsyncClient, url: httpx2.URL, host: str, address: Address
 ) -> _Page | str:
@@ -295,6 +313,8 @@ async def _get(
     request = client.build_request("GET", pinned, headers=headers, extensions=extensions)
     try:
         response = await client.send(request, stream=True)
+    except httpx2.ConnectError as exc:
+        raise _NoConnection(f"Connecting to {host} ({address}) failed: {exc}") from exc
     except httpx2.HTTPError as exc:
         raise ToolError(f"Fetching {url} failed: {exc.__class__.__name__}: {exc}") from exc
     try:
