@@ -47,9 +47,10 @@ _TEXT_TYPES = frozenset(
 )
 # Dropped before converting a page: what a browser would not show as text.
 _HIDDEN_TAGS = ("script", "style", "noscript", "template", "iframe", "svg", "object", "embed")
-_USER_AGENT = "agentls-webfetch (+https://github.com/agentls)"
+_USER_AGENT = "agentls-webfetch"
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # IPv4 addresses in IPv6 (RFC 6052)
 
 
 class WebFetchInput(ToolInput):
@@ -99,9 +100,6 @@ def blocked_kind(ip: Address) -> str | None:
         if hit:
             return kind
     return None if ip.is_global else "non-public"
-
-
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 
 def check_url(raw: str) -> httpx2.URL:
