@@ -742,3 +742,44 @@ def test_no_key_of_the_user_goes_to_a_provider_without_its_own(
     for secret in secrets.values():
         with security_figures.attempt("API key sent to another provider"):
             assert secret not in sent
+
+
+@pytest.mark.parametrize(
+    ("defined_in", "shown"),
+    [
+        ("outside/creds.py", False),
+        ("outside/.env", False),
+        ("outside/lib/site-packages/pkg/mod.py", True),
+        ("outside/ext/typeshed-fallback/stdlib/json/__init__.pyi", True),
+        ("outside/node_modules/typescript/lib/lib.dom.d.ts", True),
+    ],
+)
+async def test_hover_from_a_servers_definition_outside_the_workspace(
+    defined_in: str,
+    shown: bool,
+    make_harness: HarnessFactory,
+    api: MessagesAPIServer,
+    tmp_path: Path,
+    security_figures: SecurityFigures,
+) -> None:
+    server = FakeServer(tmp_path)
+    h = await make_harness(server.settings({"*": "allow"}))
+    (h.root / "app.py").write_text("import thing\n\nthing.f()\n")
+    target = tmp_path / defined_in
+    server.answer(
+        {
+            "textDocument/definition": [location(target.as_uri())],
+            "textDocument/hover": {"contents": {"kind": "markdown", "value": "DOC-OF-F"}},
+        }
+    )
+    api.enqueue(
+        reply(tool_use("hover", {"path": "app.py", "symbol": "f", "line": 3})), reply(text("ok"))
+    )
+    session = await h.agent.new_session()
+    await h.agent.prompt(session.id, "what is f?")
+    [result] = results_of(h.accepted_requests()[1])
+    if shown:
+        assert "DOC-OF-F" in result["content"]
+    else:
+        with security_figures.attempt(HOVER_LEAK):
+            assert "DOC-OF-F" not in result["content"] and "withheld" in result["content"]

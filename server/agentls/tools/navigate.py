@@ -235,6 +235,8 @@ class HoverTool(_AtSymbol):
 
 
 _LIBRARY_DIRS = frozenset({"site-packages", "dist-packages", "node_modules", "typeshed"})
+# Type stubs (an editor's bundled typeshed, TypeScript's lib.*.d.ts) declare, they hold no values.
+_STUBS = (".pyi", ".d.ts")
 
 
 def _library(ctx: ToolContext, path: Path) -> bool:
@@ -242,7 +244,11 @@ def _library(ctx: ToolContext, path: Path) -> bool:
     if not ctx.is_outside(path):
         return False
     stdlib = {Path(sys.base_prefix, "lib"), Path(sys.prefix, "lib")}
-    return bool(_LIBRARY_DIRS.intersection(path.parts) or stdlib.intersection(path.parents))
+    return bool(
+        _LIBRARY_DIRS.intersection(path.parts)
+        or path.name.endswith(_STUBS)
+        or stdlib.intersection(path.parents)
+    )
 
 
 class CallersTool(_AtSymbol):
