@@ -393,6 +393,12 @@ export interface NewSessionParams {
 export interface NewSessionResult {
   sessionId: string;
 }
+/**
+ * `agent/prompt`. A text "/NAME args" runs a command (agent/listCommands): a custom one is
+ * expanded into the prompt sent; a built-in (compact, clear, model) answers without a turn:
+ * messageId null, its outcome in text, and /clear's new session in sessionId. An unknown one,
+ * or an @path the read rules refuse, is an Invalid params error naming text; nothing is sent.
+ */
 export interface PromptParams {
   context?: ContextRef[] | null;
   mode?: 'queue' | 'steer';

@@ -36,6 +36,11 @@ class NewSessionResult(Result):
 
 
 class PromptParams(Params):
+    """`agent/prompt`. A text "/NAME args" runs a command (agent/listCommands): a custom one is
+    expanded into the prompt sent; a built-in (compact, clear, model) answers without a turn:
+    messageId null, its outcome in text, and /clear's new session in sessionId. An unknown one,
+    or an @path the read rules refuse, is an Invalid params error naming text; nothing is sent."""
+
     session_id: str
     text: str = Field(min_length=1)
     context: list[ContextRef] | None = None
