@@ -102,6 +102,21 @@ async def test_size_cap_reads_no_more_than_the_cap(web: LocalWeb, rctx: RulesCon
     assert len(result.output) < MAX_OUTPUT_CHARS + 1000
 
 
+async def test_a_long_page_is_converted_up_to_what_the_output_holds(
+    web: LocalWeb, rctx: RulesContext
+) -> None:
+    script = b"<script>" + b"x=1;" * 250_000 + b"</script>"
+    paragraphs = b"".join(b"<p>paragraph %d</p>" % i for i in range(20_000))
+    web.routes["/long"] = Response(
+        body=b"<html><head>" + script + b"</head><body>" + paragraphs + b"</body></html>",
+        headers=HTML,
+    )
+    result = await fetch(rctx, url=web.base + "/long")
+    assert "paragraph 0\n\nparagraph 1\n" in result.output
+    assert "x=1" not in result.output and "paragraph 19999" not in result.output
+    assert f"Cut at {MAX_OUTPUT_CHARS} characters: the page has more" in result.output
+
+
 async def test_timeout(web: LocalWeb, rctx: RulesContext) -> None:
     web.routes["/slow"] = Response(body=b"late", before=lambda: web.release.wait(30))
     with pytest.raises(ToolError, match="Timed out after 0.3 s"):

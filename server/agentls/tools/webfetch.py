@@ -17,6 +17,7 @@ import re
 import socket
 from collections.abc import Awaitable
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from typing import Any, Literal, TypeVar
 
 import httpx2
@@ -381,8 +382,9 @@ def render(page: _Page, fmt: str) -> ToolResult:
         and page.body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html"))
     )
     title: str | None = None
+    more = False  # the page's text goes on past what was converted
     if html and fmt != "html":
-        title, text = html_to(page.body, page.charset, fmt)
+        title, text, more = html_to(page.body, page.charset, fmt)
     elif html or _is_text(page.content_type, page.body):
         text = _decode(page.body, page.charset)
     else:
@@ -400,9 +402,9 @@ def render(page: _Page, fmt: str) -> ToolResult:
     notes: list[str] = []
     if page.cut:
         notes.append(f"(Only the first {human_size(MAX_READ_BYTES)} of the response was read.)")
-    if len(text) > MAX_OUTPUT_CHARS:
+    if more or len(text) > MAX_OUTPUT_CHARS:
         notes.append(
-            f"(Cut at {MAX_OUTPUT_CHARS} of {len(text)} characters"
+            f"(Cut at {MAX_OUTPUT_CHARS} characters: the page has more"
             + ("; format=text is shorter" if fmt != "text" and html else "")
             + ".)"
         )
@@ -423,13 +425,17 @@ def render(page: _Page, fmt: str) -> ToolResult:
     )
 
 
-def html_to(body: bytes, charset: str | None, fmt: str) -> tuple[str | None, str]:
-    """An HTML page's title and its text as markdown (markdownify) or plain text (BeautifulSoup's
-    get_text), scripts, styles and other hidden parts left out."""
-    from bs4 import BeautifulSoup
+def html_to(body: bytes, charset: str | None, fmt: str) -> tuple[str | None, str, bool]:
+    """An HTML page's title, its text as markdown (markdownify) or plain text (BeautifulSoup's
+    get_text), scripts, styles and other hidden parts left out, and whether the page's text goes
+    on past what was converted: only about what the output can hold is (see _visible_prefix)."""
+    from bs4 import BeautifulSoup, UnicodeDammit
     from markdownify import MarkdownConverter
 
-    soup = BeautifulSoup(body, "html.parser", from_encoding=charset)
+    markup = UnicodeDammit(body, [charset] if charset else [], is_html=True).unicode_markup
+    markup = markup if markup is not None else _decode(body, charset)
+    prefix = _visible_prefix(markup, 2 * MAX_OUTPUT_CHARS)
+    soup = BeautifulSoup(prefix, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title is not None else None
     for tag in soup(["head", *_HIDDEN_TAGS]):
         tag.decompose()
@@ -438,4 +444,40 @@ def html_to(body: bytes, charset: str | None, fmt: str) -> tuple[str | None, str
         text = "\n".join(lines)
     else:
         text = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(soup)
-    return title or None, re.sub(r"\n{3,}", "\n\n", text).strip()
+    return title or None, re.sub(r"\n{3,}", "\n\n", text).strip(), len(prefix) < len(markup)
+
+
+_CHUNK_CHARS = 32 * 1024
+
+
+class _VisibleText(HTMLParser):
+    """Counts the characters of text a page shows (not in head, script, style, ...)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.count = 0
+        self._hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag == "head" or tag in _HIDDEN_TAGS:
+            self._hidden += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if (tag == "head" or tag in _HIDDEN_TAGS) and self._hidden:
+            self._hidden -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self._hidden:
+            self.count += len(data.strip())
+
+
+def _visible_prefix(markup: str, chars: int) -> str:
+    """The start of the markup holding about `chars` characters of visible text (a whole chunk
+    past them), all of it when it holds fewer. A quick pass of the standard library's parser:
+    BeautifulSoup and markdownify then convert only that much of a large page."""
+    counter = _VisibleText()
+    for start in range(0, len(markup), _CHUNK_CHARS):
+        counter.feed(markup[start : start + _CHUNK_CHARS])
+        if counter.count > chars:
+            return markup[: start + _CHUNK_CHARS]
+    return markup
