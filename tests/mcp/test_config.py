@@ -10,8 +10,8 @@ import mcp_types as types
 import pytest
 
 from agentls.mcp.config import HttpServer, StdioServer, from_acp, parse_server, parse_servers
-from agentls.mcp.names import tool_name
-from agentls.mcp.results import convert
+from agentls.mcp.names import exact_first, tool_name
+from agentls.mcp.results import MAX_IMAGES_BASE64, convert
 from agentls.permission.rules import PermissionRules
 
 API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -75,12 +75,36 @@ def test_acp_servers_become_the_same_shape() -> None:
     ("server", "tool", "expected"),
     [
         ("github", "create_issue", "mcp__github__create_issue"),
-        ("my server", "do.it/now", "mcp__my_server__do_it_now"),
-        ("a__b", "t", "mcp__a_b__t"),  # `mcp__a` never names a part of another server
+        ("my-server_2", "do.it/now", "mcp__my-server_2__do_it_now"),
     ],
 )
 def test_tool_names_follow_the_api_rule(server: str, tool: str, expected: str) -> None:
     assert tool_name(server, tool) == expected
+
+
+@pytest.mark.parametrize(
+    "server", ["github.", "github!", "github ", "_github", "git__hub", "my server"]
+)
+def test_a_server_name_that_needs_cleaning_gets_its_own_hashed_part(server: str) -> None:
+    # Never another server's part (`mcp__github` for `github.`): a rule naming that server must
+    # not allow this one's tools.
+    name = tool_name(server, "delete_repo", {tool_name("github", "delete_repo")})
+    assert API_NAME.match(name)
+    assert not name.startswith(("mcp__github__", "mcp__git_hub__", "mcp__my_server__"))
+    assert name == tool_name(server, "delete_repo")  # stable
+    rules = PermissionRules.from_config({"mcp__github": "allow", "mcp__git_hub": "allow"})
+    assert rules.evaluate(name, name) == "ask"
+
+
+def test_of_two_tools_one_name_apart_the_exact_one_keeps_it() -> None:
+    # The manager names a server's tools in exact_first order.
+    taken: set[str] = set()
+    names = {}
+    for tool in sorted(["a_b", "a.b", "a/b"], key=exact_first):
+        names[tool] = tool_name("s", tool, taken)
+        taken.add(names[tool])
+    assert names["a_b"] == "mcp__s__a_b"
+    assert len(set(names.values())) == 3 and all(API_NAME.match(n) for n in names.values())
 
 
 def test_long_and_colliding_names_stay_valid_unique_and_stable() -> None:
@@ -144,6 +168,19 @@ def test_results_text_resources_images_and_the_cap() -> None:
     assert big.is_error and len(big.text) < 61_000 and "omitted" in big.text
     structured = convert(types.CallToolResult(content=[], structured_content={"n": 1}))
     assert '"n": 1' in structured.text
+
+
+def test_one_results_images_together_stay_under_the_requests_limit() -> None:
+    # Twelve images of 3.5 MB each: each under the API's 5 MB, together past its 32 MB request.
+    data = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 3_500_000).decode()
+    out = convert(
+        types.CallToolResult(content=[types.ImageContent(data=data, mime_type="image/png")] * 12)
+    )
+    assert 0 < len(out.images) < 12
+    assert sum(len(d) for _, d in out.images) <= MAX_IMAGES_BASE64
+    assert out.text.count("not shown: this result's images already reach the limit") == 12 - len(
+        out.images
+    )
 
 
 async def test_a_cwd_that_is_not_a_directory_is_said(tmp_path: Path) -> None:

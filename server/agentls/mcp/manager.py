@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from agentls.mcp.config import ServerConfig, parse_servers
 from agentls.mcp.connection import Connection, ServerFailed
-from agentls.mcp.names import tool_name
+from agentls.mcp.names import exact_first, tool_name
 from agentls.mcp.results import McpOutput, convert
 from agentls.mcp.tool import McpTool, make_tool
 
@@ -172,7 +172,7 @@ class McpManager:
                 connection = self._connections[server]
                 if connection.status != "running":
                     continue
-                for tool in sorted(connection.tools, key=lambda t: t.name):
+                for tool in sorted(connection.tools, key=lambda t: exact_first(t.name)):
                     name = tool_name(server, tool.name, taken)
                     if name in taken:
                         continue
@@ -228,7 +228,7 @@ class McpManager:
             )
             if connection.status == "running":
                 taken: set[str] = set()
-                for tool in sorted(connection.tools, key=lambda t: t.name):
+                for tool in sorted(connection.tools, key=lambda t: exact_first(t.name)):
                     model_name = tool_name(name, tool.name, taken)
                     taken.add(model_name)
                     hint = bool(tool.annotations and tool.annotations.read_only_hint)

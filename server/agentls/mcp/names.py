@@ -1,9 +1,13 @@
 """Tool names: `mcp__<server>__<tool>`, within the API's rule ^[a-zA-Z0-9_-]{1,64}$.
 
-Each part has every other character replaced by "_"; a server name's runs of "_" become one, so
-that `mcp__<server>` (a permission rule naming a server) never names part of another server. A
-name longer than 64 characters, or one two tools would share once cleaned, keeps its start and
-ends with a short hash of the original names, so it stays the same from run to run.
+A permission rule names a server by that part (`mcp__github`), so the part must belong to that
+server alone: a server name already in the rule's alphabet, without runs of "_" nor an "_" at
+either end, is used as it is; any other name (`github.`, `my server`, `a__b`) gets its cleaned
+form followed by a short hash of the real name, so it can never borrow another server's rules.
+A tool name has every other character replaced by "_"; when two tools of a server would share a
+name once cleaned, the one already clean keeps it (exact_first orders them) and the other ends with
+a short hash; so does a name longer than 64 characters. Hashes are of the names as configured and
+listed, so names stay the same from run to run.
 """
 
 from __future__ import annotations
@@ -17,9 +21,15 @@ _BAD = re.compile(r"[^a-zA-Z0-9_-]")
 _RUNS = re.compile(r"_{2,}")
 
 
+def _digest(*parts: str) -> str:
+    return hashlib.blake2b("\0".join(parts).encode(), digest_size=4).hexdigest()
+
+
 def clean_server(name: str) -> str:
     cleaned = _RUNS.sub("_", _BAD.sub("_", name)).strip("_")
-    return cleaned or "server"
+    if cleaned == name:
+        return name
+    return f"{cleaned or 'server'}_{_digest(name)}"
 
 
 def clean_tool(name: str) -> str:
@@ -27,8 +37,14 @@ def clean_tool(name: str) -> str:
 
 
 def _hashed(base: str, server: str, tool: str) -> str:
-    digest = hashlib.blake2b(f"{server}\0{tool}".encode(), digest_size=4).hexdigest()
+    digest = _digest(server, tool)
     return base[: MAX_NAME - len(digest) - 1] + "_" + digest
+
+
+def exact_first(tool: str) -> tuple[bool, str]:
+    """Sort key for a server's tools before naming them: those whose names need no cleaning
+    first, so they keep their exact names."""
+    return (clean_tool(tool) != tool, tool)
 
 
 def tool_name(server: str, tool: str, taken: set[str] | None = None) -> str:

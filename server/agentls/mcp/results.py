@@ -18,6 +18,10 @@ from agentls.tools.text import human_size
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 # The API refuses an image over 5 MB (base64 of up to 3.75 MB of bytes).
 MAX_IMAGE_BASE64 = 5 * 1024 * 1024
+# And a request over 32 MB: one result's images together stay well under it (they are sent again
+# with every later request of the session).
+MAX_IMAGES_BASE64 = 8 * 1024 * 1024
+MAX_IMAGES = 8
 
 
 @dataclass
@@ -46,6 +50,13 @@ def _image(mime: str, data: str, where: str, out: McpOutput, pieces: list[str]) 
         return
     if len(data) > MAX_IMAGE_BASE64:
         pieces.append(f"[{where}: {mime}, {human_size(len(data) * 3 // 4)}: too large to show]")
+        return
+    shown = sum(len(d) for _, d in out.images)
+    if len(out.images) >= MAX_IMAGES or shown + len(data) > MAX_IMAGES_BASE64:
+        pieces.append(
+            f"[{where}: {mime}, {human_size(len(data) * 3 // 4)}: not shown: this result's images "
+            f"already reach the limit ({MAX_IMAGES} images, {human_size(MAX_IMAGES_BASE64)})]"
+        )
         return
     try:
         base64.b64decode(data, validate=True)
