@@ -140,6 +140,10 @@ async def test_redirects_are_followed_and_capped(web: LocalWeb, rctx: RulesConte
     result = await fetch(rctx, url=web.base + "/old")
     assert "arrived" in result.output and f"URL: {web.base}/page" in result.output
     assert [s.path for s in web.seen] == ["/old", "/new", "/page"]
+    assert all(s.cookie is None for s in web.seen)
+    web.routes["/login"] = Response(302, headers={"Location": "/page", "Set-Cookie": "sid=1"})
+    await fetch(rctx, url=web.base + "/login")
+    assert web.seen[-1].path == "/page" and web.seen[-1].cookie is None  # no cookie kept
     for i in range(7):
         web.routes[f"/loop{i}"] = Response(302, headers={"Location": f"/loop{i + 1}"})
     with pytest.raises(ToolError, match="Too many redirects"):

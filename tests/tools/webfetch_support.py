@@ -32,6 +32,7 @@ class Response:
 class Seen:
     path: str
     host: str | None
+    cookie: str | None = None
 
 
 class LocalWeb:
@@ -53,7 +54,9 @@ class LocalWeb:
                     pass  # the client went away (the size cap, a timeout)
 
             def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-                web.seen.append(Seen(self.path, self.headers.get("Host")))
+                web.seen.append(
+                    Seen(self.path, self.headers.get("Host"), self.headers.get("Cookie"))
+                )
                 response = web.routes.get(self.path, Response(404, b"not here"))
                 if response.before is not None:
                     response.before()

@@ -309,6 +309,8 @@ async def _get(
         "Accept": "text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,*/*;q=0.5",
     }
     extensions = {"sni_hostname": host} if url.scheme == "https" else {}
+    # No cookie from one hop goes to the next (two hosts may share the address it is kept by).
+    client.cookies.clear()
     request = client.build_request("GET", pinned, headers=headers, extensions=extensions)
     try:
         response = await client.send(request, stream=True)
