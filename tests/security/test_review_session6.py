@@ -508,6 +508,8 @@ async def test_a_malformed_language_answer_is_a_tool_result_not_a_crash(
             *results_of(h.accepted_requests()[2]),
         ]:
             assert "Traceback" not in result["content"]
+            # Read as an answer the tool cannot use, not as a bug of its own.
+            assert "failed unexpectedly" not in result["content"], result["content"]
 
 
 # ---- ACP: "always" as literal as the panel's, nothing written outside the workspace ----------

@@ -296,8 +296,10 @@ class CallersTool(_AtSymbol):
                     continue
                 label = f"{kind_name(caller.get('kind'))} {caller.get('name', '?')}"
                 ranges = call.get("fromRanges") or [caller.get("selectionRange")]
-                for rng in ranges:
-                    line = rng["start"]["line"] if isinstance(rng, dict) else where[1]
+                for rng in ranges if isinstance(ranges, list) else [None]:
+                    start = rng.get("start") if isinstance(rng, dict) else None
+                    line = start.get("line") if isinstance(start, dict) else None
+                    line = line if isinstance(line, int) and line >= 0 else where[1]
                     hit = await shown.hit(where[0], line, label)
                     if hit is not None:
                         hits.append(hit)
