@@ -31,6 +31,20 @@ class LanguageServerConfig(WireModel):
     timeout_s: float | None = Field(default=None, gt=0)
 
 
+class AgentType(WireModel):
+    """A sub-agent type (the `agents` setting): what the task tool's child session runs with."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    description: str = ""
+    # Added to the task's prompt, before it: the sub-agent's own instructions.
+    prompt: str = ""
+    # The tools it may use (names); None: the read-only ones. Never `task` (depth 1).
+    tools: list[str] | None = None
+    # Its model id; None: the parent session's.
+    model: str | None = None
+
+
 class Settings(WireModel):
     """What a user can configure. camelCase keys on the wire and in files (snake_case accepted)."""
 
@@ -86,6 +100,11 @@ class Settings(WireModel):
     language_timeout_s: float = Field(default=15.0, gt=0)
     # Language servers agentls starts itself, by language (agentls.language.headless).
     language_servers: dict[str, LanguageServerConfig] | None = None
+    # Sub-agent types for the task tool (session/subagents.py): {name: {description, prompt,
+    # tools, model}}; tools default to the read-only ones. Never from an untrusted workspace
+    # (trust.py keeps only what tightens). At most maxParallelTasks run at once.
+    agents: dict[str, AgentType] | None = None
+    max_parallel_tasks: int = Field(default=4, ge=1, le=32)
 
     # Set by load_settings, never read from a file or the wire: an untrusted workspace config's
     # deny and ask rules (each only makes a call stricter), and the line that tells the user
