@@ -65,11 +65,15 @@ class SessionRecord(WireModel):
     summary_message_id: str | None = None
     usage: Usage = Usage()
     mode: SessionMode = "build"
+    # A sub-agent's session (the task tool's): its parent session and its agent type.
+    parent_id: str | None = None
+    agent: str | None = None
 
 
 SESSION_COLUMNS = (
     "id, title, cwd, model, created_at, updated_at, summary_message_id,"
-    " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, mode"
+    " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, mode,"
+    " parent_id, agent"
 )
 PROJECT_GRANT_COLUMNS = "id, root, tool, pattern, action, exact, label, created_at"
 
@@ -92,6 +96,8 @@ def session_from_row(row: Sequence[Any]) -> SessionRecord:
             cost_usd=row[11],
         ),
         mode="plan" if row[12] == "plan" else "build",
+        parent_id=row[13],
+        agent=row[14],
     )
 
 

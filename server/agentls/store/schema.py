@@ -168,6 +168,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # A session's mode and todo list (store/session_meta.py).
     session_meta.MIGRATION,
+    # A sub-agent's session: its parent and agent type (store/session_meta.py).
+    session_meta.PARENT_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,5 +1,6 @@
 """What a session keeps besides its messages: its mode (build or plan) and its todo list (the
-todowrite tool's), two columns of the sessions table (migration 7). Store inherits these reads
+todowrite tool's), two columns of the sessions table (migration 7), and a sub-agent's parent
+session and agent type (migration 8). Store inherits these reads
 and writes (SessionMeta), so repository.py stays one concern."""
 
 from __future__ import annotations
@@ -17,6 +18,13 @@ MIGRATION = (
     "ALTER TABLE sessions ADD COLUMN mode TEXT NOT NULL DEFAULT 'build'",
     # The todo list as JSON ([{content, status, priority?}]); NULL: none written yet.
     "ALTER TABLE sessions ADD COLUMN todos TEXT",
+)
+# Migration 8: a sub-agent's session (the task tool's, session/subagents.py) names its parent
+# session and its agent type; NULL for a session of its own.
+PARENT_MIGRATION = (
+    "ALTER TABLE sessions ADD COLUMN parent_id TEXT",
+    "ALTER TABLE sessions ADD COLUMN agent TEXT",
+    "CREATE INDEX sessions_by_parent ON sessions (parent_id) WHERE parent_id IS NOT NULL",
 )
 
 _TODOS = TypeAdapter(list[TodoItem])
@@ -47,6 +55,13 @@ class SessionMeta:
     async def save_todos(self, session_id: str, todos: Sequence[TodoItem]) -> None:
         data = json.dumps([t.model_dump(exclude_none=True) for t in todos], ensure_ascii=False)
         await self._execute("UPDATE sessions SET todos = ? WHERE id = ?", (data, session_id))
+
+    async def set_parent(self, session_id: str, parent_id: str, agent: str) -> None:
+        """Mark the session a sub-agent's: its parent session and its agent type."""
+        await self._execute(
+            "UPDATE sessions SET parent_id = ?, agent = ? WHERE id = ?",
+            (parent_id, agent, session_id),
+        )
 
     async def load_todos(self, session_id: str) -> list[TodoItem]:
         rows = await self._fetchall("SELECT todos FROM sessions WHERE id = ?", (session_id,))
