@@ -7,10 +7,15 @@ have one rule per block type (:data:`BLOCK_RULES`)."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from PIL import Image, UnidentifiedImageError
 
 TOOL_ID_RE = re.compile(r"^[a-zA-Z0-9_-]+$")
 TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -23,6 +28,9 @@ ALLOWED_KEYS = frozenset(
     }
 )  # fmt: skip
 MAX_CACHE_CONTROL_BLOCKS = 4
+IMAGE_MEDIA_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+MAX_IMAGE_BASE64 = 5 * 1024 * 1024
+MAX_IMAGE_SIDE = 8000
 
 
 class Invalid(Exception):
@@ -248,6 +256,8 @@ def tool_result_block(b: dict[str, Any], role: str, where: str) -> None:
                 raise Invalid(f"{iwhere}.type: Field required")
             if ib["type"] == "text":
                 _check_text(ib, iwhere)
+            elif ib["type"] == "image":
+                image_block(ib, role, iwhere)
     elif inner is not None and not isinstance(inner, str):
         raise Invalid(f"{where}.tool_result.content: Input should be a valid string or list")
 
@@ -270,12 +280,59 @@ def redacted_thinking_block(b: dict[str, Any], role: str, where: str) -> None:
         raise Invalid(f"{where}.redacted_thinking.data: Field required")
 
 
+def _image_side(data: bytes) -> int | None:
+    """The image's longest side, or None when it is no image Pillow can read."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+            return max(image.size)
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+        return None
+
+
+def image_block(b: dict[str, Any], role: str, where: str) -> None:
+    """An image block's source is base64 (one of the four media types, valid base64 of at most
+    5 MB, a readable image of at most 8000 px a side) or a url."""
+    source = b.get("source")
+    if not isinstance(source, dict):
+        raise Invalid(f"{where}.image.source: Field required")
+    kind = source.get("type")
+    if kind == "url":
+        if not isinstance(source.get("url"), str):
+            raise Invalid(f"{where}.image.source.url.url: Field required")
+        return
+    if kind != "base64":
+        raise Invalid(f"{where}.image.source: Input tag '{kind}' found using 'type' does not "
+                      "match any of the expected tags: 'base64', 'url'")  # fmt: skip
+    here = f"{where}.image.source.base64"
+    if source.get("media_type") not in IMAGE_MEDIA_TYPES:
+        raise Invalid(f"{here}.media_type: Input should be 'image/jpeg', 'image/png', "
+                      "'image/gif' or 'image/webp'")  # fmt: skip
+    data = source.get("data")
+    if not isinstance(data, str):
+        raise Invalid(f"{here}.data: Field required")
+    if len(data) > MAX_IMAGE_BASE64:
+        raise Invalid(f"{here}: image exceeds 5 MB maximum: {len(data)} bytes > "
+                      f"{MAX_IMAGE_BASE64} bytes")  # fmt: skip
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise Invalid(f"{here}.data: Invalid base64 data") from None
+    side = _image_side(raw)
+    if side is None:
+        raise Invalid(f"{here}.data: Could not process image")
+    if side > MAX_IMAGE_SIDE:
+        raise Invalid(f"{here}.data: At least one of the image dimensions exceed max allowed "
+                      f"size: {MAX_IMAGE_SIDE} pixels")  # fmt: skip
+
+
 BLOCK_RULES: dict[str, Callable[[dict[str, Any], str, str], None]] = {
     "text": text_block,
     "tool_use": tool_use_block,
     "tool_result": tool_result_block,
     "thinking": thinking_block,
     "redacted_thinking": redacted_thinking_block,
+    "image": image_block,
 }
 
 

@@ -83,6 +83,16 @@ class ContextPart(WireModel):
     text: str | None = None
 
 
+class ImagePart(WireModel):
+    """An image the user attached to a prompt (pasted, or a file), sent as an image block."""
+
+    type: Literal["image"] = "image"
+    media_type: str  # image/png, image/jpeg, image/gif or image/webp
+    data: str  # base64
+    # The file it came from, when it came from one.
+    uri: str | None = None
+
+
 class SummaryPart(WireModel):
     """A compacted session's summary of its older history; it opens the history the model sees.
 
@@ -99,13 +109,17 @@ class SummaryPart(WireModel):
     last_message_id: str | None = None
 
 
+# What a prompt attaches besides its text.
+Attachment = ContextPart | ImagePart
+
 SUMMARY_INTRO = (
     "This session was compacted: the conversation before this point ran long and is replaced "
     "by the summary below. Continue from it; re-read files when you need their exact content."
 )
 
 Part = Annotated[
-    TextPart | ThinkingPart | ToolPart | ContextPart | SummaryPart, Field(discriminator="type")
+    TextPart | ThinkingPart | ToolPart | ContextPart | ImagePart | SummaryPart,
+    Field(discriminator="type"),
 ]
 
 
@@ -232,6 +246,9 @@ def _user_content(message: Message) -> list[dict[str, Any]]:
                 where += f" lines {part.range.start.line + 1}-{part.range.end.line + 1}"
             body = f'<context uri="{where}">\n{part.text or ""}\n</context>'
             blocks.append({"type": "text", "text": body})
+        elif isinstance(part, ImagePart):
+            source = {"type": "base64", "media_type": part.media_type, "data": part.data}
+            blocks.append({"type": "image", "source": source})
         elif isinstance(part, SummaryPart):
             body = f"{SUMMARY_INTRO}\n\n<summary>\n{part.text}\n</summary>"
             blocks.append({"type": "text", "text": body})

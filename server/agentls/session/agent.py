@@ -14,14 +14,14 @@ import asyncio
 import logging
 import os
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentls.config import Settings
 from agentls.config_home import config_home
 from agentls.events import SessionMode, TodoItem
-from agentls.history import ApiHistory, ContextPart, Message, Usage, clean_text, new_id
+from agentls.history import ApiHistory, Attachment, Message, Usage, clean_text, new_id
 from agentls.model.base import Provider
 from agentls.model.catalog import model_info, use_providers
 from agentls.permission.broker import Answer, ApprovalBroker
@@ -359,7 +359,7 @@ class Agent:
         self,
         session_id: str,
         text: str,
-        context: list[ContextPart] | None = None,
+        context: Sequence[Attachment] | None = None,
         mode: str = "queue",
     ) -> TurnResult:
         """Run one turn; a prompt to a busy session waits its turn (first in, first out). With
@@ -404,7 +404,7 @@ class Agent:
                 state.queue.remove(ticket)
 
     async def _steer(
-        self, session_id: str, text: str, context: list[ContextPart]
+        self, session_id: str, text: str, context: Sequence[Attachment]
     ) -> TurnResult | None:
         """The running turn's result once it took the steer (or was cancelled); None when no
         turn runs or it ended without taking it."""
@@ -412,7 +412,7 @@ class Agent:
         task = state.task
         if task is None or task.done() or state.finishing:
             return None
-        steer = Steer(text, context)
+        steer = Steer(text, list(context))
         state.steers.append(steer)
         state.users += 1  # loaded until its turn ends
         try:
@@ -512,7 +512,7 @@ class Agent:
         )
 
     async def _run_turn(
-        self, state: SessionState, text: str, context: list[ContextPart], model: str | None = None
+        self, state: SessionState, text: str, context: Sequence[Attachment], model: str | None = None
     ) -> TurnResult:
         session_id = state.record.id
         # One turn of a session at a time across processes too: a turn of it running in another

@@ -6,7 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 
 from agentls.events import TodoItem
-from agentls.history import ApiHistory, ContextPart, FinishReason, Message, Usage
+from agentls.history import ApiHistory, Attachment, FinishReason, Message, Usage
 from agentls.permission.rules import Rule
 from agentls.store import SessionRecord
 from agentls.tools.base import ReadLedger
@@ -39,7 +39,7 @@ class Steer:
     boundary (turn.py take_steers) and marks it taken."""
 
     text: str
-    context: list[ContextPart]
+    context: list[Attachment]
     taken: bool = False
 
 

@@ -6,19 +6,29 @@ tool (the turn then takes one more step). What no step took runs as a prompt of 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentls.events import SteerEvent
-from agentls.history import ContextPart, Message, Part, TextPart, clean_text, new_id, now_ms
+from agentls.history import (
+    Attachment,
+    ContextPart,
+    Message,
+    Part,
+    TextPart,
+    clean_text,
+    new_id,
+    now_ms,
+)
 from agentls.session.state import SessionState
 from agentls.store import Store
 
 EventSink = Callable[[Any], None]
 
 
-def user_parts(text: str, context: list[ContextPart]) -> list[Part]:
-    """A prompt's parts: its context (files, selections), then its text; storable UTF-8."""
+def user_parts(text: str, context: Sequence[Attachment]) -> list[Part]:
+    """A prompt's parts: its context (files, selections, images), then its text; storable
+    UTF-8."""
     return [
         *(
             ContextPart(
@@ -26,6 +36,8 @@ def user_parts(text: str, context: list[ContextPart]) -> list[Part]:
                 range=c.range,
                 text=None if c.text is None else clean_text(c.text),
             )
+            if isinstance(c, ContextPart)
+            else c
             for c in context
         ),
         TextPart(text=clean_text(text)),

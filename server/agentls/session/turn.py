@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -29,7 +29,7 @@ from agentls.events import (
 )
 from agentls.history import (
     ApiHistory,
-    ContextPart,
+    Attachment,
     FinishReason,
     Message,
     Part,
@@ -51,7 +51,7 @@ from agentls.session.instructions import Instructions
 from agentls.session.policy import Policy
 from agentls.session.questions import Asker
 from agentls.session.state import SessionState, TurnResult
-from agentls.session.steering import take_steers
+from agentls.session.steering import take_steers, user_parts
 from agentls.session.stream import FinishedBlock, StreamedText, StreamFolder
 from agentls.session.system_prompt import build_system
 from agentls.store import Store, StoreError
@@ -217,7 +217,7 @@ class Turn:
 
     # ---- the loop -----------------------------------------------------------------------
 
-    async def run(self, text: str, context: list[ContextPart]) -> TurnResult:
+    async def run(self, text: str, context: Sequence[Attachment]) -> TurnResult:
         state = self.state
         text = clean_text(text)  # JSON from an editor may carry lone surrogates
         user = Message(
@@ -225,17 +225,7 @@ class Turn:
             session_id=self.session_id,
             role="user",
             created_at=now_ms(),
-            parts=[
-                *(
-                    ContextPart(
-                        uri=clean_text(c.uri),
-                        range=c.range,
-                        text=None if c.text is None else clean_text(c.text),
-                    )
-                    for c in context
-                ),
-                TextPart(text=text),
-            ],
+            parts=user_parts(text, context),
         )
         state.messages.append(user)
         await self.store.add_message(user)
