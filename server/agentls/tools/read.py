@@ -12,6 +12,14 @@ from pathlib import Path
 
 from pydantic import Field
 
+from agentls.images import (
+    MAX_FILE_BYTES,
+    ImageError,
+    PreparedImage,
+    describe,
+    is_image_path,
+    prepare,
+)
 from agentls.tools.base import (
     PermissionQuery,
     Tool,
@@ -150,6 +158,12 @@ def _similar_names(path: Path) -> list[str]:
     return [str(parent / n) for n in found[:5]]
 
 
+def _prepare_file(path: Path) -> PreparedImage:
+    with open(path, "rb") as f:
+        raw = f.read(MAX_FILE_BYTES + 1)
+    return prepare(raw)
+
+
 def missing_file_error(ctx: ToolContext, path: Path) -> ToolError:
     rel = ctx.relative(path)
     parent = path.parent
@@ -186,7 +200,8 @@ class ReadTool(Tool):
         f"Shows up to {DEFAULT_LIMIT} lines starting at `offset` (1-based, default 1); for longer "
         "files the result says how to get the next page. Lines over "
         f"{MAX_LINE_CHARS} characters are cut. Files open in the editor are read with their unsaved "
-        "changes. Binary files are refused; for a directory use list. You must read a file before "
+        "changes. A PNG, JPEG, GIF or WebP file is shown as an image. Other binary files are "
+        "refused; for a directory use list. You must read a file before "
         "you edit or overwrite it. Read several files in one message when you need them all."
     )
     input_model = ReadInput
@@ -223,6 +238,8 @@ class ReadTool(Tool):
                 )
             size = info.st_size
 
+        if is_image_path(path.name):
+            return await self._image(ctx, path, rel)
         if size is not None and size > LARGE_FILE_BYTES:
             try:
                 page = await asyncio.to_thread(_stream_page, path, offset, limit)
@@ -253,6 +270,21 @@ class ReadTool(Tool):
         shown = all_lines[offset - 1 : offset - 1 + limit]
         long_lines = {i: len(line) for i, line in enumerate(shown) if len(line) > MAX_LINE_CHARS}
         return self._result(rel, _Page(shown, long_lines, len(all_lines)), offset, None)
+
+    async def _image(self, ctx: ToolContext, path: Path, rel: str) -> ToolResult:
+        """A PNG, JPEG, GIF or WebP file as an image the model sees (downscaled when past the
+        API's limits)."""
+        try:
+            image = await asyncio.to_thread(_prepare_file, path)
+        except FileNotFoundError:
+            raise missing_file_error(ctx, path) from None
+        except OSError as exc:
+            raise ToolError(f"Cannot read {rel}: {exc.strerror or exc}") from None
+        except ImageError as exc:
+            raise ToolError(f"Cannot show {rel} as an image: {exc}.") from None
+        meta = {"path": rel, "image": describe(image), "images": [(image.media_type, image.data)]}
+        return ToolResult(f"[{rel}: {describe(image)}, shown to the model]", title=f"Read {rel}",
+                          metadata=meta)  # fmt: skip
 
     def _result(self, rel: str, page: _Page, offset: int, note: str | None) -> ToolResult:
         total = page.total_lines
