@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from pygls.exceptions import JsonRpcRequestCancelled
 
+from agentls.history import Attachment, ImagePart
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.editor import context_parts
 from agentls.lsp.transport import invalid, known_session, parse
@@ -19,6 +20,7 @@ from agentls.protocol.models import (
     CancelResult,
     GetMessagesParams,
     GetMessagesResult,
+    ImageRef,
     ListSessionsParams,
     ListSessionsResult,
     MessageInfo,
@@ -33,7 +35,8 @@ from agentls.protocol.models import (
     SetModeResult,
     TurnFinishReason,
 )
-from agentls.session import CommandError, SessionBusyError
+from agentls.session import Agent, CommandError, SessionBusyError
+from agentls.session.images import ImageRefused, file_image, pasted_image
 
 
 async def new_session(ls: AgentServer, raw: Any) -> dict[str, Any]:
@@ -89,7 +92,15 @@ async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
     params = parse(PromptParams, raw)
     agent = await ls.agent()
     await known_session(params.session_id, agent.session)
-    context = await context_parts(ls, params.context or [])
+    context: list[Attachment] = []
+    for i, ref in enumerate(params.context or []):
+        if isinstance(ref, ImageRef):
+            try:
+                context.append(await image_of(agent, params.session_id, ref))
+            except ImageRefused as exc:
+                raise invalid(f"Invalid params: context.{i}: {exc}") from None
+        else:
+            context += await context_parts(ls, [ref])
     try:
         result = await agent.prompt(params.session_id, params.text, context, mode=params.mode)
     except CommandError as exc:  # "/NAME": unknown, a refused @path, ...: nothing was sent
@@ -106,6 +117,15 @@ async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
         text=result.text,
         usage=result.usage,
     ).wire()
+
+
+async def image_of(agent: Agent, session_id: str, ref: ImageRef) -> ImagePart:
+    """A prompt's image: its data, or the workspace file its uri names (the read rules)."""
+    if ref.data is not None:
+        return await asyncio.to_thread(pasted_image, ref.data)
+    state = await agent.session(session_id)
+    uri, grants = ref.uri or "", list(state.grants)
+    return await asyncio.to_thread(file_image, uri, agent.root, agent.policy, grants)
 
 
 async def set_mode(ls: AgentServer, raw: Any) -> dict[str, Any]:

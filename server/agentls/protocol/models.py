@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from agentls.events import SessionMode, TodoItem
 from agentls.history import FinishReason, Part, Range, Usage
@@ -27,6 +27,26 @@ class ContextRef(Params):
     range: Range | None = None
 
 
+class ImageRef(Params):
+    """An image for the model: pasted (mimeType and data, base64) or a workspace file (uri; read
+    through the read rules: a file outside the workspace or a secret is refused). PNG, JPEG, GIF
+    or WebP; one past the API's limits (5 MB, 8000 px a side) is downscaled. Anything else is an
+    Invalid params error naming context."""
+
+    type: Literal["image"]
+    mime_type: str | None = None
+    data: str | None = Field(default=None, min_length=1)
+    uri: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ImageRef:
+        if (self.data is None) == (self.uri is None):
+            raise ValueError("an image has either data (with mimeType) or a uri")
+        if self.data is not None and self.mime_type is None:
+            raise ValueError("an image's data needs its mimeType")
+        return self
+
+
 class NewSessionParams(Params):
     title: str | None = None
 
@@ -43,7 +63,7 @@ class PromptParams(Params):
 
     session_id: str
     text: str = Field(min_length=1)
-    context: list[ContextRef] | None = None
+    context: list[ContextRef | ImageRef] | None = None
     # "queue" (default): a prompt to a busy session waits for the running turn to end. "steer":
     # it joins the running turn at its next step boundary (after that step's tool results) and
     # the result is that turn's; to an idle session it is an ordinary prompt.
