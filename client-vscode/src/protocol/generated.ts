@@ -265,7 +265,7 @@ export interface MessageInfo {
     | ('end_turn' | 'max_tokens' | 'cancelled' | 'max_steps' | 'doom_loop' | 'error' | 'tool_use')
     | null;
   id: string;
-  parts: (TextPart | ThinkingPart | ToolPart | ContextPart | SummaryPart)[];
+  parts: (TextPart | ThinkingPart | ToolPart | ContextPart | ImagePart | SummaryPart)[];
   reverted?: boolean | null;
   role: 'user' | 'assistant';
 }
@@ -300,6 +300,15 @@ export interface ToolImage {
   mediaType: string;
 }
 /**
+ * An image the user attached to a prompt (pasted, or a file), sent as an image block.
+ */
+export interface ImagePart {
+  data: string;
+  mediaType: string;
+  type: 'image';
+  uri?: string | null;
+}
+/**
  * A compacted session's summary of its older history; it opens the history the model sees.
  *
  * It sits on a user message placed just before the oldest message kept after the compaction
@@ -310,6 +319,18 @@ export interface SummaryPart {
   summarizedMessages?: number;
   text: string;
   type: 'summary';
+}
+/**
+ * An image for the model: pasted (mimeType and data, base64) or a workspace file (uri; read
+ * through the read rules: a file outside the workspace or a secret is refused). PNG, JPEG, GIF
+ * or WebP; one past the API's limits (5 MB, 8000 px a side) is downscaled. Anything else is an
+ * Invalid params error naming context.
+ */
+export interface ImageRef {
+  data?: string | null;
+  mimeType?: string | null;
+  type: 'image';
+  uri?: string | null;
 }
 /**
  * Server -> client request `agent/languageRequest`: the agent's language tools (references,
@@ -400,7 +421,7 @@ export interface NewSessionResult {
  * or an @path the read rules refuse, is an Invalid params error naming text; nothing is sent.
  */
 export interface PromptParams {
-  context?: ContextRef[] | null;
+  context?: (ContextRef | ImageRef)[] | null;
   mode?: 'queue' | 'steer';
   sessionId: string;
   text: string;
