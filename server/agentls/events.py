@@ -12,6 +12,12 @@ from agentls.wire import WireModel
 
 class EventBase(WireModel):
     session_id: str
+    # Set on every event of a sub-agent (the task tool's child session, which session_id then
+    # names): the session and the task call it runs for, and its agent type. Front ends nest
+    # these events under that call.
+    parent_session_id: str | None = None
+    parent_call_id: str | None = None
+    agent: str | None = None
 
 
 class TurnStart(EventBase):

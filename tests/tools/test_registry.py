@@ -24,6 +24,7 @@ NAMES = [
     "rename",
     "todowrite",
     "exit_plan",
+    "task",
 ]
 
 
@@ -63,7 +64,9 @@ def test_default_tools_and_schemas() -> None:
     assert set(by_name["bash"]["properties"]) == {"command", "timeout_ms"}
     assert set(by_name["webfetch"]["properties"]) == {"url", "format", "timeout_s"}
     assert by_name["webfetch"]["required"] == ["url"]
-    read_only = {t.name for t in default_tools() if t.read_only}
+    assert set(by_name["task"]["properties"]) == {"description", "prompt", "agent"}
+    # task runs beside its neighbours (its sub-agent's own tools are read-only by default).
+    read_only = {t.name for t in default_tools() if t.read_only} - {"task"}
     assert read_only == {
         "read",
         "glob",

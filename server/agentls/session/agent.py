@@ -39,6 +39,7 @@ from agentls.session.policy import Policy, stored_rule
 from agentls.session.questions import AskContext, Asker, QuestionPresenter, ask_through_broker
 from agentls.session.revert import RevertOutcome, revert_messages
 from agentls.session.state import SessionBusyError, SessionState, Steer, Ticket, TurnResult
+from agentls.session.subagents import SubAgents
 from agentls.session.turn import Turn, TurnParts, uncancel
 from agentls.store import ProjectGrant, SessionRecord, Store, StoreError, default_db_path
 from agentls.tools.registry import ToolRegistry, default_tools
@@ -122,6 +123,7 @@ class Agent:
         # ACP session/new), started at a session's first turn; none: the SDK is never imported.
         self._mcp: McpManager | None = None
         self._mcp_extra: dict[str, Any] = dict(mcp_servers or {})
+        self.subagents = SubAgents(self._turn_parts)  # the task tool's (subagents.py)
 
     @classmethod
     async def open(
@@ -509,6 +511,7 @@ class Agent:
             root=self.root,
             instructions=self.instructions,
             prepare_tools=self._prepare_tools,
+            run_task=self.subagents.run,
         )
 
     async def _run_turn(

@@ -8,7 +8,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,9 @@ from agentls.workspace.protocol import EditOutcome, FileChange, Languages, Works
 log = logging.getLogger(__name__)
 
 EventSink = Callable[[Any], None]
+# The task tool's sub-agent (session/subagents.py): (the calls' env, the call id, description,
+# prompt, agent type) -> its result.
+TaskRun = Callable[["CallEnv", str, str, str, str | None], Awaitable[ToolResult]]
 
 CANCELLED_OUTPUT = "Cancelled: the user stopped the turn before this tool call finished."
 
@@ -47,6 +50,8 @@ class CallEnv:
     policy: Policy
     ask: Asker
     emit: EventSink
+    # None: no sub-agents here (a sub-agent's own calls: depth 1).
+    run_task: TaskRun | None = None
 
     @property
     def session_id(self) -> str:
@@ -358,6 +363,13 @@ class CallContext:
         """todowrite: the session's todo list (see modes.set_todos)."""
         env = self._env
         await set_todos(env.state, env.store, env.emit, todos)
+
+    async def run_task(self, description: str, prompt: str, agent: str | None) -> ToolResult:
+        """task: a sub-agent's turn in a child session (see session/subagents.py)."""
+        env = self._env
+        if env.run_task is None:
+            raise ToolError("A sub-agent cannot start another sub-agent: do the work yourself.")
+        return await env.run_task(env, self.call_id, description, prompt, agent)
 
     async def exit_plan(self, plan: str) -> tuple[bool, str | None] | None:
         """exit_plan: the plan to the user (see modes.approve_plan)."""

@@ -30,6 +30,21 @@ class AskContext:
     # What "always" would allow, in the words to show (the grant's label); None: "always" is
     # not offered for this call, and an "always" answer counts as "once".
     always: str | None = None
+    # A sub-agent's question (session_id is its child session): the task call's session and id,
+    # and the agent type, so the front end shows whose question it is.
+    parent_session_id: str | None = None
+    parent_call_id: str | None = None
+    agent: str | None = None
+
+    def origin(self) -> dict[str, Any]:
+        """The sub-agent fields of the events this question makes (none for a session's own)."""
+        if self.parent_session_id is None:
+            return {}
+        return {
+            "parent_session_id": self.parent_session_id,
+            "parent_call_id": self.parent_call_id,
+            "agent": self.agent,
+        }
 
 
 # Decides an "ask": returns once / always / reject (with feedback). Agent.ask (the broker path)
@@ -101,19 +116,26 @@ async def ask_through_broker(
                     always=ctx.always,
                     sandboxed=query.sandboxed,
                     changes=_changes(query),
+                    **ctx.origin(),
                 )
             )
             answer = await broker.wait(request_id)
     except asyncio.CancelledError:
         emit(
             PermissionResolvedEvent(
-                session_id=ctx.session_id, request_id=request_id, decision="cancelled"
+                session_id=ctx.session_id,
+                request_id=request_id,
+                decision="cancelled",
+                **ctx.origin(),
             )
         )
         raise
     emit(
         PermissionResolvedEvent(
-            session_id=ctx.session_id, request_id=request_id, decision=answer_taken(answer, ctx)
+            session_id=ctx.session_id,
+            request_id=request_id,
+            decision=answer_taken(answer, ctx),
+            **ctx.origin(),
         )
     )
     return answer

@@ -55,6 +55,7 @@ from agentls.session.steering import take_steers, user_parts
 from agentls.session.stream import FinishedBlock, StreamedText, StreamFolder
 from agentls.session.system_prompt import build_system
 from agentls.store import Store, StoreError
+from agentls.tools.base import ToolResult
 from agentls.tools.registry import ToolRegistry
 from agentls.workspace.protocol import Workspace
 
@@ -79,6 +80,9 @@ class TurnParts:
     # Before each step (first: the turn's first): bring the tool set up to date (MCP servers
     # started at a session's first turn, their tool lists changed); returns errors to show.
     prepare_tools: Callable[[bool], Awaitable[list[str]]] | None = None
+    # The task tool's sub-agents (session/subagents.py SubAgents.run): given the turn's
+    # add_usage first, so a sub-agent's usage counts into this turn's. None: no sub-agents.
+    run_task: Callable[..., Awaitable[ToolResult]] | None = None
 
 
 def uncancel() -> None:
@@ -132,6 +136,7 @@ class Turn:
                 policy=parts.policy,
                 ask=parts.ask,
                 emit=self.emit,
+                run_task=partial(parts.run_task, self.add_usage) if parts.run_task else None,
             )
         )
         self.compactor = Compactor(

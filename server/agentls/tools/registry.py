@@ -21,6 +21,7 @@ from agentls.tools.navigate import (
 from agentls.tools.plan import ExitPlanTool
 from agentls.tools.read import ReadTool
 from agentls.tools.rename import RenameTool
+from agentls.tools.task import TaskTool
 from agentls.tools.todo import TodoWriteTool
 from agentls.tools.webfetch import WebFetchTool
 from agentls.tools.write import WriteTool
@@ -47,6 +48,8 @@ def default_tools() -> list[Tool]:
         # The session's own: the todo list, and leaving plan mode.
         TodoWriteTool(),
         ExitPlanTool(),
+        # A sub-agent in a child session (session/subagents.py).
+        TaskTool(),
     ]
 
 

@@ -1,0 +1,174 @@
+"""Sub-agents: the task tool's child sessions.
+
+A task runs the same loop (turn.py Turn) in a session of its own, stored with its parent session
+and agent type (store/session_meta.py), with the read-only tools unless its agent type (the
+`agents` setting) names others, and never the task tool (depth 1). It shares the parent turn's
+cancel (it runs inside the task call, so a cancel of the turn reaches it and its turn is finished
+as any cancelled turn), its questions (the same ask path, labelled with the sub-agent) and its
+cost (its usage is added to the parent turn's). Its events carry the child session's id and the
+task call they belong to (EventBase.parent_session_id, parent_call_id, agent). At most
+`maxParallelTasks` run at once; several task calls of one message run together (the task tool
+is read-only in the sense of calls.py: it may run beside its neighbours).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from agentls.config import AgentType
+from agentls.history import ToolPart, Usage
+from agentls.session.calls import CallEnv
+from agentls.session.questions import AskContext
+from agentls.session.state import SessionState
+from agentls.session.turn import Turn, TurnParts
+from agentls.tools.base import ToolError, ToolResult
+from agentls.tools.registry import ToolRegistry
+
+# A sub-agent's tools when its agent type names none: those that change nothing.
+READ_ONLY_TOOLS = (
+    "read",
+    "glob",
+    "grep",
+    "list",
+    "webfetch",
+    "symbols",
+    "definition",
+    "references",
+    "hover",
+    "callers",
+)
+TASK_TOOL = "task"
+# The agent type of a task that names none.
+DEFAULT_AGENT = "general"
+
+
+def agent_types(agents: dict[str, AgentType] | None) -> dict[str, AgentType]:
+    """The agent types by name: the configured ones, and `general` (read-only) unless one is."""
+    types = {DEFAULT_AGENT: AgentType(description="Investigates with the read-only tools.")}
+    types.update(agents or {})
+    return types
+
+
+def summary_of(state: SessionState, agent: str) -> str:
+    """One line on what the sub-agent did: its tool calls by tool, and the files it read."""
+    calls: Counter[str] = Counter()
+    files: list[str] = []
+    for message in state.messages:
+        for part in message.parts:
+            if not isinstance(part, ToolPart):
+                continue
+            calls[part.tool] += 1
+            path = part.input.get("path")
+            if part.tool == "read" and isinstance(path, str) and path not in files:
+                files.append(path)
+    total = sum(calls.values())
+    used = ", ".join(f"{tool} x{n}" if n > 1 else tool for tool, n in calls.most_common())
+    line = f"[sub-agent {agent}, session {state.record.id}: "
+    line += f"{total} tool call{'s' if total != 1 else ''}" + (f" ({used})" if used else "")
+    if files:
+        shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+        line += f"; read {shown}"
+    return line + "]"
+
+
+class SubAgents:
+    """Runs task calls for an Agent: `parts_for(model)` gives the parent's turn parts for a
+    model (Agent._turn_parts), of which a sub-agent keeps the store, the provider, the policy,
+    the workspace and the instructions."""
+
+    def __init__(self, parts_for: Callable[[str], TurnParts]) -> None:
+        self.parts_for = parts_for
+        self._slots: asyncio.Semaphore | None = None
+        self._size = 0
+
+    def slots(self, size: int) -> asyncio.Semaphore:
+        """The running tasks' cap (maxParallelTasks; a new value counts for the tasks after)."""
+        if self._slots is None or self._size != size:
+            self._slots = asyncio.Semaphore(size)
+            self._size = size
+        return self._slots
+
+    def registry_for(self, kind: AgentType, parent: ToolRegistry) -> ToolRegistry:
+        names = kind.tools if kind.tools is not None else READ_ONLY_TOOLS
+        registry = ToolRegistry()
+        for name in dict.fromkeys(names):
+            tool = parent.get(name)
+            if tool is not None and name != TASK_TOOL:
+                registry.register(tool)
+        return registry
+
+    async def run(
+        self,
+        add_usage: Callable[[Usage], Usage],
+        env: CallEnv,
+        call_id: str,
+        description: str,
+        prompt: str,
+        agent: str | None,
+    ) -> ToolResult:
+        """One task call: the sub-agent's turn to its end; its final text and a summary line."""
+        settings = env.policy.settings
+        name = agent or DEFAULT_AGENT
+        types = agent_types(settings.agents)
+        kind = types.get(name)
+        if kind is None:
+            raise ToolError(
+                f"Unknown agent {name!r}. The agents are: {', '.join(sorted(types))}. Nothing was run."
+            )
+        parent = env.state.record
+        model = kind.model or parent.model
+        async with self.slots(settings.max_parallel_tasks):
+            parts = self.parts_for(model)
+            store = parts.store
+            record = await store.create_session(title=description, cwd=parent.cwd, model=model)
+            await store.set_parent(record.id, parent.id, name)
+            record.parent_id, record.agent = parent.id, name
+            record.mode = parent.mode  # plan mode holds for its sub-agents too (not stored)
+            state = SessionState(record=record, messages=[])
+            state.grants = env.state.grants  # what the user allowed "always" in this session
+            origin: dict[str, Any] = {
+                "parent_session_id": parent.id,
+                "parent_call_id": call_id,
+                "agent": name,
+            }
+
+            def emit(event: Any) -> None:
+                env.emit(event.model_copy(update=origin))
+
+            async def ask(ctx: AskContext) -> Any:
+                return await env.ask(dataclasses.replace(ctx, **origin))
+
+            child = dataclasses.replace(
+                parts,
+                registry=self.registry_for(kind, env.registry),
+                emit=emit,
+                ask=ask,
+                prepare_tools=None,
+                run_task=None,
+            )
+            turn = Turn(child, state, model)
+            text = f"{kind.prompt.strip()}\n\n{prompt}" if kind.prompt.strip() else prompt
+            try:
+                result = await turn.run(text, [])
+            except asyncio.CancelledError:
+                # The parent turn was cancelled: this turn ends as a cancelled one (stored,
+                # its running calls marked), and the cancel goes on to the parent.
+                await turn.finish_cancelled()
+                raise
+            finally:
+                add_usage(turn.usage)
+        summary = summary_of(state, name)
+        if result.error is not None:
+            return ToolResult(
+                f"The sub-agent failed: {result.error}\n\n{summary}",
+                is_error=True,
+                title=f"task: {description}",
+            )
+        text = result.text.strip() or "(The sub-agent ended without a final answer.)"
+        if result.finish_reason not in ("end_turn", "max_tokens"):
+            text += f"\n\n(It stopped: {result.finish_reason}.)"
+        return ToolResult(f"{text}\n\n{summary}", title=f"task: {description}")
