@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="plan mode: nothing is changed until you approve the plan (exit_plan)",
     )
+    run.add_argument("--image", action="append", default=[], help="attach an image (repeatable)")
     run.add_argument(
         "--max-steps", type=int, default=None, help="step limit for the turn (default 100)"
     )
@@ -469,10 +470,16 @@ async def _run(args: argparse.Namespace) -> int:
 
     from agentls.config import load_settings
     from agentls.session import Agent, CommandError
+    from agentls.session.images import ImageRefused, user_image
 
     root = Path(args.cwd or os.getcwd()).resolve()
     if not root.is_dir():
         print(f"agentls: --cwd {root} is not a directory", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        images = [user_image(Path(p)) for p in args.image]
+    except ImageRefused as exc:
+        print(f"agentls: --image {exc}", file=sys.stderr)
         return EXIT_USAGE
     overrides: dict[str, Any] = {}
     if args.model:
@@ -520,7 +527,7 @@ async def _run(args: argparse.Namespace) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, lambda: asyncio.ensure_future(agent.cancel(session_id)))
         try:
-            result = await agent.prompt(session_id, " ".join(args.prompt))
+            result = await agent.prompt(session_id, " ".join(args.prompt), images)
         except CommandError as exc:  # "/NAME": unknown, a refused @path: nothing was sent
             print(f"agentls: {exc}", file=sys.stderr)
             return EXIT_USAGE

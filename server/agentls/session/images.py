@@ -54,3 +54,16 @@ def file_image(uri: str, root: Path, policy: Policy, grants: list[Rule]) -> Imag
     except ImageError as exc:
         raise ImageRefused(f"{rel} is not attached: {exc}") from None
     return ImagePart(media_type=image.media_type, data=image.data, uri=path.as_uri())
+
+
+def user_image(path: Path) -> ImagePart:
+    """An image file the user named (agentls run --image): any file they can read."""
+    try:
+        with open(path, "rb") as f:
+            raw_bytes = f.read(MAX_FILE_BYTES + 1)
+        image = prepare(raw_bytes)
+    except OSError as exc:
+        raise ImageRefused(f"{path}: {exc.strerror or exc}") from None
+    except ImageError as exc:
+        raise ImageRefused(f"{path}: {exc}") from None
+    return ImagePart(media_type=image.media_type, data=image.data, uri=path.resolve().as_uri())
