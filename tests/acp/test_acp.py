@@ -66,7 +66,7 @@ async def test_initialize_advertises_what_works(acp: Connection) -> None:
     assert acp.init.protocol_version == 1
     assert caps.load_session is True
     assert caps.prompt_capabilities.embedded_context is True
-    assert caps.prompt_capabilities.image is False
+    assert caps.prompt_capabilities.image is True
     assert caps.session_capabilities.list is not None
     assert acp.init.agent_info.name == "agentls"
 

@@ -1,5 +1,6 @@
 """A `session/prompt`'s content blocks as the Agent's prompt: the text, and the context the
-editor attached (embedded resources: a file or selection with its text; resource links: named)."""
+editor attached (embedded resources: a file or selection with its text; resource links: named;
+images: PNG, JPEG, GIF or WebP, downscaled past the API's limits)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,21 @@ from typing import Any
 from acp import RequestError
 from acp.schema import (
     EmbeddedResourceContentBlock,
+    ImageContentBlock,
     ResourceContentBlock,
     TextContentBlock,
     TextResourceContents,
 )
 
-from agentls.history import ContextPart
+from agentls.history import Attachment, ContextPart
+from agentls.session.images import ImageRefused, pasted_image
 
 
-def prompt_of(blocks: list[Any]) -> tuple[str, list[ContextPart]]:
-    """(text, context) of the prompt's blocks. A kind this agent did not advertise (image,
-    audio, a binary resource) is refused, naming the block."""
+def prompt_of(blocks: list[Any]) -> tuple[str, list[Attachment]]:
+    """(text, context) of the prompt's blocks. A kind this agent did not advertise (audio, a
+    binary resource) or an image it cannot read is refused, naming the block."""
     texts: list[str] = []
-    context: list[ContextPart] = []
+    context: list[Attachment] = []
     for index, block in enumerate(blocks):
         if isinstance(block, TextContentBlock):
             texts.append(block.text)
@@ -30,12 +33,20 @@ def prompt_of(blocks: list[Any]) -> tuple[str, list[ContextPart]]:
             block.resource, TextResourceContents
         ):
             context.append(ContextPart(uri=block.resource.uri, text=block.resource.text))
+        elif isinstance(block, ImageContentBlock):
+            try:
+                image = pasted_image(block.data)
+            except ImageRefused as exc:
+                raise RequestError.invalid_params(
+                    {"field": f"prompt[{index}]", "message": str(exc)}
+                ) from None
+            context.append(image.model_copy(update={"uri": block.uri}))
         else:
             raise RequestError.invalid_params(
                 {
                     "field": f"prompt[{index}]",
                     "message": f"content of type {block.type!r} is not supported here "
-                    "(text, resource links and embedded text resources are)",
+                    "(text, images, resource links and embedded text resources are)",
                 }
             )
     return "\n".join(texts), context

@@ -184,7 +184,7 @@ class AcpServer:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(
-                    image=False, audio=False, embedded_context=True
+                    image=True, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
@@ -240,6 +240,7 @@ class AcpServer:
                     updated_at=datetime.fromtimestamp(r.updated_at / 1000, UTC).isoformat(),
                 )
                 for r in records
+                if r.parent_id is None  # a sub-agent's session is its task call's
             ]
         )
 

@@ -16,6 +16,7 @@ from acp.schema import (
     AvailableCommandsUpdate,
     Cost,
     CurrentModeUpdate,
+    ImageContentBlock,
     PlanEntry,
     TextContentBlock,
     ToolCallProgress,
@@ -35,6 +36,7 @@ from agentls.acp.tools import (
 from agentls.events import TodoItem
 from agentls.history import (
     ContextPart,
+    ImagePart,
     Message,
     SummaryPart,
     TextPart,
@@ -130,6 +132,8 @@ class EventRelay:
         self._questions: dict[str, str] = {}
 
     def __call__(self, event: Any) -> None:
+        if event.parent_session_id is not None:
+            return  # a sub-agent's: its task call shows what it did (its questions are asked)
         update = self.update_for(event)
         if update is not None:
             self.sender.put(event.session_id, update)
@@ -240,6 +244,11 @@ def replay(root: Path, messages: list[Message]) -> list[Update]:
                         session_update="user_message_chunk", content=_text(f"@{part.uri}\n")
                     )
                 )
+            elif isinstance(part, ImagePart):
+                image = ImageContentBlock(
+                    type="image", mime_type=part.media_type, data=part.data, uri=part.uri
+                )
+                updates.append(UserMessageChunk(session_update="user_message_chunk", content=image))
             elif isinstance(part, SummaryPart):
                 updates.append(
                     AgentMessageChunk(
