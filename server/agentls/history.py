@@ -134,7 +134,7 @@ class _RevertFlags:
 _revert_flags = _RevertFlags()
 
 FinishReason = Literal[
-    "end_turn", "max_tokens", "cancelled", "max_steps", "doom_loop", "error", "tool_use"
+    "end_turn", "max_tokens", "refusal", "cancelled", "max_steps", "doom_loop", "error", "tool_use"
 ]
 
 

@@ -297,6 +297,8 @@ async def test_stop_reasons_and_a_failed_turn(
     sid = (await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[])).session_id
     acp_env.api.enqueue(reply(text("cut sh"), stop_reason="max_tokens"))
     assert (await prompt(acp, sid, "long")).stop_reason == "max_tokens"
+    acp_env.api.enqueue(reply(text("I can't help with that."), stop_reason="refusal"))
+    assert (await prompt(acp, sid, "something bad")).stop_reason == "refusal"
     # A turn that fails (the API refuses the request) is a JSON-RPC error with its reason.
     acp_env.api.enqueue(error(400, "invalid_request_error", "the request was refused"))
     with pytest.raises(RequestError) as failed:

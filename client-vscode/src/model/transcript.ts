@@ -168,6 +168,7 @@ const NORMAL_ENDS = new Set(['end_turn', 'tool_use']);
 const END_NOTICES: Record<string, string> = {
   cancelled: 'Stopped.',
   max_tokens: 'The answer hit the output token limit.',
+  refusal: 'The model declined to go on with this request.',
   max_steps: 'The turn hit the step limit.',
   doom_loop: 'Stopped: the same tool call repeated three times in a row.',
   error: 'The turn ended with an error.',

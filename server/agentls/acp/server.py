@@ -59,6 +59,7 @@ log = logging.getLogger(__name__)
 STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
     "max_tokens": "max_tokens",
+    "refusal": "refusal",
     "cancelled": "cancelled",
     "max_steps": "max_turn_requests",
     "doom_loop": "max_turn_requests",

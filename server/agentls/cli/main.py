@@ -557,7 +557,7 @@ async def _run(args: argparse.Namespace) -> int:
             f"out {u.output_tokens:,}, cost ${u.cost_usd:.4f}",
             file=sys.stderr,
         )
-    if result.finish_reason in ("end_turn", "max_tokens"):
+    if result.finish_reason in ("end_turn", "max_tokens", "refusal"):
         return EXIT_OK
     if result.finish_reason == "cancelled":
         return EXIT_CANCELLED

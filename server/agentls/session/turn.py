@@ -104,6 +104,8 @@ def _finish_of(stop_reason: str | None) -> FinishReason:
         return "tool_use"
     if stop_reason == "max_tokens":
         return "max_tokens"
+    if stop_reason == "refusal":  # the model declined (its safety classifiers): said as such
+        return "refusal"
     return "end_turn"
 
 
@@ -263,7 +265,9 @@ class Turn:
                 continue
             if await take_steers(state, self.store, self.emit):  # sent during the last step
                 continue
-            finish = "max_tokens" if stop_reason == "max_tokens" else "end_turn"
+            finish = _finish_of(stop_reason)
+            if finish == "tool_use":  # its calls were cut unfinished and dropped
+                finish = "end_turn"
             break
         return await self.end(finish, error)
 
