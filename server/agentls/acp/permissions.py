@@ -142,13 +142,15 @@ class PermissionAsker:
                 task.cancel()  # answered, expired, or the turn was cancelled
 
     async def ask(self, question: Question) -> None:
-        agent = self.agent_of(question.session_id)
+        # A sub-agent's question is asked in the session the editor knows: its parent's.
+        shown = question.parent_session_id or question.session_id
+        agent = self.agent_of(shown)
         if agent is None or self.client is None:
             return
         try:
             await self.flush()
             response = await self.client.request_permission(
-                session_id=question.session_id,
+                session_id=shown,
                 tool_call=tool_call_for(agent.root, question),
                 options=options_for(question),
             )

@@ -60,6 +60,8 @@ async def list_sessions(ls: AgentServer, raw: Any) -> dict[str, Any]:
             model=r.model,
             usage=r.usage,
             mode=r.mode,
+            parent_id=r.parent_id,
+            agent=r.agent,
         )
         for r in records
     ]

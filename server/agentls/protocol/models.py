@@ -136,6 +136,10 @@ class SessionInfo(Result):
     model: str
     usage: Usage
     mode: SessionMode = "build"
+    # A sub-agent's session (the task tool's): its parent session and agent type. Its history
+    # is read with agent/getMessages; it takes no prompts of its own.
+    parent_id: str | None = None
+    agent: str | None = None
 
 
 class ListSessionsResult(Result):

@@ -123,7 +123,7 @@ class Agent:
         # ACP session/new), started at a session's first turn; none: the SDK is never imported.
         self._mcp: McpManager | None = None
         self._mcp_extra: dict[str, Any] = dict(mcp_servers or {})
-        self.subagents = SubAgents(self._turn_parts)  # the task tool's (subagents.py)
+        self.subagents = SubAgents(self._turn_parts, self._keep)  # the task tool's
 
     @classmethod
     async def open(
@@ -292,6 +292,11 @@ class Agent:
         self._sessions.move_to_end(session_id)
         self._drop_idle_sessions(keep=state)
         return state
+
+    def _keep(self, state: SessionState) -> None:
+        """A session made elsewhere (a sub-agent's) kept like one loaded here."""
+        self._sessions[state.record.id] = state
+        self._drop_idle_sessions(keep=state)
 
     def _drop_idle_sessions(self, keep: SessionState) -> None:
         """Drop the least recently used idle sessions beyond keep_idle_sessions (keep, about to

@@ -78,10 +78,15 @@ def summary_of(state: SessionState, agent: str) -> str:
 class SubAgents:
     """Runs task calls for an Agent: `parts_for(model)` gives the parent's turn parts for a
     model (Agent._turn_parts), of which a sub-agent keeps the store, the provider, the policy,
-    the workspace and the instructions."""
+    the workspace and the instructions; `keep(state)` makes a child's state the Agent's."""
 
-    def __init__(self, parts_for: Callable[[str], TurnParts]) -> None:
+    def __init__(
+        self, parts_for: Callable[[str], TurnParts], keep: Callable[[SessionState], None]
+    ) -> None:
         self.parts_for = parts_for
+        # Puts the child's state among the Agent's sessions: read while it runs (getMessages, a
+        # question's approve), it is this one, not a copy loaded from the store.
+        self.keep = keep
         self._slots: asyncio.Semaphore | None = None
         self._size = 0
 
@@ -130,6 +135,8 @@ class SubAgents:
             record.mode = parent.mode  # plan mode holds for its sub-agents too (not stored)
             state = SessionState(record=record, messages=[])
             state.grants = env.state.grants  # what the user allowed "always" in this session
+            state.users += 1  # kept in memory while it runs (see SessionState.idle)
+            self.keep(state)
             origin: dict[str, Any] = {
                 "parent_session_id": parent.id,
                 "parent_call_id": call_id,
@@ -161,6 +168,7 @@ class SubAgents:
                 raise
             finally:
                 add_usage(turn.usage)
+                state.users -= 1
         summary = summary_of(state, name)
         if result.error is not None:
             return ToolResult(
