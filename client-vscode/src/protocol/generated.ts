@@ -23,37 +23,52 @@ export type AgentEvent =
   | SteerEvent;
 
 export interface TurnStart {
+  agent?: string | null;
   messageId: string;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   prompt: string;
   sessionId: string;
   type: 'turn-start';
 }
 export interface TextDeltaEvent {
+  agent?: string | null;
   delta: string;
   messageId?: string | null;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   sessionId: string;
   type: 'text-delta';
 }
 export interface ThinkingDeltaEvent {
+  agent?: string | null;
   delta: string;
   messageId?: string | null;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   sessionId: string;
   type: 'thinking-delta';
 }
 export interface ToolCallEvent {
+  agent?: string | null;
   callId: string;
   input: {
     [k: string]: unknown | undefined;
   };
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   sessionId: string;
   title: string;
   tool: string;
   type: 'tool-call';
 }
 export interface ToolResultEvent {
+  agent?: string | null;
   callId: string;
   isError: boolean;
   output: string;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   sessionId: string;
   status?: string | null;
   title?: string | null;
@@ -61,6 +76,7 @@ export interface ToolResultEvent {
   type: 'tool-result';
 }
 export interface PermissionRequestEvent {
+  agent?: string | null;
   always?: string | null;
   callId: string;
   changes?: ProposedFileChange[] | null;
@@ -71,6 +87,8 @@ export interface PermissionRequestEvent {
   input: {
     [k: string]: unknown | undefined;
   };
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   requestId: string;
   sandboxed?: boolean;
   sessionId: string;
@@ -87,19 +105,28 @@ export interface ProposedFileChange {
   path: string;
 }
 export interface PermissionResolvedEvent {
+  agent?: string | null;
   decision: 'once' | 'always' | 'reject' | 'timeout' | 'cancelled';
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   requestId: string;
   sessionId: string;
   type: 'permission-resolved';
 }
 export interface RetryEvent {
+  agent?: string | null;
   attempt: number;
   delayMs: number;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   reason: string;
   sessionId: string;
   type: 'retry';
 }
 export interface UsageEvent {
+  agent?: string | null;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   session: Usage;
   sessionId: string;
   step: Usage;
@@ -114,14 +141,27 @@ export interface Usage {
   outputTokens?: number;
 }
 export interface TurnEnd {
+  agent?: string | null;
   finishReason:
-    'end_turn' | 'max_tokens' | 'cancelled' | 'max_steps' | 'doom_loop' | 'error' | 'tool_use';
+    | 'end_turn'
+    | 'max_tokens'
+    | 'refusal'
+    | 'cancelled'
+    | 'max_steps'
+    | 'doom_loop'
+    | 'error'
+    | 'tool_use';
   messageId?: string | null;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   sessionId: string;
   type: 'turn-end';
 }
 export interface ErrorEvent {
+  agent?: string | null;
   message: string;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   sessionId: string;
   type: 'error';
 }
@@ -129,9 +169,12 @@ export interface ErrorEvent {
  * The session's older history is being (or was) replaced by a summary.
  */
 export interface CompactionEvent {
+  agent?: string | null;
   contextTokens: number;
   contextWindow: number;
   error?: string | null;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   sessionId: string;
   status: 'started' | 'done' | 'failed';
   summarizedMessages?: number | null;
@@ -139,8 +182,11 @@ export interface CompactionEvent {
   type: 'compaction';
 }
 export interface ProgressEvent {
+  agent?: string | null;
   callId: string;
   message: string;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   sessionId: string;
   type: 'progress';
 }
@@ -148,6 +194,9 @@ export interface ProgressEvent {
  * The session's todo list changed: the whole list, as it is now.
  */
 export interface TodoEvent {
+  agent?: string | null;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   sessionId: string;
   todos: TodoItem[];
   type: 'todo';
@@ -164,7 +213,10 @@ export interface TodoItem {
  * The session's mode changed (agent/setMode, or the user approved a plan: build).
  */
 export interface ModeEvent {
+  agent?: string | null;
   mode: 'build' | 'plan';
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   sessionId: string;
   type: 'mode';
 }
@@ -173,7 +225,10 @@ export interface ModeEvent {
  * message it became (after the step's tool results).
  */
 export interface SteerEvent {
+  agent?: string | null;
   messageId: string;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
   prompt: string;
   sessionId: string;
   type: 'steer';
@@ -262,7 +317,16 @@ export interface GetMessagesResult {
 export interface MessageInfo {
   createdAt: number;
   finishReason?:
-    | ('end_turn' | 'max_tokens' | 'cancelled' | 'max_steps' | 'doom_loop' | 'error' | 'tool_use')
+    | (
+        | 'end_turn'
+        | 'max_tokens'
+        | 'refusal'
+        | 'cancelled'
+        | 'max_steps'
+        | 'doom_loop'
+        | 'error'
+        | 'tool_use'
+      )
     | null;
   id: string;
   parts: (TextPart | ThinkingPart | ToolPart | ContextPart | ImagePart | SummaryPart)[];
@@ -376,10 +440,12 @@ export interface ListSessionsResult {
   sessions: SessionInfo[];
 }
 export interface SessionInfo {
+  agent?: string | null;
   busy: boolean;
   createdAt: number;
   mode?: 'build' | 'plan';
   model: string;
+  parentId?: string | null;
   sessionId: string;
   title: string;
   updatedAt: number;
