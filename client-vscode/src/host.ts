@@ -9,7 +9,7 @@ import type {
   McpServerInfo,
   SessionInfo,
 } from './protocol/generated';
-import type { ConnectionStatus, HostMessage, PanelMessage, PanelState, PromptMode, SessionMode } from './model/messages';
+import type { ConnectionStatus, HostMessage, PanelMessage, PanelState, PromptImage, PromptMode, SessionMode } from './model/messages';
 import {
   applyEvent,
   connectionLost,
@@ -189,7 +189,7 @@ export class AgentHost {
         this.postState();
         return;
       case 'prompt':
-        await this.prompt(message.text, undefined, message.mode);
+        await this.prompt(message.text, undefined, message.mode, message.images);
         return;
       case 'set-mode':
         await this.setMode(message.mode);
@@ -262,7 +262,7 @@ export class AgentHost {
 
   /** Send a prompt to the active session (a new one if there is none); mode 'steer' adds it to
    * the running turn at its next step instead of queueing it. */
-  async prompt(text: string, context?: ContextRef[], mode: PromptMode = 'queue'): Promise<void> {
+  async prompt(text: string, context?: ContextRef[], mode: PromptMode = 'queue', images: PromptImage[] = []): Promise<void> {
     const trimmed = text.trim();
     if (!trimmed) return;
     const client = this.requireClient();
@@ -277,20 +277,23 @@ export class AgentHost {
     this.views.set(sessionId, view);
     const labels = (context ?? []).map((c) => contextLabel(c.uri, c.range));
     const steer = mode === 'steer' && view.busy;
-    promptSent(view, trimmed, labels, steer);
+    const shown = images.map((i) => `data:${i.mimeType};base64,${i.data}`);
+    promptSent(view, trimmed, labels, steer, shown);
     this.ui.post({
       type: 'prompt-sent',
       sessionId,
       text: trimmed,
       ...(labels.length ? { context: labels } : {}),
       ...(steer ? { steer } : {}),
+      ...(shown.length ? { images: shown } : {}),
     });
+    const items = [...(context ?? []), ...images.map((i) => ({ type: 'image' as const, mimeType: i.mimeType, data: i.data }))];
     this.changed();
     try {
       const result = await client.request('agent/prompt', {
         sessionId,
         text: trimmed,
-        ...(context?.length ? { context } : {}),
+        ...(items.length ? { context: items } : {}),
         ...(steer ? { mode } : {}),
       });
       if (!result.messageId && result.text) await this.commandAnswered(view, trimmed, result.sessionId, result.text);

@@ -19,7 +19,7 @@ export type HostMessage =
   | { type: 'state'; state: PanelState }
   /** One event of the active session, applied with the same reducer as the extension's. */
   | { type: 'event'; event: AgentEvent }
-  | { type: 'prompt-sent'; sessionId: string; text: string; context?: string[]; steer?: boolean }
+  | { type: 'prompt-sent'; sessionId: string; text: string; context?: string[]; steer?: boolean; images?: string[] }
   | { type: 'prompt-failed'; sessionId: string; text: string; message: string }
   | { type: 'sessions'; sessions: SessionInfo[]; activeSessionId?: string }
   | { type: 'focus-prompt'; text?: string }
@@ -27,6 +27,20 @@ export type HostMessage =
   | { type: 'mcp'; servers: McpServerInfo[] }
   /** The /commands (agent/listCommands), after the panel asked (list-commands). */
   | { type: 'commands'; commands: CommandInfo[] };
+
+/** An image pasted or dropped into the prompt box (base64 data). */
+export interface PromptImage {
+  mimeType: string;
+  data: string;
+}
+
+function isPromptImages(value: unknown): boolean {
+  return (
+    value === undefined ||
+    (Array.isArray(value) &&
+      value.every((i) => typeof i === 'object' && i !== null && typeof i.mimeType === 'string' && typeof i.data === 'string'))
+  );
+}
 
 export type ApproveDecision = 'once' | 'always' | 'reject';
 export type PromptMode = 'queue' | 'steer';
@@ -38,7 +52,7 @@ export type ApproveScope = 'session' | 'project';
 export type PanelMessage =
   | { type: 'ready' }
   /** mode 'steer': added to the running turn at its next step (agent/prompt mode "steer"). */
-  | { type: 'prompt'; text: string; mode?: PromptMode }
+  | { type: 'prompt'; text: string; mode?: PromptMode; images?: PromptImage[] }
   /** The active session's mode (agent/setMode). */
   | { type: 'set-mode'; mode: SessionMode }
   | { type: 'cancel' }
@@ -70,7 +84,9 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
     case 'list-commands':
       return true;
     case 'prompt':
-      return typeof m.text === 'string' && (m.mode === undefined || m.mode === 'queue' || m.mode === 'steer');
+      return (
+        typeof m.text === 'string' && (m.mode === undefined || m.mode === 'queue' || m.mode === 'steer') && isPromptImages(m.images)
+      );
     case 'set-mode':
       return m.mode === 'build' || m.mode === 'plan';
     case 'select-session':

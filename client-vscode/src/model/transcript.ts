@@ -43,6 +43,8 @@ export interface UserItem extends ItemBase {
   kind: 'user';
   text: string;
   context: string[];
+  /** Images sent with it, as data: URLs. */
+  images?: string[];
   /** Sent while a turn ran, and added to it (a steer). */
   steered?: boolean;
 }
@@ -91,6 +93,8 @@ export interface SessionView {
   queued: string[];
   /** What was sent along with a queued prompt (file:lines labels), by prompt text. */
   queuedContext?: Record<string, string[]>;
+  /** The images (data: URLs) sent with a queued prompt, by prompt text. */
+  queuedImages?: Record<string, string[]>;
   usage: SessionUsage;
   /** Title of the tool call running now. */
   runningTool?: string;
@@ -184,7 +188,9 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
       if (view.steering) view.steering = view.steering.filter((q) => q !== event.prompt);
       const context = view.queuedContext?.[event.prompt] ?? [];
       if (view.queuedContext && !view.queued.includes(event.prompt)) delete view.queuedContext[event.prompt];
-      push<UserItem>(view, { kind: 'user', text: event.prompt, context });
+      const images = view.queuedImages?.[event.prompt];
+      if (view.queuedImages && !view.queued.includes(event.prompt)) delete view.queuedImages[event.prompt];
+      push<UserItem>(view, { kind: 'user', text: event.prompt, context, ...(images?.length ? { images } : {}) });
       view.stepStart = view.items.length;
       view.usage.turn = {};
       if (!view.title) view.title = event.prompt.split('\n')[0].slice(0, 80);
@@ -361,10 +367,11 @@ export function notice(view: SessionView, level: NoticeItem['level'], text: stri
 }
 
 /** A prompt was sent by this client: shown as queued until its turn starts. */
-export function promptSent(view: SessionView, text: string, context: string[] = [], steer = false): void {
+export function promptSent(view: SessionView, text: string, context: string[] = [], steer = false, images: string[] = []): void {
   view.queued.push(text);
   if (steer) view.steering = [...(view.steering ?? []), text];
   if (context.length) view.queuedContext = { ...view.queuedContext, [text]: context };
+  if (images.length) view.queuedImages = { ...view.queuedImages, [text]: images };
 }
 
 /** How a piece of context sent with a prompt is shown: `calc.py:12-15`. */
@@ -422,8 +429,10 @@ export function viewFromMessages(
     if (message.role === 'user') {
       const texts: string[] = [];
       const context: string[] = [];
+      const images: string[] = [];
       for (const part of message.parts) {
         if (part.type === 'text') texts.push(part.text);
+        else if (part.type === 'image') images.push(`data:${part.mediaType};base64,${part.data}`);
         else if (part.type === 'context') context.push(contextLabel(part.uri, part.range)); else if (part.type === 'summary') {
           push<NoticeItem>(view, {
             kind: 'notice',
@@ -434,8 +443,8 @@ export function viewFromMessages(
         }
         // Tool results live on the assistant's tool parts.
       }
-      if (texts.length || context.length) {
-        push<UserItem>(view, { kind: 'user', text: texts.join('\n\n'), context, reverted });
+      if (texts.length || context.length || images.length) {
+        push<UserItem>(view, { kind: 'user', text: texts.join('\n\n'), context, reverted, ...(images.length ? { images } : {}) });
       }
       continue;
     }

@@ -6,11 +6,13 @@ import type { ApproveDecision, ApproveScope, HostMessage, PanelMessage, PanelSta
 import { mcpList } from '../model/mcp';
 import { renderPinned } from './todo';
 import { CommandMenu } from './commands';
+import { ImageTray, thumbnails } from './images';
 import {
   applyEvent,
   emptyView,
   formatCost,
   formatTokens,
+  notice,
   pendingPermissions,
   promptFailed,
   promptSent,
@@ -349,6 +351,7 @@ function renderItem(view: SessionView, item: Item): HTMLElement {
         { class: 'message user' },
         h('div', { class: 'role' }, 'You', item.steered ? h('span', { class: 'badge' }, 'steered') : null),
         h('div', { class: 'user-text' }, item.text),
+        item.images?.length ? thumbnails(item.images) : null,
         item.context.length ? h('div', { class: 'context' }, 'with ' + item.context.join(', ')) : null,
       );
       break;
@@ -575,12 +578,20 @@ function renderMcp(servers: McpServerInfo[]): void {
 function send(queue = false): void {
   const text = promptBox.value;
   if (!text.trim() || state.connection !== 'running') return;
-  post(state.view?.busy && !queue ? { type: 'prompt', text, mode: 'steer' } : { type: 'prompt', text });
+  const images = imageTray.take();
+  const attached = images.length ? { images } : {};
+  post(state.view?.busy && !queue ? { type: 'prompt', text, mode: 'steer', ...attached } : { type: 'prompt', text, ...attached });
   promptBox.value = '';
   saveUi();
 }
 
 promptBox.value = saved.draft ?? '';
+/** Images pasted or dropped into the prompt box, sent with the next prompt (images.ts). */
+const imageTray = new ImageTray(promptBox, (message) => {
+  if (!state.view) return;
+  notice(state.view, 'error', message);
+  scheduleRender();
+});
 /** "/" at the start offers the server's commands (commands.ts). */
 const commandMenu = new CommandMenu(promptBox, () => post({ type: 'list-commands' }));
 promptBox.addEventListener('keydown', (e) => {
@@ -625,7 +636,7 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
         state.view = emptyView(message.sessionId);
         state.activeSessionId = message.sessionId;
       }
-      promptSent(state.view, message.text, message.context, message.steer);
+      promptSent(state.view, message.text, message.context, message.steer, message.images);
       scheduleRender();
       return;
     }
