@@ -276,7 +276,9 @@ class TerminalPrinter:
 
     def __call__(self, event: Any) -> None:
         kind = event.type
-        if kind == "text-delta":
+        if event.parent_session_id is not None:
+            self._sub_agent(event)
+        elif kind == "text-delta":
             self.out.write(event.delta)
             self.at_line_start = event.delta.endswith("\n")
         elif kind == "tool-result":
@@ -322,6 +324,26 @@ class TerminalPrinter:
         elif kind == "turn-end":
             self._newline()
         self.out.flush()
+
+    def _sub_agent(self, event: Any) -> None:
+        """A sub-agent's steps (the task tool's), indented under its task: its start, each tool
+        call's result, its errors; its text is in the task's result."""
+        kind = event.type
+        if kind == "tool-call":
+            self._titles[event.call_id] = event.title
+            return
+        if kind == "turn-start":
+            line = f"[{event.agent}] {' '.join(event.prompt.split())[:100]}"
+        elif kind == "tool-result":
+            first = (event.output.splitlines() or [""])[0][:100]
+            mark = "x" if event.is_error else "+"
+            line = f"[{mark}] {self._titles.pop(event.call_id, event.tool)}: {first}"
+        elif kind == "error":
+            line = f"[error] {event.message}"
+        else:
+            return
+        self._newline()
+        self.out.write(f"    {line}\n")
 
 
 def _json_printer(out: TextIO) -> Any:
