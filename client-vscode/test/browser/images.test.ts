@@ -1,0 +1,139 @@
+// Images in the panel, in a real browser (Chromium, as panel.test.ts): paste and drop into the
+// prompt box show removable thumbnail chips; the prompt posts the images left; the transcript shows
+// them once the turn starts; under the panel's Content-Security-Policy.
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, normalize } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HostMessage, PanelMessage } from '../../src/model/messages';
+import { emptyView } from '../../src/model/transcript';
+import { panelHtml } from '../../src/webviewHtml';
+import { extensionRoot } from '../support/fixture';
+
+const CHROMIUM = process.env.AGENTLS_CHROMIUM ?? '/usr/bin/chromium';
+// A 1x1 PNG.
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==';
+
+function serve(): Promise<{ server: Server; origin: string }> {
+  return new Promise((resolve) => {
+    const server = createServer((req, res) => {
+      const origin = `http://${req.headers.host}`;
+      const path = new URL(req.url ?? '/', origin).pathname;
+      let body: string | Buffer | undefined;
+      let type = 'text/html';
+      if (path === '/favicon.ico') {
+        res.writeHead(204).end();
+        return;
+      }
+      if (path === '/panel.html') {
+        body = panelHtml({ cspSource: origin, nonce: 'N' + Math.random().toString(36).slice(2), scriptUri: `${origin}/dist/webview.js`, styleUri: `${origin}/dist/webview.css` });
+      } else if (path.startsWith('/dist/')) {
+        const file = join(extensionRoot, normalize(path).replace(/^(\.\.[/\\])+/, ''));
+        if (existsSync(file)) body = readFileSync(file);
+        type = path.endsWith('.css') ? 'text/css' : 'text/javascript';
+      }
+      if (body === undefined) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
+    });
+    server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
+  });
+}
+
+function fakeHost(): void {
+  const w = window as unknown as Record<string, unknown>;
+  w.__posted = [];
+  w.__violations = [];
+  document.addEventListener('securitypolicyviolation', (e) => (w.__violations as string[]).push(`${e.violatedDirective} ${e.blockedURI}`));
+  w.acquireVsCodeApi = () => ({
+    postMessage: (m: unknown) => (w.__posted as unknown[]).push(JSON.parse(JSON.stringify(m))),
+    getState: () => null,
+    setState: () => {},
+  });
+}
+
+/** Pastes (or drops) files into the prompt box as the browser would. */
+function give(page: Page, how: 'paste' | 'drop', files: { name: string; type: string; base64: string }[]): Promise<void> {
+  return page.evaluate(
+    ({ how, files }) => {
+      const dt = new DataTransfer();
+      for (const f of files) {
+        const bytes = Uint8Array.from(atob(f.base64), (c) => c.charCodeAt(0));
+        dt.items.add(new File([bytes], f.name, { type: f.type }));
+      }
+      const box = document.getElementById('prompt') as HTMLTextAreaElement;
+      const init = { bubbles: true, cancelable: true };
+      box.dispatchEvent(how === 'paste' ? new ClipboardEvent('paste', { ...init, clipboardData: dt }) : new DragEvent('drop', { ...init, dataTransfer: dt }));
+    },
+    { how, files },
+  );
+}
+
+describe.skipIf(!existsSync(CHROMIUM))('images in the panel (Chromium)', () => {
+  let browser: Browser;
+  let page: Page;
+  let http: { server: Server; origin: string };
+  const errors: string[] = [];
+  const send = (message: HostMessage): Promise<void> => page.evaluate((m) => window.postMessage(m, '*'), message);
+  const posted = (): Promise<PanelMessage[]> => page.evaluate(() => (window as unknown as { __posted: PanelMessage[] }).__posted);
+
+  beforeAll(async () => {
+    expect(existsSync(join(extensionRoot, 'dist/webview.js')), 'dist/webview.js: run `npm run bundle` first').toBe(true);
+    http = await serve();
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    const context = await browser.newContext({ viewport: { width: 420, height: 700 } });
+    await context.addInitScript(fakeHost);
+    page = await context.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    page.on('pageerror', (e) => errors.push(String(e)));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => http?.server.close(resolve));
+  });
+
+  it('shows pasted and dropped images as chips, refuses other files, and removes one', async () => {
+    await page.goto(`${http.origin}/panel.html`);
+    await expect.poll(posted).toContainEqual({ type: 'ready' });
+    await send({ type: 'state', state: { connection: 'running', sessions: [], activeSessionId: 's', view: emptyView('s') } });
+    await give(page, 'paste', [{ name: 'one.png', type: 'image/png', base64: PNG }]);
+    await give(page, 'drop', [
+      { name: 'two.png', type: 'image/png', base64: PNG },
+      { name: 'notes.txt', type: 'text/plain', base64: btoa('hello') },
+    ]);
+    const chips = page.locator('#images .image-chip img');
+    await expect.poll(() => chips.count()).toBe(2);
+    expect(await chips.first().getAttribute('src')).toBe(`data:image/png;base64,${PNG}`);
+    await expect.poll(() => page.locator('.notice').allTextContents()).toEqual([expect.stringContaining('notes.txt is not a PNG, JPEG, GIF or WebP')]);
+    await page.locator('#images .image-remove').first().click();
+    await expect.poll(() => chips.count()).toBe(1);
+  });
+
+  it('sends the images left with the prompt and shows them in the transcript', async () => {
+    const box = page.locator('#prompt');
+    await box.fill('what is this?');
+    await box.press('Enter');
+    const prompt = (await posted()).find((m) => m.type === 'prompt');
+    expect(prompt).toEqual({ type: 'prompt', text: 'what is this?', images: [{ mimeType: 'image/png', data: PNG }] });
+    expect(await page.locator('#images').isHidden()).toBe(true);
+    const url = `data:image/png;base64,${PNG}`;
+    await send({ type: 'prompt-sent', sessionId: 's', text: 'what is this?', images: [url] });
+    await send({ type: 'event', event: { type: 'turn-start', sessionId: 's', messageId: 'm', prompt: 'what is this?' } });
+    const shown = page.locator('.message.user .user-images img');
+    await expect.poll(() => shown.count()).toBe(1);
+    expect(await shown.getAttribute('src')).toBe(url);
+    expect(await page.evaluate(() => (document.querySelector('.message.user .user-images img') as HTMLImageElement).naturalWidth)).toBe(1);
+  });
+
+  it('broke no Content-Security-Policy rule and logged no error', async () => {
+    expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+});
