@@ -487,10 +487,19 @@ export interface NewSessionResult {
  * or an @path the read rules refuse, is an Invalid params error naming text; nothing is sent.
  */
 export interface PromptParams {
-  context?: (ContextRef | ImageRef)[] | null;
+  context?: (ContextRef | TextRef | ImageRef)[] | null;
   mode?: 'queue' | 'steer';
   sessionId: string;
   text: string;
+}
+/**
+ * Text the editor gathered for the prompt (@problems, @terminal, @git), under a label; stored
+ * with the message as a context part whose uri is the label. Past 100,000 characters it is cut.
+ */
+export interface TextRef {
+  label: string;
+  text: string;
+  type: 'text';
 }
 /**
  * The turn's outcome: its last assistant message, final text and summed usage.

@@ -193,10 +193,15 @@ async def context_parts(ls: AgentServer, refs: list[ContextRef]) -> list[Context
             encoding = ls.client_caps.position_encoding
             start = offset_at(text, lsp_position(ref.range.start), encoding)
             text = text[start : offset_at(text, lsp_position(ref.range.end), encoding)]
-        if text is not None and len(text) > CONTEXT_MAX_CHARS:
-            text = text[:CONTEXT_MAX_CHARS] + "\n... (cut)"
-        parts.append(ContextPart(uri=ref.uri, range=ref.range, text=text))
+        parts.append(ContextPart(uri=ref.uri, range=ref.range, text=cut_context(text)))
     return parts
+
+
+def cut_context(text: str | None) -> str | None:
+    """A context item's text, cut past CONTEXT_MAX_CHARS."""
+    if text is not None and len(text) > CONTEXT_MAX_CHARS:
+        return text[:CONTEXT_MAX_CHARS] + "\n... (cut)"
+    return text
 
 
 def lsp_position(position: Position) -> types.Position:

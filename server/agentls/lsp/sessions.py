@@ -10,9 +10,9 @@ from typing import Any, cast
 
 from pygls.exceptions import JsonRpcRequestCancelled
 
-from agentls.history import Attachment, ImagePart
+from agentls.history import Attachment, ContextPart, ImagePart
 from agentls.lsp.agent_server import AgentServer
-from agentls.lsp.editor import context_parts
+from agentls.lsp.editor import context_parts, cut_context
 from agentls.lsp.transport import invalid, known_session, parse
 from agentls.lsp.workspace import uri_of
 from agentls.protocol.models import (
@@ -33,6 +33,7 @@ from agentls.protocol.models import (
     SessionInfo,
     SetModeParams,
     SetModeResult,
+    TextRef,
     TurnFinishReason,
 )
 from agentls.session import Agent, CommandError, SessionBusyError
@@ -101,6 +102,8 @@ async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
                 context.append(await image_of(agent, params.session_id, ref))
             except ImageRefused as exc:
                 raise invalid(f"Invalid params: context.{i}: {exc}") from None
+        elif isinstance(ref, TextRef):
+            context.append(ContextPart(uri=ref.label, text=cut_context(ref.text)))
         else:
             context += await context_parts(ls, [ref])
     try:

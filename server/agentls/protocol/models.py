@@ -27,6 +27,15 @@ class ContextRef(Params):
     range: Range | None = None
 
 
+class TextRef(Params):
+    """Text the editor gathered for the prompt (@problems, @terminal, @git), under a label; stored
+    with the message as a context part whose uri is the label. Past 100,000 characters it is cut."""
+
+    type: Literal["text"]
+    label: str = Field(min_length=1, max_length=200)
+    text: str
+
+
 class ImageRef(Params):
     """An image for the model: pasted (mimeType and data, base64) or a workspace file (uri; read
     through the read rules: a file outside the workspace or a secret is refused). PNG, JPEG, GIF
@@ -63,7 +72,7 @@ class PromptParams(Params):
 
     session_id: str
     text: str = Field(min_length=1)
-    context: list[ContextRef | ImageRef] | None = None
+    context: list[ContextRef | TextRef | ImageRef] | None = None
     # "queue" (default): a prompt to a busy session waits for the running turn to end. "steer":
     # it joins the running turn at its next step boundary (after that step's tool results) and
     # the result is that turn's; to an idle session it is an ordinary prompt.
