@@ -435,6 +435,31 @@ export interface ListCommandsParams {}
 export interface ListCommandsResult {
   commands: CommandInfo[];
 }
+/**
+ * `agent/listModels`: the models `agentls models` lists (Anthropic's, then each provider's
+ * of the `providers` setting), with their prices, for the panel's picker.
+ */
+export interface ListModelsParams {}
+export interface ListModelsResult {
+  defaultModel: string;
+  models: ModelEntry[];
+}
+export interface ModelEntry {
+  apiModel: string;
+  caching: boolean;
+  contextWindow: number;
+  default: boolean;
+  hasKey: boolean;
+  images: boolean;
+  inputUsdPerMTok: number;
+  keyEnv: string | null;
+  maxOutput: number;
+  model: string;
+  outputUsdPerMTok: number;
+  provider: string;
+  thinking: boolean;
+  type: 'openai' | 'bedrock' | 'vertex' | 'anthropic';
+}
 export interface ListSessionsParams {}
 export interface ListSessionsResult {
   sessions: SessionInfo[];
@@ -545,6 +570,17 @@ export interface SetModeResult {
   mode: 'build' | 'plan';
 }
 /**
+ * `agent/setModel`: the session's model from its next turn on, kept in the store. A model
+ * of a provider nobody configured is an Invalid params error naming model.
+ */
+export interface SetModelParams {
+  model: string;
+  sessionId: string;
+}
+export interface SetModelResult {
+  model: string;
+}
+/**
  * Client -> server notification `agent/workspaceTrust`: the editor's trust in the workspace
  * changed (VS Code: onDidGrantWorkspaceTrust). The settings are loaded again at once, with the
  * workspace's .agentls/config.json in full when `trusted` (no restart); the next tool call
@@ -560,12 +596,14 @@ export interface AgentRequests {
   'agent/cancel': { params: CancelParams; result: CancelResult };
   'agent/getMessages': { params: GetMessagesParams; result: GetMessagesResult };
   'agent/listCommands': { params: ListCommandsParams; result: ListCommandsResult };
+  'agent/listModels': { params: ListModelsParams; result: ListModelsResult };
   'agent/listSessions': { params: ListSessionsParams; result: ListSessionsResult };
   'agent/mcpStatus': { params: McpStatusParams; result: McpStatusResult };
   'agent/newSession': { params: NewSessionParams; result: NewSessionResult };
   'agent/prompt': { params: PromptParams; result: PromptResult };
   'agent/revert': { params: RevertParams; result: RevertResult };
   'agent/setMode': { params: SetModeParams; result: SetModeResult };
+  'agent/setModel': { params: SetModelParams; result: SetModelResult };
 }
 
 /** workspace/executeCommand commands; `arguments` is [params]. */

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentls.model.catalog import DEFAULT_MODEL, MODELS, ModelInfo
-from agentls.model.providers import BUILTIN_PROVIDERS, ProviderSettings, resolve
+from agentls.model.listing import rows
+from agentls.model.providers import BUILTIN_PROVIDERS, ProviderSettings
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -32,42 +32,6 @@ _UNCONFIGURED = {
     "vertex": "vertex/<model>: the Claude models above on Google Vertex AI "
     "(pip install 'agentls[vertex]'; CLOUD_ML_REGION, ANTHROPIC_VERTEX_PROJECT_ID)",
 }
-
-
-def rows(providers: dict[str, ProviderSettings]) -> list[dict[str, Any]]:
-    """One row per model a provider is known to serve, Anthropic's first."""
-    out: list[dict[str, Any]] = []
-    names = ["anthropic", *(n for n in providers if n != "anthropic")]
-    for name in names:
-        settings = providers.get(name) or BUILTIN_PROVIDERS[name]
-        if settings.type == "openai":
-            models = list(settings.models or {})
-        else:
-            models = list(MODELS) + [m for m in settings.models or {} if m not in MODELS]
-        for model in models:
-            model_id = model if name == "anthropic" else f"{name}/{model}"
-            resolved = resolve(model_id, providers)
-            out.append(_row(name, settings, model_id, resolved.api_model, resolved.info))
-    return out
-
-
-def _row(
-    provider: str, settings: ProviderSettings, model_id: str, api_model: str, info: ModelInfo
-) -> dict[str, Any]:
-    return {
-        "provider": provider,
-        "type": settings.type,
-        "model": model_id,
-        "apiModel": api_model,
-        "contextWindow": info.context_window,
-        "maxOutput": info.max_output,
-        "inputUsdPerMTok": info.input_usd_per_mtok,
-        "outputUsdPerMTok": info.output_usd_per_mtok,
-        "images": info.images,
-        "thinking": info.thinking,
-        "caching": info.caching,
-        "default": model_id == DEFAULT_MODEL,
-    }
 
 
 def _where(name: str, settings: ProviderSettings) -> str:

@@ -7,6 +7,7 @@ wires the features to it:
 - editor.py: documents, code actions, agent.runOnSelection, agent/diagnostics, context;
 - mcp_status.py: agent/mcpStatus (the MCP servers, their state and tools);
 - commands.py: agent/listCommands (the /commands a prompt runs);
+- models.py: agent/listModels, agent/setModel (the panel's model picker);
 - transport.py: the hardened JSON-RPC under them all, and the stdio loop.
 """
 
@@ -21,7 +22,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from agentls.lsp import approvals, commands, editor, mcp_status, sessions, settings
+from agentls.lsp import approvals, commands, editor, mcp_status, models, sessions, settings
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.transport import answering_store_errors, run_stdio
 
@@ -41,6 +42,8 @@ REQUESTS: dict[str, Callable[..., Any]] = {
     "agent/diagnostics": editor.diagnostics,
     "agent/mcpStatus": mcp_status.mcp_status,
     "agent/listCommands": commands.list_commands,
+    "agent/listModels": models.list_models,
+    "agent/setModel": models.set_model,
 }
 COMMANDS: dict[str, Callable[..., Any]] = {
     "agent.approve": approvals.approve_command,

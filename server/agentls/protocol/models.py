@@ -326,6 +326,47 @@ class ListCommandsResult(Result):
     commands: list[CommandInfo]
 
 
+class ListModelsParams(Params):
+    """`agent/listModels`: the models `agentls models` lists (Anthropic's, then each provider's
+    of the `providers` setting), with their prices, for the panel's picker."""
+
+
+class ModelEntry(WireModel):
+    provider: str
+    type: Literal["openai", "bedrock", "vertex", "anthropic"]  # the provider's API
+    model: str  # the id agent/setModel takes
+    api_model: str  # the id sent to the provider's API
+    context_window: int
+    max_output: int
+    input_usd_per_m_tok: float
+    output_usd_per_m_tok: float
+    images: bool
+    thinking: bool
+    caching: bool
+    default: bool
+    # The environment variable of the provider's API key (None: none agentls can check), and
+    # whether the server has it.
+    key_env: str | None
+    has_key: bool
+
+
+class ListModelsResult(Result):
+    models: list[ModelEntry]
+    default_model: str  # the model setting's, which a new session gets
+
+
+class SetModelParams(Params):
+    """`agent/setModel`: the session's model from its next turn on, kept in the store. A model
+    of a provider nobody configured is an Invalid params error naming model."""
+
+    session_id: str
+    model: str = Field(min_length=1)
+
+
+class SetModelResult(Result):
+    model: str
+
+
 # method -> (params model, result model); notifications have no result model.
 REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/newSession": (NewSessionParams, NewSessionResult),
@@ -338,6 +379,8 @@ REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/revert": (RevertParams, RevertResult),
     "agent/mcpStatus": (McpStatusParams, McpStatusResult),
     "agent/listCommands": (ListCommandsParams, ListCommandsResult),
+    "agent/listModels": (ListModelsParams, ListModelsResult),
+    "agent/setModel": (SetModelParams, SetModelResult),
 }
 CLIENT_NOTIFICATIONS: dict[str, type[Params]] = {
     "agent/diagnostics": DiagnosticsParams,

@@ -22,6 +22,7 @@ from agentls.config import Settings
 from agentls.config_home import config_home
 from agentls.events import SessionMode, TodoItem
 from agentls.history import ApiHistory, Attachment, Message, Usage, clean_text, new_id
+from agentls.model import listing
 from agentls.model.base import Provider
 from agentls.model.catalog import model_info, use_providers
 from agentls.permission.broker import Answer, ApprovalBroker
@@ -249,6 +250,14 @@ class Agent:
         if state.record.model != model:
             state.record.model = model
             await self.store.update_session(session_id, model=model)
+
+    def list_models(self) -> list[dict[str, Any]]:
+        """The models `agentls models` lists, with prices and whether each one's key is set."""
+        return listing.picker_rows(dict(self.settings.providers or {}))
+
+    def check_model(self, model: str) -> None:
+        """ValueError when `model` names a provider nobody configured."""
+        listing.check_model(model, dict(self.settings.providers or {}))
 
     async def set_mode(self, session_id: str, mode: SessionMode) -> None:
         """The session's mode: "build" (default) or "plan" (nothing may change; see modes.py),
