@@ -23,6 +23,7 @@ import {
   type SessionView,
   type ToolItem,
 } from './model/transcript';
+import { viewSessionOf } from './model/subagents';
 
 export interface AgentConnection {
   request<M extends keyof AgentRequests>(
@@ -167,7 +168,7 @@ export class AgentHost {
   }
 
   handleEvent(event: AgentEvent): void {
-    const id = event.sessionId;
+    const id = viewSessionOf(event); // a sub-agent's event goes in its task card
     if (this.loading.has(id)) return; // the history being loaded already reflects it
     let view = this.views.get(id);
     if (!view) {
@@ -442,7 +443,7 @@ export class AgentHost {
     const client = this.client;
     if (!client) return;
     const { sessions } = await client.request('agent/listSessions', {});
-    this.sessions = sessions;
+    this.sessions = sessions.filter((s) => !s.parentId); // a sub-agent's is in its task card
     for (const info of sessions) {
       const view = this.views.get(info.sessionId);
       if (view && !view.title) view.title = info.title;

@@ -9,6 +9,7 @@ import type {
   TodoItem,
   Usage,
 } from '../protocol/generated';
+import { applySubAgentEvent } from './subagents';
 
 export type ToolStatus = 'pending' | 'running' | 'completed' | 'error' | 'cancelled' | 'interrupted';
 export type Decision = 'once' | 'always' | 'reject' | 'timeout' | 'cancelled';
@@ -69,6 +70,9 @@ export interface ToolItem extends ItemBase {
   isError?: boolean;
   progress?: string;
   permission?: Permission;
+  /** A task call's sub-agent: its own transcript (model/subagents.ts), and its agent type. */
+  sub?: SessionView;
+  agent?: string;
 }
 export interface NoticeItem extends ItemBase {
   kind: 'notice';
@@ -180,6 +184,7 @@ const END_NOTICES: Record<string, string> = {
 
 /** Apply one agent/event to a view, in place. */
 export function applyEvent(view: SessionView, event: AgentEvent): void {
+  if (applySubAgentEvent(view, event, applyEvent)) return;
   switch (event.type) {
     case 'turn-start': {
       view.busy = true;

@@ -22,6 +22,7 @@ import {
   type SessionView,
   type ToolItem,
 } from '../model/transcript';
+import { subAgentAsks, viewSessionOf } from '../model/subagents';
 
 interface VsCodeApi {
   postMessage(message: PanelMessage): void;
@@ -310,7 +311,7 @@ function renderTool(view: SessionView, item: ToolItem): HTMLElement {
     'data-call-id': item.callId,
     'data-tool': item.tool,
   });
-  details.open = pending || expanded.has(item.callId);
+  details.open = pending || expanded.has(item.callId) || subAgentAsks(item);
   const statusText = pending ? 'needs approval' : (STATUS_LABELS[item.status] ?? item.status);
   details.append(
     h(
@@ -329,6 +330,14 @@ function renderTool(view: SessionView, item: ToolItem): HTMLElement {
   const permission = permissionBlock(view, item, pending ? summary : null);
   if (permission) body.append(permission);
   if (item.progress) body.append(h('div', { class: 'progress' }, item.progress));
+  if (item.sub) {
+    // The sub-agent's own transcript; its questions are answered in its session.
+    const sub = item.sub;
+    const nested = h('div', { class: 'subagent', 'data-session-id': sub.sessionId });
+    nested.append(h('div', { class: 'subagent-label' }, `Sub-agent ${item.agent ?? ''}`.trim()));
+    for (const child of sub.items) nested.append(renderItem(sub, child));
+    body.append(nested);
+  }
   if (item.output !== undefined) {
     body.append(h('pre', { class: `tool-output${item.isError ? ' error' : ''}` }, item.output || '(no output)'));
   }
@@ -614,7 +623,7 @@ sessionSelect.addEventListener('change', () => {
 
 function onEvent(event: AgentEvent): void {
   const view = state.view;
-  if (!view || view.sessionId !== event.sessionId) return;
+  if (!view || view.sessionId !== viewSessionOf(event)) return;
   applyEvent(view, event);
   scheduleRender();
   if (event.type === 'turn-end') post({ type: 'mcp-status' }); // servers start at a first turn
