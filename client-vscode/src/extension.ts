@@ -96,6 +96,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   command('agentls.restartServer', () => server.restart());
   command('agentls.showLog', () => server.showLog());
+  command('agentls.installServer', () => server.installServer());
   command('agentls.acceptEdit', (arg) => reviews.decide(arg, 'once'));
   command('agentls.acceptEditAlways', (arg) => reviews.decide(arg, 'always'));
   command('agentls.acceptEditAlwaysProject', (arg) => reviews.decide(arg, 'always', 'project'));

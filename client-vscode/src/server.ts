@@ -16,6 +16,7 @@ import {
 import { WorkspaceEditApplier } from './applyEdit';
 import { DiagnosticsForwarder } from './diagnostics';
 import { errorText, type AgentConnection, type AgentHost } from './host';
+import { ServerInstaller } from './installUi';
 import { fillAgentCapabilities } from './capabilities';
 import { LanguageRequests } from './language';
 import type {
@@ -55,6 +56,7 @@ export class ServerManager implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private readonly output: vscode.OutputChannel;
   private readonly diagnostics: DiagnosticsForwarder<vscode.Uri>;
+  private readonly installer: ServerInstaller;
   private stopping = false;
   private starting = false;
 
@@ -63,6 +65,7 @@ export class ServerManager implements vscode.Disposable {
     private readonly host: AgentHost,
   ) {
     this.output = vscode.window.createOutputChannel('agentls');
+    this.installer = new ServerInstaller(context, this.output);
     this.diagnostics = new DiagnosticsForwarder<vscode.Uri>(
       {
         get: (uri) => vscode.languages.getDiagnostics(uri),
@@ -115,7 +118,13 @@ export class ServerManager implements vscode.Disposable {
       undefined,
       undefined,
       vscode.workspace.isTrusted,
+      { agentls: this.installer.paths.agentls, pathVar: process.env.PATH },
     );
+  }
+
+  /** The command "Install or update the server": installs the bundled wheel, then restarts. */
+  async installServer(): Promise<void> {
+    if (await this.installer.install()) await this.restart();
   }
 
   async start(): Promise<void> {
@@ -137,6 +146,10 @@ export class ServerManager implements vscode.Disposable {
       await new Promise((resolve) => setTimeout(resolve, 100));
       this.launch = this.resolveLaunch(folders);
     }
+    // The extension's own environment is brought up to the bundled wheel; with no agentls at all,
+    // the user is offered to install it there (install.ts, installUi.ts).
+    if (this.launch.origin === 'managed') await this.installer.updateIfNeeded();
+    else if (!this.launchable(this.launch) && (await this.installer.offer())) this.launch = this.resolveLaunch(folders);
     const apiKey = await this.context.secrets.get(API_KEY_SECRET);
     const serverOptions: ServerOptions = {
       command: this.launch.command,
@@ -218,7 +231,7 @@ export class ServerManager implements vscode.Disposable {
     const launch = this.launch;
     const hint =
       launch?.origin === 'path'
-        ? 'Install agentls (pip install agentls) or set "agentls.server.command".'
+        ? 'Install it (command "agentls: Install or update the server") or set "agentls.server.command".'
         : 'Check "agentls.server.command".';
     const message = `Could not start ${launch?.command ?? 'agentls'}: ${errorText(err)}. ${hint}`;
     this.host.disconnected('stopped', message);

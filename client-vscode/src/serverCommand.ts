@@ -6,7 +6,7 @@ export interface ServerLaunch {
   command: string;
   args: string[];
   /** Where the command came from, for messages. */
-  origin: 'setting' | 'venv' | 'path';
+  origin: 'setting' | 'venv' | 'path' | 'managed';
   /** Why a workspace's own program was passed over (an untrusted workspace), for the log. */
   note?: string;
 }
@@ -19,7 +19,9 @@ export function venvCandidates(folder: string, platform: NodeJS.Platform = proce
 
 /**
  * The setting `agentls.server.command` if set; else the first workspace folder's .venv (or venv);
- * else `agentls` on PATH. The arguments are `agentls.server.args` (default: serve).
+ * else `agentls` on PATH; else, when `managed` names it and it exists, the agentls the extension
+ * installed in its own environment (install.ts). The arguments are `agentls.server.args` (default:
+ * serve). Nothing found: `agentls` with origin 'path', which the caller sees is not there.
  *
  * In an untrusted workspace (`trusted` false) no program of the workspace's own is started: not
  * its .venv's agentls, nor a command setting that points into it with `${workspaceFolder}`; the
@@ -33,6 +35,7 @@ export function resolveServerLaunch(
   exists: (path: string) => boolean = existsSync,
   platform: NodeJS.Platform = process.platform,
   trusted = true,
+  managed?: { agentls: string; pathVar: string | undefined },
 ): ServerLaunch {
   const serverArgs = args && args.length ? [...args] : ['serve'];
   const configured = setting?.trim();
@@ -41,15 +44,19 @@ export function resolveServerLaunch(
     const expanded = configured.replace(/\$\{workspaceFolder\}/g, workspaceFolders[0] ?? '.');
     return { command: expanded, args: serverArgs, origin: 'setting' };
   }
-  if (!trusted) {
-    return { command: 'agentls', args: serverArgs, origin: 'path', note: untrustedNote };
-  }
+  const onPath = (note?: string): ServerLaunch => {
+    if (managed && !commandExists('agentls', managed.pathVar, exists, platform) && exists(managed.agentls)) {
+      return { command: managed.agentls, args: serverArgs, origin: 'managed', ...(note ? { note } : {}) };
+    }
+    return { command: 'agentls', args: serverArgs, origin: 'path', ...(note ? { note } : {}) };
+  };
+  if (!trusted) return onPath(untrustedNote);
   for (const folder of workspaceFolders) {
     for (const candidate of venvCandidates(folder, platform)) {
       if (exists(candidate)) return { command: candidate, args: serverArgs, origin: 'venv' };
     }
   }
-  return { command: 'agentls', args: serverArgs, origin: 'path' };
+  return onPath();
 }
 
 /**
