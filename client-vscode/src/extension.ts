@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { ApprovalController } from './approvals';
 import { AgentHost } from './host';
+import { Mentions } from './mentions';
 import { ChatPanel, PANEL_VIEW_ID } from './panel';
 import { API_KEY_SECRET, ServerManager } from './server';
 import { StatusBar } from './statusBar';
@@ -11,6 +12,8 @@ let manager: ServerManager | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const panel = new ChatPanel(context.extensionUri);
+  const mentions = new Mentions();
+  context.subscriptions.push(mentions);
   let approvals: ApprovalController | undefined;
   const host = new AgentHost(
     {
@@ -22,6 +25,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         const uri = path.startsWith('/') || !folder ? vscode.Uri.file(path) : vscode.Uri.joinPath(folder, path);
         void vscode.window.showTextDocument(uri, { preview: true });
       },
+      mentions,
     },
     context.workspaceState,
   );

@@ -8,8 +8,9 @@ import type {
   ContextRef,
   McpServerInfo,
   SessionInfo,
+  TextRef,
 } from './protocol/generated';
-import type { ConnectionStatus, HostMessage, PanelMessage, PanelState, PromptImage, PromptMode, SessionMode } from './model/messages';
+import type { ConnectionStatus, HostMessage, MentionItem, MentionKind, MentionSearchKind, PanelMessage, PanelState, PromptImage, PromptMode, SessionMode } from './model/messages';
 import {
   applyEvent,
   connectionLost,
@@ -39,6 +40,11 @@ export interface HostUi {
   showError(message: string): void;
   openDiff(requestId: string): void;
   openFile(path: string): void;
+  /** What @-mentions attach (mentions.ts); without it the panel's @ completion finds nothing. */
+  mentions?: {
+    search(kind: MentionSearchKind, query: string): Promise<MentionItem[]>;
+    item(kind: MentionKind): Promise<MentionItem | string>;
+  };
 }
 
 export interface KeyValueStore {
@@ -190,7 +196,7 @@ export class AgentHost {
         this.postState();
         return;
       case 'prompt':
-        await this.prompt(message.text, undefined, message.mode, message.images);
+        await this.prompt(message.text, message.context, message.mode, message.images);
         return;
       case 'set-mode':
         await this.setMode(message.mode);
@@ -219,7 +225,33 @@ export class AgentHost {
       case 'list-commands':
         await this.refreshCommands();
         return;
+      case 'mention-search':
+        await this.mentionSearch(message.kind, message.query);
+        return;
+      case 'mention':
+        await this.mention(message.kind);
+        return;
     }
+  }
+
+  private async mentionSearch(kind: MentionSearchKind, query: string): Promise<void> {
+    let items: MentionItem[] = [];
+    try {
+      items = (await this.ui.mentions?.search(kind, query)) ?? [];
+    } catch {
+      // no provider answered: nothing to offer
+    }
+    this.ui.post({ type: 'mention-results', kind, query, items });
+  }
+
+  private async mention(kind: MentionKind): Promise<void> {
+    let found: MentionItem | string = `@${kind} is not available here.`;
+    try {
+      found = (await this.ui.mentions?.item(kind)) ?? found;
+    } catch (err) {
+      found = `@${kind}: ${errorText(err)}`;
+    }
+    this.ui.post(typeof found === 'string' ? { type: 'mention-item', error: found } : { type: 'mention-item', item: found });
   }
 
   /** Ask the server for the /commands and tell the panel (its completion). */
@@ -263,7 +295,7 @@ export class AgentHost {
 
   /** Send a prompt to the active session (a new one if there is none); mode 'steer' adds it to
    * the running turn at its next step instead of queueing it. */
-  async prompt(text: string, context?: ContextRef[], mode: PromptMode = 'queue', images: PromptImage[] = []): Promise<void> {
+  async prompt(text: string, context?: (ContextRef | TextRef)[], mode: PromptMode = 'queue', images: PromptImage[] = []): Promise<void> {
     const trimmed = text.trim();
     if (!trimmed) return;
     const client = this.requireClient();
@@ -276,7 +308,7 @@ export class AgentHost {
     }
     const view = this.views.get(sessionId) ?? emptyView(sessionId);
     this.views.set(sessionId, view);
-    const labels = (context ?? []).map((c) => contextLabel(c.uri, c.range));
+    const labels = (context ?? []).map((c) => ('uri' in c ? contextLabel(c.uri, c.range) : c.label));
     const steer = mode === 'steer' && view.busy;
     const shown = images.map((i) => `data:${i.mimeType};base64,${i.data}`);
     promptSent(view, trimmed, labels, steer, shown);

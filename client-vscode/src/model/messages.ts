@@ -1,5 +1,5 @@
 // Messages between the extension and its webview panel (both directions), as plain JSON.
-import type { AgentEvent, CommandInfo, McpServerInfo, SessionInfo } from '../protocol/generated';
+import type { AgentEvent, CommandInfo, ContextRef, McpServerInfo, SessionInfo, TextRef } from '../protocol/generated';
 import type { SessionView } from './transcript';
 
 export type ConnectionStatus = 'starting' | 'running' | 'restarting' | 'stopped';
@@ -26,7 +26,32 @@ export type HostMessage =
   /** The MCP servers (agent/mcpStatus), after the panel asked (mcp-status). */
   | { type: 'mcp'; servers: McpServerInfo[] }
   /** The /commands (agent/listCommands), after the panel asked (list-commands). */
-  | { type: 'commands'; commands: CommandInfo[] };
+  | { type: 'commands'; commands: CommandInfo[] }
+  /** @-mentions (webview/mentions.ts): the files or symbols matching a query, or one item. */
+  | { type: 'mention-results'; kind: MentionSearchKind; query: string; items: MentionItem[] }
+  | { type: 'mention-item'; item?: MentionItem; error?: string };
+
+/** An @-mention's context item, as its chip shows it. */
+export interface MentionItem {
+  label: string;
+  detail?: string;
+  ref: ContextRef | TextRef;
+}
+export type MentionSearchKind = 'file' | 'symbol';
+export type MentionKind = 'selection' | 'problems' | 'terminal' | 'git';
+
+function isMentionRefs(value: unknown): boolean {
+  return (
+    value === undefined ||
+    (Array.isArray(value) &&
+      value.every(
+        (r) =>
+          typeof r === 'object' &&
+          r !== null &&
+          (typeof r.uri === 'string' || (r.type === 'text' && typeof r.label === 'string' && typeof r.text === 'string')),
+      ))
+  );
+}
 
 /** An image pasted or dropped into the prompt box (base64 data). */
 export interface PromptImage {
@@ -52,7 +77,7 @@ export type ApproveScope = 'session' | 'project';
 export type PanelMessage =
   | { type: 'ready' }
   /** mode 'steer': added to the running turn at its next step (agent/prompt mode "steer"). */
-  | { type: 'prompt'; text: string; mode?: PromptMode; images?: PromptImage[] }
+  | { type: 'prompt'; text: string; mode?: PromptMode; images?: PromptImage[]; context?: (ContextRef | TextRef)[] }
   /** The active session's mode (agent/setMode). */
   | { type: 'set-mode'; mode: SessionMode }
   | { type: 'cancel' }
@@ -71,7 +96,11 @@ export type PanelMessage =
   /** Ask for the MCP servers' state (answered with an `mcp` message). */
   | { type: 'mcp-status' }
   /** Ask for the /commands (answered with a `commands` message). */
-  | { type: 'list-commands' };
+  | { type: 'list-commands' }
+  /** @file / @symbol completion (answered with `mention-results`). */
+  | { type: 'mention-search'; kind: MentionSearchKind; query: string }
+  /** @selection, @problems, @terminal, @git (answered with `mention-item`). */
+  | { type: 'mention'; kind: MentionKind };
 
 export function isPanelMessage(value: unknown): value is PanelMessage {
   if (typeof value !== 'object' || value === null) return false;
@@ -85,8 +114,13 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
       return true;
     case 'prompt':
       return (
-        typeof m.text === 'string' && (m.mode === undefined || m.mode === 'queue' || m.mode === 'steer') && isPromptImages(m.images)
+        typeof m.text === 'string' && (m.mode === undefined || m.mode === 'queue' || m.mode === 'steer') && isPromptImages(m.images) &&
+        isMentionRefs(m.context)
       );
+    case 'mention-search':
+      return (m.kind === 'file' || m.kind === 'symbol') && typeof m.query === 'string';
+    case 'mention':
+      return m.kind === 'selection' || m.kind === 'problems' || m.kind === 'terminal' || m.kind === 'git';
     case 'set-mode':
       return m.mode === 'build' || m.mode === 'plan';
     case 'select-session':

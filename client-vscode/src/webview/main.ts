@@ -7,6 +7,7 @@ import { mcpList } from '../model/mcp';
 import { renderPinned } from './todo';
 import { CommandMenu } from './commands';
 import { ImageTray, thumbnails } from './images';
+import { MentionMenu } from './mentions';
 import {
   applyEvent,
   emptyView,
@@ -588,7 +589,8 @@ function send(queue = false): void {
   const text = promptBox.value;
   if (!text.trim() || state.connection !== 'running') return;
   const images = imageTray.take();
-  const attached = images.length ? { images } : {};
+  const context = mentionMenu.take();
+  const attached = { ...(images.length ? { images } : {}), ...(context.length ? { context } : {}) };
   post(state.view?.busy && !queue ? { type: 'prompt', text, mode: 'steer', ...attached } : { type: 'prompt', text, ...attached });
   promptBox.value = '';
   saveUi();
@@ -603,8 +605,14 @@ const imageTray = new ImageTray(promptBox, (message) => {
 });
 /** "/" at the start offers the server's commands (commands.ts). */
 const commandMenu = new CommandMenu(promptBox, () => post({ type: 'list-commands' }));
+/** "@" offers files, symbols, the selection, problems, terminal output, the git diff (mentions.ts). */
+const mentionMenu = new MentionMenu(promptBox, post, (message) => {
+  if (!state.view) return;
+  notice(state.view, 'error', message);
+  scheduleRender();
+});
 promptBox.addEventListener('keydown', (e) => {
-  if (commandMenu.onKey(e)) return;
+  if (commandMenu.onKey(e) || mentionMenu.onKey(e)) return;
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
     e.preventDefault();
     send(e.altKey);
@@ -669,6 +677,12 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       return;
     case 'commands':
       commandMenu.setCommands(message.commands);
+      return;
+    case 'mention-results':
+      mentionMenu.setResults(message.kind, message.query, message.items);
+      return;
+    case 'mention-item':
+      mentionMenu.added(message.item, message.error);
       return;
   }
 });

@@ -1,0 +1,160 @@
+// What the panel's @-mentions attach, gathered from VS Code: @file (workspace files, fuzzy),
+// @symbol (the workspace symbol providers), @selection, @problems (diagnostics of the active
+// file, else of the workspace), @terminal (the active terminal's recent output, through the
+// shell integration API when this VS Code has it), @git (the working tree's diff).
+import { execFile } from 'node:child_process';
+import * as vscode from 'vscode';
+import { fuzzyRank } from './mentionMatch';
+import type { MentionItem, MentionKind, MentionSearchKind } from './model/messages';
+import { contextLabel } from './model/transcript';
+
+const LIMIT = 30;
+const MAX_FILES = 5000;
+const TERMINAL_KEEP = 20_000; // characters of output kept per terminal
+const EXCLUDE = '**/{node_modules,.git,.venv,__pycache__,dist,out}/**';
+
+// The shell integration API (VS Code 1.93+), typed here: the extension's engine is older.
+interface ShellExecution {
+  read(): AsyncIterable<string>;
+}
+interface ShellExecutionStart {
+  terminal: vscode.Terminal;
+  execution: ShellExecution;
+}
+type ShellWindow = { onDidStartTerminalShellExecution?: vscode.Event<ShellExecutionStart> };
+
+export class Mentions implements vscode.Disposable {
+  private lastEditor: vscode.TextEditor | undefined = vscode.window.activeTextEditor;
+  private readonly output = new Map<vscode.Terminal, string>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly shell = (vscode.window as unknown as ShellWindow).onDidStartTerminalShellExecution;
+
+  constructor() {
+    // The panel takes the focus from the editor: remember the last one for @selection/@problems.
+    this.disposables.push(
+      vscode.window.onDidChangeActiveTextEditor((editor) => {
+        if (editor) this.lastEditor = editor;
+      }),
+      vscode.window.onDidCloseTerminal((terminal) => this.output.delete(terminal)),
+    );
+    if (this.shell) this.disposables.push(this.shell((start) => void this.record(start)));
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+  }
+
+  private async record({ terminal, execution }: ShellExecutionStart): Promise<void> {
+    for await (const chunk of execution.read()) {
+      const kept = (this.output.get(terminal) ?? '') + chunk;
+      this.output.set(terminal, kept.slice(-TERMINAL_KEEP));
+    }
+  }
+
+  async search(kind: MentionSearchKind, query: string): Promise<MentionItem[]> {
+    return kind === 'file' ? this.files(query) : this.symbols(query);
+  }
+
+  private async files(query: string): Promise<MentionItem[]> {
+    const uris = await vscode.workspace.findFiles('**/*', EXCLUDE, MAX_FILES);
+    const byPath = new Map(uris.map((uri) => [vscode.workspace.asRelativePath(uri, false), uri]));
+    return fuzzyRank([...byPath.keys()], query, LIMIT).map((path) => ({
+      label: contextLabel(path),
+      detail: path,
+      ref: { uri: (byPath.get(path) as vscode.Uri).toString() },
+    }));
+  }
+
+  private async symbols(query: string): Promise<MentionItem[]> {
+    const found =
+      (await vscode.commands.executeCommand<vscode.SymbolInformation[] | undefined>('vscode.executeWorkspaceSymbolProvider', query)) ??
+      [];
+    return found.slice(0, LIMIT).map((symbol) => {
+      const { uri, range } = symbol.location;
+      return {
+        label: symbol.name,
+        detail: `${vscode.workspace.asRelativePath(uri, false)}:${range.start.line + 1}`,
+        ref: { uri: uri.toString(), range: wireRange(range) },
+      };
+    });
+  }
+
+  /** One item, or why there is none. */
+  async item(kind: MentionKind): Promise<MentionItem | string> {
+    switch (kind) {
+      case 'selection':
+        return this.selection();
+      case 'problems':
+        return this.problems();
+      case 'terminal':
+        return this.terminal();
+      case 'git':
+        return this.git();
+    }
+  }
+
+  private selection(): MentionItem | string {
+    const editor = this.lastEditor;
+    if (!editor || editor.selection.isEmpty) return 'Select some code in an editor first.';
+    const uri = editor.document.uri.toString();
+    const range = wireRange(editor.selection);
+    return { label: contextLabel(uri, range), ref: { uri, range } };
+  }
+
+  private problems(): MentionItem {
+    const editor = this.lastEditor;
+    const mine = editor ? vscode.languages.getDiagnostics(editor.document.uri) : [];
+    const all: [vscode.Uri, readonly vscode.Diagnostic[]][] = mine.length
+      ? [[(editor as vscode.TextEditor).document.uri, mine]]
+      : vscode.languages.getDiagnostics();
+    const lines = all.flatMap(([uri, diagnostics]) =>
+      diagnostics.map((d) => formatProblem(vscode.workspace.asRelativePath(uri, false), d)),
+    );
+    const text = lines.length ? lines.join('\n') : 'No problems reported.';
+    const where = mine.length ? contextLabel(editor?.document.uri.toString() ?? '') : 'workspace';
+    return { label: '@problems', detail: `${lines.length} in ${where}`, ref: { type: 'text', label: '@problems', text } };
+  }
+
+  private terminal(): MentionItem | string {
+    if (!this.shell) return '@terminal needs VS Code 1.93 or later (its terminal shell integration API).';
+    const terminal = vscode.window.activeTerminal;
+    if (!terminal) return 'There is no active terminal.';
+    const text = this.output.get(terminal);
+    if (!text) return `No output recorded from the terminal "${terminal.name}" (shell integration must be on; commands run from now on are recorded).`;
+    return { label: '@terminal', detail: terminal.name, ref: { type: 'text', label: '@terminal', text: stripAnsi(text) } };
+  }
+
+  private async git(): Promise<MentionItem | string> {
+    if (!vscode.workspace.isTrusted) return '@git runs git, which this untrusted workspace does not allow.';
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    if (!folder) return 'Open a folder first.';
+    // A hostile repository's config could name programs for git to run: turn them all off.
+    const args = ['-c', 'core.fsmonitor=false', '-c', 'diff.external=', '--no-pager', 'diff', '--no-ext-diff', '--no-textconv', 'HEAD'];
+    const diff = await new Promise<string | Error>((resolve) =>
+      execFile('git', args, { cwd: folder, maxBuffer: 8 * 1024 * 1024 }, (err, stdout, stderr) =>
+        resolve(err ? new Error(stderr.trim() || err.message) : stdout),
+      ),
+    );
+    if (diff instanceof Error) return `git diff failed: ${diff.message}`;
+    if (!diff.trim()) return 'The working tree has no changes.';
+    return { label: '@git', detail: 'git diff HEAD', ref: { type: 'text', label: '@git', text: diff } };
+  }
+}
+
+export function formatProblem(path: string, d: vscode.Diagnostic): string {
+  const severity = ['error', 'warning', 'info', 'hint'][d.severity] ?? 'error';
+  const source = d.source ? ` [${d.source}]` : '';
+  return `${path}:${d.range.start.line + 1}:${d.range.start.character + 1} ${severity}: ${d.message}${source}`;
+}
+
+function wireRange(range: vscode.Range): { start: { line: number; character: number }; end: { line: number; character: number } } {
+  return {
+    start: { line: range.start.line, character: range.start.character },
+    end: { line: range.end.line, character: range.end.character },
+  };
+}
+
+function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g, '');
+}

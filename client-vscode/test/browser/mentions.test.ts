@@ -1,0 +1,150 @@
+// @-mentions in the panel, in a real browser (Chromium, as panel.test.ts): "@" offers the kinds,
+// "@file:" asks the extension and lists its matches, a taken one becomes a removable chip, and the
+// prompt posts the chips' context items; an item the extension could not gather is a notice.
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, normalize } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HostMessage, PanelMessage } from '../../src/model/messages';
+import { emptyView } from '../../src/model/transcript';
+import { panelHtml } from '../../src/webviewHtml';
+import { extensionRoot } from '../support/fixture';
+
+const CHROMIUM = process.env.AGENTLS_CHROMIUM ?? '/usr/bin/chromium';
+
+function serve(): Promise<{ server: Server; origin: string }> {
+  return new Promise((resolve) => {
+    const server = createServer((req, res) => {
+      const origin = `http://${req.headers.host}`;
+      const path = new URL(req.url ?? '/', origin).pathname;
+      let body: string | Buffer | undefined;
+      let type = 'text/html';
+      if (path === '/favicon.ico') {
+        res.writeHead(204).end();
+        return;
+      }
+      if (path === '/panel.html') {
+        body = panelHtml({ cspSource: origin, nonce: 'N' + Math.random().toString(36).slice(2), scriptUri: `${origin}/dist/webview.js`, styleUri: `${origin}/dist/webview.css` });
+      } else if (path.startsWith('/dist/')) {
+        const file = join(extensionRoot, normalize(path).replace(/^(\.\.[/\\])+/, ''));
+        if (existsSync(file)) body = readFileSync(file);
+        type = path.endsWith('.css') ? 'text/css' : 'text/javascript';
+      }
+      if (body === undefined) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
+    });
+    server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
+  });
+}
+
+function fakeHost(): void {
+  const w = window as unknown as Record<string, unknown>;
+  w.__posted = [];
+  w.__violations = [];
+  document.addEventListener('securitypolicyviolation', (e) => (w.__violations as string[]).push(`${e.violatedDirective} ${e.blockedURI}`));
+  w.acquireVsCodeApi = () => ({
+    postMessage: (m: unknown) => (w.__posted as unknown[]).push(JSON.parse(JSON.stringify(m))),
+    getState: () => null,
+    setState: () => {},
+  });
+}
+
+describe.skipIf(!existsSync(CHROMIUM))('@-mentions in the panel (Chromium)', () => {
+  let browser: Browser;
+  let page: Page;
+  let http: { server: Server; origin: string };
+  const errors: string[] = [];
+  const send = (message: HostMessage): Promise<void> => page.evaluate((m) => window.postMessage(m, '*'), message);
+  const posted = (): Promise<PanelMessage[]> => page.evaluate(() => (window as unknown as { __posted: PanelMessage[] }).__posted);
+  const options = (): Promise<string[]> => page.locator('#mentions:not([hidden]) .command-name').allTextContents();
+  const chips = (): Promise<string[]> => page.locator('#mention-chips .mention-chip > span').allTextContents();
+  const calc = { uri: 'file:///w/src/calc.py' };
+  const problems = { type: 'text' as const, label: '@problems', text: 'calc.py:2:5 error: add subtracts' };
+
+  beforeAll(async () => {
+    expect(existsSync(join(extensionRoot, 'dist/webview.js')), 'dist/webview.js: run `npm run bundle` first').toBe(true);
+    http = await serve();
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    const context = await browser.newContext({ viewport: { width: 420, height: 700 } });
+    await context.addInitScript(fakeHost);
+    page = await context.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    page.on('pageerror', (e) => errors.push(String(e)));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((resolve) => http?.server.close(resolve));
+  });
+
+  it('completes @ kinds, searches files through the extension and makes chips', async () => {
+    await page.goto(`${http.origin}/panel.html`);
+    await expect.poll(posted).toContainEqual({ type: 'ready' });
+    await send({ type: 'state', state: { connection: 'running', sessions: [], activeSessionId: 's', view: emptyView('s') } });
+    const box = page.locator('#prompt');
+    await box.click();
+    await box.pressSequentially('fix @');
+    await expect.poll(options).toEqual(['@file', '@symbol', '@selection', '@problems', '@terminal', '@git']);
+    await box.pressSequentially('pro');
+    await expect.poll(options).toEqual(['@problems']);
+    await box.press('Enter'); // takes it: the extension is asked, the text loses the mention
+    await expect.poll(posted).toContainEqual({ type: 'mention', kind: 'problems' });
+    expect(await box.inputValue()).toBe('fix ');
+    await send({ type: 'mention-item', item: { label: '@problems', detail: '1 in calc.py', ref: problems } });
+    await expect.poll(chips).toEqual(['@problems']);
+
+    await box.pressSequentially('@fi');
+    await box.press('Tab');
+    expect(await box.inputValue()).toBe('fix @file:');
+    await box.pressSequentially('calc');
+    await expect.poll(posted).toContainEqual({ type: 'mention-search', kind: 'file', query: 'calc' });
+    await send({ type: 'mention-results', kind: 'file', query: 'cal', items: [] }); // stale: ignored
+    await send({
+      type: 'mention-results',
+      kind: 'file',
+      query: 'calc',
+      items: [
+        { label: 'calc.py', detail: 'src/calc.py', ref: calc },
+        { label: 'test_calc.py', detail: 'tests/test_calc.py', ref: { uri: 'file:///w/tests/test_calc.py' } },
+      ],
+    });
+    await expect.poll(options).toEqual(['calc.py', 'test_calc.py']);
+    await box.press('Enter');
+    await expect.poll(chips).toEqual(['@problems', 'calc.py']);
+    expect(await box.inputValue()).toBe('fix ');
+
+    await box.pressSequentially('@git');
+    await box.press('Enter');
+    await send({ type: 'mention-item', error: 'The working tree has no changes.' });
+    await expect.poll(() => page.locator('.notice').allTextContents()).toEqual([expect.stringContaining('no changes')]);
+    await expect.poll(chips).toEqual(['@problems', 'calc.py']);
+  });
+
+  it('removes a chip before sending and sends the others as context items', async () => {
+    await send({ type: 'mention-item', item: { label: 'test_calc.py', ref: { uri: 'file:///w/tests/test_calc.py' } } });
+    await expect.poll(chips).toHaveLength(3);
+    await page.locator('#mention-chips .mention-remove[aria-label="Remove test_calc.py"]').click();
+    await expect.poll(chips).toEqual(['@problems', 'calc.py']);
+    const box = page.locator('#prompt');
+    await box.fill('fix these');
+    await box.press('Enter');
+    const prompt = (await posted()).find((m) => m.type === 'prompt');
+    expect(prompt).toEqual({ type: 'prompt', text: 'fix these', context: [problems, calc] });
+    expect(await page.locator('#mention-chips').isHidden()).toBe(true);
+    await send({ type: 'prompt-sent', sessionId: 's', text: 'fix these', context: ['@problems', 'calc.py'] });
+    await send({ type: 'event', event: { type: 'turn-start', sessionId: 's', messageId: 'm', prompt: 'fix these' } });
+    await expect.poll(() => page.locator('.message.user .context').textContent()).toBe('with @problems, calc.py');
+  });
+
+  it('broke no Content-Security-Policy rule and logged no error', async () => {
+    expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+});

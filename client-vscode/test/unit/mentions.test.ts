@@ -1,0 +1,124 @@
+// @-mentions: what the prompt box completes (webview/mentions.ts), fuzzy file matching
+// (mentionMatch.ts), the panel's mention messages answered through HostUi.mentions, and a prompt's
+// mentions sent to agent/prompt as context items and labelled in the transcript.
+import { describe, expect, it } from 'vitest';
+import { AgentHost, type AgentConnection, type HostUi } from '../../src/host';
+import { fuzzyRank, fuzzyScore } from '../../src/mentionMatch';
+import { isPanelMessage, type HostMessage, type MentionItem } from '../../src/model/messages';
+import type { AgentRequests } from '../../src/protocol/generated';
+import { mentionQuery, parseQuery } from '../../src/webview/mentions';
+
+describe('completion', () => {
+  it('finds the mention being typed: an @ at the start or after a space, up to the caret', () => {
+    expect(mentionQuery('@', 1)).toEqual({ start: 0, query: '' });
+    expect(mentionQuery('fix @pro', 8)).toEqual({ start: 4, query: 'pro' });
+    expect(mentionQuery('fix @file:src/ca', 16)).toEqual({ start: 4, query: 'file:src/ca' });
+    expect(mentionQuery('fix @problems now', 17)).toBeUndefined(); // past it
+    expect(mentionQuery('mail me@example.com', 19)).toBeUndefined();
+    expect(mentionQuery('no mention', 10)).toBeUndefined();
+  });
+
+  it('offers the kinds that start with the query, or searches files and symbols', () => {
+    const kinds = (q: string): string[] => {
+      const parsed = parseQuery(q);
+      return 'kinds' in parsed ? parsed.kinds.map((k) => k.name) : [];
+    };
+    expect(kinds('')).toEqual(['file', 'symbol', 'selection', 'problems', 'terminal', 'git']);
+    expect(kinds('s')).toEqual(['symbol', 'selection']);
+    expect(kinds('P')).toEqual(['problems']);
+    expect(kinds('zzz')).toEqual([]);
+    expect(parseQuery('file:calc')).toEqual({ search: 'file', text: 'calc' });
+    expect(parseQuery('symbol:')).toEqual({ search: 'symbol', text: '' });
+  });
+
+  it('ranks files fuzzily: in-order characters, file names and runs first', () => {
+    const files = ['src/calc.py', 'docs/cache/layout.md', 'tests/test_calc.py', 'README.md'];
+    expect(fuzzyScore('src/calc.py', 'xyz')).toBeUndefined();
+    expect(fuzzyScore('src/calc.py', 'clc')).toBeDefined();
+    expect(fuzzyRank(files, 'calc', 10)).toEqual(['src/calc.py', 'tests/test_calc.py']);
+    expect(fuzzyRank(files, 'cal', 10)).toEqual(['src/calc.py', 'tests/test_calc.py', 'docs/cache/layout.md']);
+    expect(fuzzyRank(files, 'tcalc', 10)[0]).toBe('tests/test_calc.py');
+    expect(fuzzyRank(files, '', 2)).toHaveLength(2);
+    expect(fuzzyRank(files, 'CALC', 1)).toEqual(['src/calc.py']);
+  });
+});
+
+describe('panel messages', () => {
+  it('accepts mention requests and prompts with context items, and nothing malformed', () => {
+    expect(isPanelMessage({ type: 'mention-search', kind: 'file', query: 'ca' })).toBe(true);
+    expect(isPanelMessage({ type: 'mention', kind: 'problems' })).toBe(true);
+    expect(isPanelMessage({ type: 'mention', kind: 'secrets' })).toBe(false);
+    expect(isPanelMessage({ type: 'mention-search', kind: 'file' })).toBe(false);
+    const text = { type: 'text', label: '@git', text: 'diff' };
+    expect(isPanelMessage({ type: 'prompt', text: 'x', context: [{ uri: 'file:///a.py' }, text] })).toBe(true);
+    expect(isPanelMessage({ type: 'prompt', text: 'x', context: [{ type: 'text', text: 'no label' }] })).toBe(false);
+    expect(isPanelMessage({ type: 'prompt', text: 'x', context: 'all' })).toBe(false);
+  });
+});
+
+class Server implements AgentConnection {
+  calls: { method: string; params: unknown }[] = [];
+  request<M extends keyof AgentRequests>(method: M, params: AgentRequests[M]['params']): Promise<AgentRequests[M]['result']> {
+    this.calls.push({ method, params });
+    const answers: Record<string, unknown> = {
+      'agent/listSessions': { sessions: [] },
+      'agent/newSession': { sessionId: 'ses_1' },
+      'agent/prompt': { sessionId: 'ses_1', messageId: 'msg_1', finishReason: 'end_turn', text: 'ok' },
+      'agent/getMessages': { messages: [] },
+    };
+    return Promise.resolve(answers[method] as AgentRequests[M]['result']);
+  }
+}
+
+const PROBLEMS: MentionItem = { label: '@problems', detail: '1 in calc.py', ref: { type: 'text', label: '@problems', text: 'calc.py:2:5 error: wrong' } };
+
+async function setup(mentions?: HostUi['mentions']): Promise<{ host: AgentHost; posted: HostMessage[]; server: Server }> {
+  const posted: HostMessage[] = [];
+  const ui: HostUi = { post: (m) => posted.push(m), showError: () => {}, openDiff: () => {}, openFile: () => {}, mentions };
+  const store = new Map<string, unknown>();
+  const host = new AgentHost(ui, { get: <T>(k: string) => store.get(k) as T, update: async (k, v) => void store.set(k, v) });
+  const server = new Server();
+  await host.connected(server);
+  return { host, posted, server };
+}
+
+describe('the host', () => {
+  it('answers searches and items through HostUi.mentions, and says why one is missing', async () => {
+    const searched: string[] = [];
+    const { host, posted } = await setup({
+      search: async (kind, query) => {
+        searched.push(`${kind}:${query}`);
+        return [{ label: 'calc.py', detail: 'src/calc.py', ref: { uri: 'file:///w/src/calc.py' } }];
+      },
+      item: async (kind) => (kind === 'problems' ? PROBLEMS : 'There is no active terminal.'),
+    });
+    await host.handlePanelMessage({ type: 'mention-search', kind: 'file', query: 'calc' });
+    await host.handlePanelMessage({ type: 'mention', kind: 'problems' });
+    await host.handlePanelMessage({ type: 'mention', kind: 'terminal' });
+    expect(searched).toEqual(['file:calc']);
+    expect(posted.filter((m) => m.type.startsWith('mention'))).toEqual([
+      { type: 'mention-results', kind: 'file', query: 'calc', items: [expect.objectContaining({ label: 'calc.py' })] },
+      { type: 'mention-item', item: PROBLEMS },
+      { type: 'mention-item', error: 'There is no active terminal.' },
+    ]);
+  });
+
+  it('without a provider, offers nothing and says so', async () => {
+    const { host, posted } = await setup();
+    await host.handlePanelMessage({ type: 'mention-search', kind: 'symbol', query: 'add' });
+    await host.handlePanelMessage({ type: 'mention', kind: 'git' });
+    expect(posted.filter((m) => m.type.startsWith('mention'))).toEqual([
+      { type: 'mention-results', kind: 'symbol', query: 'add', items: [] },
+      { type: 'mention-item', error: '@git is not available here.' },
+    ]);
+  });
+
+  it("sends a prompt's mentions as context items and labels them in the transcript", async () => {
+    const { host, posted, server } = await setup();
+    const file = { uri: 'file:///w/src/calc.py', range: { start: { line: 1, character: 0 }, end: { line: 2, character: 0 } } };
+    await host.handlePanelMessage({ type: 'prompt', text: 'fix it', context: [file, PROBLEMS.ref] });
+    const prompt = server.calls.find((c) => c.method === 'agent/prompt');
+    expect(prompt?.params).toEqual({ sessionId: 'ses_1', text: 'fix it', context: [file, PROBLEMS.ref] });
+    expect(posted).toContainEqual(expect.objectContaining({ type: 'prompt-sent', context: ['calc.py:2-3', '@problems'] }));
+  });
+});
