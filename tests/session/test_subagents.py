@@ -211,3 +211,30 @@ def test_an_untrusted_workspace_cannot_define_agents(tmp_path: Path) -> None:
     out = restrict(tmp_path / ".agentls" / "config.json", layer, "untrusted")
     assert "agents" in out.ignored and "maxParallelTasks" in out.ignored
     assert "agents" not in out.kept
+
+
+def test_the_scripted_model_plays_a_sub_agents_steps_by_its_prompt() -> None:
+    """The e2e scenario's last turn: a todo list and a task, whose session plays `tasks`."""
+    from agentls.model.scripted import ScriptedProvider
+
+    model = ScriptedProvider("e2e")
+    parent: list[dict[str, Any]] = []
+    for n in range(5):
+        parent += [{"role": "user", "content": f"prompt {n}"}]
+        if n < 4:
+            parent += [{"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
+    first = model.pick_step(parent)
+    [task] = [b for b in first["blocks"] if b.get("tool") == "task"]
+    prompt = task["input"]["prompt"]
+    child: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": prompt}]}]
+    assert [b.get("tool") for b in model.pick_step(child)["blocks"]] == [None, "glob"]
+    child += [
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "glob", "input": {}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]},
+    ]
+    assert model.pick_step(child)["blocks"] == [
+        {"text": "test_calc.py tests median and mean of calc.py."}
+    ]

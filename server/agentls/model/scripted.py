@@ -56,6 +56,15 @@ def _is_prompt(message: dict[str, Any]) -> bool:
     return any(block.get("type") == "text" for block in content)
 
 
+def _prompt_text(message: dict[str, Any]) -> str:
+    """A prompt's own text: its last text block (context blocks come before it)."""
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    texts = [b["text"] for b in content if b.get("type") == "text"]
+    return str(texts[-1]) if texts else ""
+
+
 def _last_prompt_text(messages: list[dict[str, Any]]) -> str:
     for message in reversed(messages):
         if _is_prompt(message):
@@ -99,6 +108,10 @@ class ScriptedProvider:
         start = prompt_indexes[-1] if prompt_indexes else 0
         step = sum(1 for m in messages[start:] if m["role"] == "assistant")
         turns: list[list[dict[str, Any]]] = self.scenario["turns"]
+        # A sub-agent's session (the task tool's): its steps by the task's prompt.
+        tasks: dict[str, list[dict[str, Any]]] = self.scenario.get("tasks", {})
+        if prompt_indexes and turn == 0 and _prompt_text(messages[start]) in tasks:
+            turns = [tasks[_prompt_text(messages[start])]]
         if self.scenario.get("repeat_last_turn") and turn >= len(turns):
             turn = len(turns) - 1
         if turn >= len(turns) or step >= len(turns[turn]):
