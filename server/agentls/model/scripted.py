@@ -76,6 +76,18 @@ def _last_prompt_text(messages: list[dict[str, Any]]) -> str:
     return ""
 
 
+def _last_prompt_context(messages: list[dict[str, Any]]) -> str:
+    """The context blocks the last prompt came with (the text blocks before its own)."""
+    for message in reversed(messages):
+        if _is_prompt(message):
+            content = message["content"]
+            if isinstance(content, str):
+                return ""
+            texts = [str(b["text"]) for b in content if b.get("type") == "text"]
+            return "\n".join(texts[:-1])
+    return ""
+
+
 def _last_tool_result(messages: list[dict[str, Any]]) -> tuple[str, bool] | None:
     last = messages[-1] if messages else None
     if not last or last["role"] != "user" or isinstance(last["content"], str):
@@ -112,6 +124,10 @@ class ScriptedProvider:
         tasks: dict[str, list[dict[str, Any]]] = self.scenario.get("tasks", {})
         if prompt_indexes and turn == 0 and _prompt_text(messages[start]) in tasks:
             turns = [tasks[_prompt_text(messages[start])]]
+        # A prompt named in `prompts` plays its steps, whatever the turn (it still counts as one).
+        prompts: dict[str, list[dict[str, Any]]] = self.scenario.get("prompts", {})
+        if prompt_indexes and _prompt_text(messages[start]) in prompts:
+            turns, turn = [prompts[_prompt_text(messages[start])]], 0
         if self.scenario.get("repeat_last_turn") and turn >= len(turns):
             turn = len(turns) - 1
         if turn >= len(turns) or step >= len(turns[turn]):
@@ -127,6 +143,7 @@ class ScriptedProvider:
         last = _last_tool_result(request.messages)
         values = {
             "prompt": _last_prompt_text(request.messages),
+            "context": _last_prompt_context(request.messages),
             "last_result": (last[0] if last else "")[:2000],
         }
         chunk = int(self.scenario.get("chunk_chars", 12))
