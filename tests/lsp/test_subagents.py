@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from pygls.exceptions import JsonRpcException
 
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.lsp.conftest import start_editor, stop_editor
@@ -66,5 +67,7 @@ async def test_a_sub_agents_events_question_and_session_over_lsp(
     }
     assert listed[child]["parentId"] == session and listed[child]["agent"] == "general"
     assert "parentId" not in listed[session]
+    with pytest.raises(JsonRpcException, match="sessionId: .* sub-agent's session"):
+        await editor.prompt(child, "keep going")
     messages = await editor.request("agent/getMessages", {"sessionId": child})
     assert [m["role"] for m in messages["messages"]] == ["user", "assistant", "assistant"], messages

@@ -94,7 +94,12 @@ async def get_messages(ls: AgentServer, raw: Any) -> dict[str, Any]:
 async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
     params = parse(PromptParams, raw)
     agent = await ls.agent()
-    await known_session(params.session_id, agent.session)
+    state = await known_session(params.session_id, agent.session)
+    if state.record.parent_id is not None:  # its history is read with agent/getMessages
+        raise invalid(
+            f"Invalid params: sessionId: {params.session_id!r} is a sub-agent's session "
+            f"(of a task in {state.record.parent_id!r}): it takes no prompts"
+        )
     context: list[Attachment] = []
     for i, ref in enumerate(params.context or []):
         if isinstance(ref, ImageRef):
