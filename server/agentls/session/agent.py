@@ -35,6 +35,7 @@ from agentls.session.commands import (
 )
 from agentls.session.heap import HEAP
 from agentls.session.instructions import Instructions
+from agentls.session.manage import SessionManagement
 from agentls.session.modes import MODES, set_mode
 from agentls.session.policy import Policy, stored_rule
 from agentls.session.questions import AskContext, Asker, QuestionPresenter, ask_through_broker
@@ -74,7 +75,7 @@ def make_provider(model: str, settings: Settings) -> Provider:
     return create_provider(model, settings.providers or {}, options)
 
 
-class Agent:
+class Agent(SessionManagement):
     """The agent core for one workspace: sessions, the loop, tools, permissions, persistence."""
 
     def __init__(

@@ -31,6 +31,7 @@ from agentls.store.rows import (
     usage_json,
 )
 from agentls.store.schema import StoreVersionError, migrate, transaction
+from agentls.store.session_admin import SessionAdmin
 from agentls.store.session_meta import SessionMeta
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ def _consume_outcome(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-class Store(SessionMeta):
+class Store(SessionMeta, SessionAdmin):
     """One connection to the database, shared by the tasks of one event loop."""
 
     def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:

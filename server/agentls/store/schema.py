@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import aiosqlite
 
-from agentls.store import session_locks, session_meta
+from agentls.store import session_admin, session_locks, session_meta
 from agentls.store.errors import StoreError
 
 T = TypeVar("T")
@@ -170,6 +170,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     session_meta.MIGRATION,
     # A sub-agent's session: its parent and agent type (store/session_meta.py).
     session_meta.PARENT_MIGRATION,
+    # Search over message text: an FTS5 index of the text parts (store/session_admin.py).
+    session_admin.MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

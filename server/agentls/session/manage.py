@@ -1,0 +1,72 @@
+"""Managing sessions through the Agent: rename, delete (with its sub-agents' sessions), fork at
+a message, search by title and message text (the store's FTS5 index, store/session_admin.py).
+Agent inherits these (SessionManagement), so agent.py stays the loop's face."""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from pathlib import Path
+
+from agentls.history import clean_text
+from agentls.session.state import SessionBusyError, SessionState
+from agentls.store import SessionRecord, Store
+
+
+class SessionManagement:
+    """Rename, delete, fork and search of Agent (which sets these attributes)."""
+
+    store: Store
+    _sessions: OrderedDict[str, SessionState]
+
+    def is_busy(self, session_id: str) -> bool:
+        raise NotImplementedError  # Agent's
+
+    async def _record(self, session_id: str) -> SessionRecord:
+        record = await self.store.get_session(session_id)
+        if record is None:
+            raise KeyError(f"unknown sessionId {session_id!r}")
+        return record
+
+    async def rename_session(self, session_id: str, title: str) -> str:
+        """Give the session this title (cleaned; not empty: ValueError); the title kept.
+        KeyError if unknown."""
+        await self._record(session_id)
+        cleaned = clean_text(title).strip()
+        if not cleaned:
+            raise ValueError("title must not be empty")
+        await self.store.update_session(session_id, title=cleaned)
+        state = self._sessions.get(session_id)
+        if state is not None:
+            state.record.title = cleaned
+        return cleaned
+
+    async def delete_session(self, session_id: str) -> list[str]:
+        """Delete the session from the store with everything of it, and its sub-agents'
+        sessions; the ids deleted. KeyError if unknown; SessionBusyError while a turn runs in
+        it (cancel it first)."""
+        await self._record(session_id)
+        if self.is_busy(session_id):
+            raise SessionBusyError(f"session {session_id!r} is running a turn; cancel it first")
+        deleted = await self.store.delete_session_tree(session_id)
+        for sid in deleted:
+            state = self._sessions.pop(sid, None)
+            if state is not None:
+                state.task = None
+        return deleted
+
+    async def fork_session(
+        self, session_id: str, message_id: str, title: str | None = None
+    ) -> SessionRecord:
+        """A new session with the history up to and including message_id (its parts copied).
+        KeyError if the session or the message is unknown."""
+        await self._record(session_id)
+        return await self.store.fork_session(session_id, message_id, title)
+
+    async def search_sessions(
+        self, query: str, limit: int = 1000, cwd: Path | str | None = None
+    ) -> list[SessionRecord]:
+        """The sessions whose title holds query or whose messages' text holds all its words,
+        newest first; of the workspace `cwd` only when given."""
+        where = None if cwd is None else os.path.realpath(cwd)
+        return await self.store.search_sessions(query, limit=limit, cwd=where)
