@@ -9,7 +9,6 @@ import type {
   TodoItem,
   Usage,
 } from '../protocol/generated';
-import { applySubAgentEvent } from './subagents';
 
 export type ToolStatus = 'pending' | 'running' | 'completed' | 'error' | 'cancelled' | 'interrupted';
 export type Decision = 'once' | 'always' | 'reject' | 'timeout' | 'cancelled';
@@ -182,9 +181,23 @@ const END_NOTICES: Record<string, string> = {
   error: 'The turn ended with an error.',
 };
 
+/** A sub-agent's event (the task tool's child session) applied to its task card's transcript
+ * (made at its first event), which is bumped so it renders again; false for an event of the
+ * session itself. One whose task call is not in the view (a history loaded since) is dropped. */
+function applySubAgentEvent(view: SessionView, event: AgentEvent): boolean {
+  if (!event.parentSessionId || !event.parentCallId) return false;
+  const card = findTool(view, event.parentCallId);
+  if (!card) return true;
+  card.sub ??= emptyView(event.sessionId, card.title);
+  card.agent = event.agent ?? card.agent;
+  applyEvent(card.sub, { ...event, parentSessionId: undefined, parentCallId: undefined });
+  touch(card);
+  return true;
+}
+
 /** Apply one agent/event to a view, in place. */
 export function applyEvent(view: SessionView, event: AgentEvent): void {
-  if (applySubAgentEvent(view, event, applyEvent)) return;
+  if (applySubAgentEvent(view, event)) return;
   switch (event.type) {
     case 'turn-start': {
       view.busy = true;
