@@ -214,15 +214,15 @@ def test_an_untrusted_workspace_cannot_define_agents(tmp_path: Path) -> None:
 
 
 def test_the_scripted_model_plays_a_sub_agents_steps_by_its_prompt() -> None:
-    """The e2e scenario's last turn: a todo list and a task, whose session plays `tasks`."""
+    """The e2e scenario's sub-agent prompt: a todo list and a task, whose session plays `tasks`."""
     from agentls.model.scripted import ScriptedProvider
 
     model = ScriptedProvider("e2e")
     parent: list[dict[str, Any]] = []
-    for n in range(5):
+    for n in range(5):  # a named prompt plays its steps whatever its turn
         parent += [{"role": "user", "content": f"prompt {n}"}]
-        if n < 4:
-            parent += [{"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
+        parent += [{"role": "assistant", "content": [{"type": "text", "text": "ok"}]}]
+    parent += [{"role": "user", "content": "Look at the tests with a sub-agent."}]
     first = model.pick_step(parent)
     [task] = [b for b in first["blocks"] if b.get("tool") == "task"]
     prompt = task["input"]["prompt"]
