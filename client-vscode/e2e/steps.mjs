@@ -13,7 +13,6 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { installFromOffer } from './firstRun.mjs';
 
 const PROMPTS = {
   fix: 'Fix the failing test in calc.py.',
@@ -23,8 +22,6 @@ const PROMPTS = {
 const FEEDBACK = 'Keep mean as it is: its callers check for empty lists.';
 // Sent after the reload, as the session's 4th prompt (the scenario's 4th turn).
 const RENAME_PROMPT = 'Rename add to sum in the TypeScript files.';
-// A todo list pinned above the transcript, and a sub-agent's task card (e2e.json's prompts).
-const TASK_PROMPT = 'Look at the tests with a sub-agent.';
 /** The TypeScript project run.mjs writes into the workspace. */
 export const TS_PROJECT = {
   'mathutil.ts': 'export function add(a: number, b: number): number {\n  return a + b;\n}\n',
@@ -58,7 +55,7 @@ function unittest(workspace) {
   return { passed: run.status === 0, output: `${run.stdout}${run.stderr}` };
 }
 
-export async function runSteps({ browser, url, workspace, artifacts, log, summary, serverPids, firstRun, userData }) {
+export async function runSteps({ browser, url, workspace, artifacts, log, summary, serverPids }) {
   const context = await browser.newContext({ viewport: { width: 1500, height: 950 } });
   const page = await context.newPage();
   page.setDefaultTimeout(30_000);
@@ -183,13 +180,6 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       await calcTab.first().waitFor();
       await poll('calc.py open in an editor, with the bug', async () => (await editorText()).includes(BUGGY_LINE));
     });
-
-    if (firstRun) {
-      await step('1b. first run: the offer to install the server, Install, pip installs it', async () => {
-        await screenshot('first-run-offer');
-        summary.firstRunInstallSeconds = (await installFromOffer({ page, userData, log })).seconds;
-      });
-    }
 
     await step('2. a prompt typed in the panel, the answer streams in', async () => {
       await openPanel();
@@ -380,9 +370,7 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       check(/\$\d+\.\d{2}/.test(last.text), `the final status should be idle with a cost, is ${last.text}`);
       summary.statusBar = [...new Set(states)];
       // No agentls error toast in the whole run (the failed gallery query is VS Code's, not ours).
-      // On a first run, the install offer and its progress are expected (step 1b).
-      const expected = firstRun ? /the agentls server is not installed|installing the server/ : /$^/;
-      const ours = toasts.filter((t) => /agentls/i.test(t) && !/gallery|marketplace/i.test(t) && !expected.test(t));
+      const ours = toasts.filter((t) => /agentls/i.test(t) && !/gallery|marketplace/i.test(t));
       summary.notifications = toasts;
       check(!ours.length, `unexpected agentls notifications: ${ours.join(' / ')}`);
     });
@@ -432,38 +420,6 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       await waitIdle();
       check((await diffTab.count()) === 0, 'the diffs should close once the rename is accepted');
       await screenshot('renamed');
-    });
-
-    await step("9. a todo list pinned above the transcript, and a sub-agent's task card with its own steps", async () => {
-      await sendPrompt(TASK_PROMPT);
-      await poll('the todo list pinned', async () =>
-        /Todo · \d of 2 done/.test((await panel.locator('#pinned .todo-summary').textContent().catch(() => '')) ?? ''),
-      );
-      const card = panel.locator('details.tool[data-tool="task"]').last();
-      await card.waitFor({ timeout: 30_000 });
-      await poll('the report quoted by the model', async () =>
-        (await assistantTexts()).some((t) => t.includes("The sub-agent's report: test_calc.py tests median and mean")),
-        { timeout: 30_000 },
-      );
-      await waitIdle();
-      check(
-        ((await panel.locator('#pinned .todo-summary').textContent()) ?? '').includes('2 of 2 done'),
-        'the pinned todo list should show both items done',
-      );
-      await card.locator(':scope > summary').click();
-      const nested = card.locator('.subagent');
-      await nested.waitFor({ timeout: 10_000 });
-      check((await nested.locator('details.tool[data-tool="glob"]').count()) === 1, "the sub-agent's glob call should be in its card");
-      check(
-        ((await nested.locator('.subagent-label').textContent()) ?? '').includes('Sub-agent general'),
-        'the card should name the sub-agent',
-      );
-      check(
-        (await panel.locator('details.tool[data-tool="glob"]').count()) === 1,
-        "the sub-agent's calls should be only in its card",
-      );
-      await sleep(300);
-      await screenshot('todo-and-subagent');
     });
   } finally {
     writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');

@@ -55,6 +55,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     panel.post({ type: 'focus-prompt' });
   });
   command('agentls.stop', () => host.cancel());
+  command('agentls.focusPrompt', async () => {
+    await panel.reveal(true);
+    panel.post({ type: 'focus-prompt' });
+  });
   command('agentls.askAboutSelection', async () => {
     const editor = vscode.window.activeTextEditor;
     if (!editor) {

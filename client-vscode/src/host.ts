@@ -25,6 +25,7 @@ import {
   type ToolItem,
 } from './model/transcript';
 import { viewSessionOf } from './model/subagents';
+import { ModelChoice } from './modelChoice';
 
 export interface AgentConnection {
   request<M extends keyof AgentRequests>(
@@ -60,6 +61,8 @@ export interface HostStatus {
   runningTool?: string;
   waitingForApproval: number;
   costUsd?: number;
+  /** The API key the chosen model's provider lacks (its environment variable). */
+  missingKey?: string;
 }
 
 export class AgentHost {
@@ -67,6 +70,8 @@ export class AgentHost {
   sessions: SessionInfo[] = [];
   /** The MCP servers, as the last agent/mcpStatus said (asked by the panel). */
   mcpServers: McpServerInfo[] = [];
+  /** The model picker: the server's models and the workspace's choice (modelChoice.ts). */
+  readonly models: ModelChoice;
   activeSessionId?: string;
   connection: ConnectionStatus = 'starting';
   connectionMessage?: string;
@@ -83,6 +88,7 @@ export class AgentHost {
     private readonly memory: KeyValueStore,
   ) {
     this.activeSessionId = memory.get<string>(ACTIVE_KEY);
+    this.models = new ModelChoice(memory);
   }
 
   // ---- wiring -------------------------------------------------------------------------
@@ -128,6 +134,7 @@ export class AgentHost {
       runningTool: busyView?.runningTool,
       waitingForApproval: waiting,
       costUsd: view?.usage.session.costUsd,
+      missingKey: this.models.missingKey(),
     };
   }
 
@@ -194,6 +201,15 @@ export class AgentHost {
     switch (message.type) {
       case 'ready':
         this.postState();
+        return;
+      case 'list-models': {
+        const models = await this.models.refresh(this.client);
+        if (models) this.ui.post(models);
+        this.changed();
+        return;
+      }
+      case 'set-model':
+        await this.setModel(message.model);
         return;
       case 'prompt':
         await this.prompt(message.text, message.context, message.mode, message.images);
@@ -277,6 +293,17 @@ export class AgentHost {
       return; // a server without MCP support: no list
     }
     this.ui.post({ type: 'mcp', servers: this.mcpServers });
+  }
+
+  /** The picker's choice: kept for the workspace, used by the active session from its next turn. */
+  async setModel(model: string): Promise<void> {
+    try {
+      await this.models.choose(model, this.client, this.activeSessionId);
+    } catch (err) {
+      this.ui.showError(`agentls: could not use ${model}: ${errorText(err)}`);
+    }
+    this.ui.post(this.models.message());
+    this.changed();
   }
 
   /** The active session's mode (a new session if there is none): 'plan' refuses every change
@@ -374,6 +401,7 @@ export class AgentHost {
     if (!client) return undefined;
     try {
       const { sessionId } = await client.request('agent/newSession', {});
+      await this.models.apply(client, sessionId).catch((err: unknown) => this.ui.showError(`agentls: ${errorText(err)}`));
       this.views.set(sessionId, emptyView(sessionId));
       this.complete.add(sessionId);
       await this.setActive(sessionId);

@@ -8,6 +8,8 @@ export interface StatusBarContent {
   text: string;
   tooltip: string;
   attention: boolean;
+  /** The command a click runs, when not opening the panel. */
+  command?: string;
 }
 
 function shorten(text: string, max = 40): string {
@@ -43,6 +45,14 @@ export function statusBarText(status: HostStatus): StatusBarContent {
       attention: false,
     };
   }
+  if (status.missingKey) {
+    return {
+      text: `$(warning) agentls: no API key${cost}`,
+      tooltip: `agentls: the chosen model's provider has no API key (${status.missingKey}). Click to set it.`,
+      attention: true,
+      command: 'agentls.setApiKey',
+    };
+  }
   return { text: `$(hubot) agentls${cost}`, tooltip: 'agentls: idle. Click to open the panel.', attention: false };
 }
 
@@ -64,6 +74,7 @@ export class StatusBar implements vscode.Disposable {
     const content = statusBarText(status);
     this.item.text = content.text;
     this.item.tooltip = content.tooltip;
+    this.item.command = content.command ?? 'agentls.panel.focus';
     this.item.backgroundColor = content.attention
       ? new vscode.ThemeColor('statusBarItem.warningBackground')
       : undefined;

@@ -45,7 +45,8 @@ export function panelHtml(options: PanelHtmlOptions): string {
     <button id="new-session" class="secondary" title="New session" aria-label="New session">+ New</button>
   </header>
   <div id="banner" role="status" hidden></div>
-  <main id="transcript" tabindex="0" aria-label="Conversation" aria-live="polite"></main>
+  <main id="transcript" tabindex="0" aria-label="Conversation"></main>
+  <div id="announcer" class="visually-hidden" aria-live="polite" aria-label="Answers read aloud"></div>
   <footer class="composer">
     <div class="meta">
       <span id="activity" role="status"></span>
@@ -54,8 +55,8 @@ export function panelHtml(options: PanelHtmlOptions): string {
     <label class="visually-hidden" for="prompt">Prompt</label>
     <textarea id="prompt" rows="3" placeholder="Ask agentls… (Enter to send, Shift+Enter for a new line)"></textarea>
     <div class="composer-actions">
-      <button id="stop" class="secondary" title="Stop the running turn (agent/cancel)" disabled>Stop</button>
-      <button id="send" title="Send (Enter)">Send</button>
+      <button id="stop" class="secondary" title="Stop the running turn (agent/cancel)" aria-label="Stop the running turn" disabled>Stop</button>
+      <button id="send" title="Send (Enter)" aria-label="Send the prompt">Send</button>
     </div>
   </footer>
 </div>

@@ -1,6 +1,7 @@
 // Messages between the extension and its webview panel (both directions), as plain JSON.
 import type { AgentEvent, CommandInfo, ContextRef, McpServerInfo, SessionInfo, TextRef } from '../protocol/generated';
 import type { SessionView } from './transcript';
+import type { ModelEntry } from '../protocol/generated';
 
 export type ConnectionStatus = 'starting' | 'running' | 'restarting' | 'stopped';
 
@@ -15,6 +16,8 @@ export interface PanelState {
 
 /** Extension -> webview. */
 export type HostMessage =
+  /** The models (agent/listModels) and the workspace's choice, after the panel asked (list-models). */
+  | { type: 'models'; models: ModelEntry[]; current?: string }
   /** Everything, after the webview (re)loads or the active session changes. */
   | { type: 'state'; state: PanelState }
   /** One event of the active session, applied with the same reducer as the extension's. */
@@ -76,6 +79,10 @@ export type ApproveScope = 'session' | 'project';
 /** Webview -> extension. */
 export type PanelMessage =
   | { type: 'ready' }
+  /** Ask for the models (answered with `models`); the workspace's model from now on, and the
+   * active session's (agent/setModel). */
+  | { type: 'list-models' }
+  | { type: 'set-model'; model: string }
   /** mode 'steer': added to the running turn at its next step (agent/prompt mode "steer"). */
   | { type: 'prompt'; text: string; mode?: PromptMode; images?: PromptImage[]; context?: (ContextRef | TextRef)[] }
   /** The active session's mode (agent/setMode). */
@@ -107,6 +114,7 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
   const m = value as Record<string, unknown>;
   switch (m.type) {
     case 'ready':
+    case 'list-models':
     case 'cancel':
     case 'new-session':
     case 'mcp-status':
@@ -121,6 +129,8 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
       return (m.kind === 'file' || m.kind === 'symbol') && typeof m.query === 'string';
     case 'mention':
       return m.kind === 'selection' || m.kind === 'problems' || m.kind === 'terminal' || m.kind === 'git';
+    case 'set-model':
+      return typeof m.model === 'string' && m.model.length > 0;
     case 'set-mode':
       return m.mode === 'build' || m.mode === 'plan';
     case 'select-session':

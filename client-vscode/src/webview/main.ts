@@ -7,6 +7,8 @@ import { mcpList } from '../model/mcp';
 import { renderPinned } from './todo';
 import { CommandMenu } from './commands';
 import { ImageTray, thumbnails } from './images';
+import { ModelPicker } from './models';
+import { Announcer } from './a11y';
 import { MentionMenu } from './mentions';
 import {
   applyEvent,
@@ -79,6 +81,9 @@ const modeButton = h(
   'Plan',
 );
 stopButton.before(modeButton);
+/** The model picker in the header (models.ts); the live region reading finished blocks (a11y.ts). */
+const modelPicker = new ModelPicker(newSessionButton.parentElement ?? document.body, (model) => post({ type: 'set-model', model }), () => post({ type: 'list-models' }));
+const announcer = new Announcer($<HTMLElement>('announcer'));
 
 function post(message: PanelMessage): void {
   vscode.postMessage(message);
@@ -222,6 +227,7 @@ function permissionBlock(view: SessionView, item: ToolItem, detail: HTMLElement 
     post(message);
     answered.add(requestId);
     rerender(item);
+    promptBox.focus(); // after an approval, back to the prompt box
     // If the answer got lost (the extension shows why), offer the buttons again.
     setTimeout(() => {
       if (answered.delete(requestId) && item.permission?.state === 'pending') rerender(item);
@@ -594,6 +600,7 @@ function send(queue = false): void {
   post(state.view?.busy && !queue ? { type: 'prompt', text, mode: 'steer', ...attached } : { type: 'prompt', text, ...attached });
   promptBox.value = '';
   saveUi();
+  promptBox.focus(); // also after a click on Send
 }
 
 promptBox.value = saved.draft ?? '';
@@ -634,6 +641,7 @@ function onEvent(event: AgentEvent): void {
   if (!view || view.sessionId !== viewSessionOf(event)) return;
   applyEvent(view, event);
   scheduleRender();
+  announcer.update(view);
   if (event.type === 'turn-end') post({ type: 'mcp-status' }); // servers start at a first turn
 }
 
@@ -644,6 +652,8 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
     case 'state':
       state = message.state;
       renderAll();
+      announcer.prime(state.view);
+      modelPicker.connected(state.connection === 'running');
       return;
     case 'event':
       onEvent(message.event);
@@ -677,6 +687,9 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       return;
     case 'commands':
       commandMenu.setCommands(message.commands);
+      return;
+    case 'models':
+      modelPicker.setModels(message.models, message.current);
       return;
     case 'mention-results':
       mentionMenu.setResults(message.kind, message.query, message.items);
