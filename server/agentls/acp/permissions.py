@@ -142,16 +142,20 @@ class PermissionAsker:
                 task.cancel()  # answered, expired, or the turn was cancelled
 
     async def ask(self, question: Question) -> None:
-        # A sub-agent's question is asked in the session the editor knows: its parent's.
+        # A sub-agent's question is asked in the session the editor knows, its parent's, about
+        # the task call it shows there.
         shown = question.parent_session_id or question.session_id
         agent = self.agent_of(shown)
         if agent is None or self.client is None:
             return
+        tool_call = tool_call_for(agent.root, question)
+        if question.parent_call_id is not None:
+            tool_call = tool_call.model_copy(update={"tool_call_id": question.parent_call_id})
         try:
             await self.flush()
             response = await self.client.request_permission(
                 session_id=shown,
-                tool_call=tool_call_for(agent.root, question),
+                tool_call=tool_call,
                 options=options_for(question),
             )
             decision, scope, feedback = answer_of(response)

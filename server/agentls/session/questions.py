@@ -66,9 +66,10 @@ class Question:
     # The edit in the front end's own wire form (an LSP WorkspaceEdit), set by its presenter:
     # the permission-request event carries it.
     edit: dict[str, Any] | None = None
-    # A sub-agent's question: the session of the task call it runs for (session_id is the
-    # sub-agent's own, which approve() takes), and its agent type.
+    # A sub-agent's question: the session and the task call it runs for (session_id and
+    # call_id are the sub-agent's own; approve() takes its session_id), and its agent type.
     parent_session_id: str | None = None
+    parent_call_id: str | None = None
     agent: str | None = None
 
 
@@ -106,6 +107,7 @@ async def ask_through_broker(
     query = ctx.query
     question = Question(ctx.session_id, request_id, ctx.call_id, query, ctx.always)
     question.parent_session_id, question.agent = ctx.parent_session_id, ctx.agent
+    question.parent_call_id = ctx.parent_call_id
     try:
         with presenter(question) if presenter is not None else nullcontext():
             emit(
