@@ -23,10 +23,12 @@ const ARTIFACTS = resolve(process.env.AGENTLS_E2E_ARTIFACTS ?? join(EXTENSION_RO
 const VSIX = join(EXTENSION_ROOT, 'agentls.vsix');
 const SERVER_COMMAND = process.env.AGENTLS_E2E_SERVER ?? join(REPO, '.venv', 'bin', 'agentls');
 const CHROMIUM = process.env.AGENTLS_E2E_CHROMIUM ?? '/usr/bin/chromium';
-const RUN_TIMEOUT_MS = Number(process.env.AGENTLS_E2E_TIMEOUT_S ?? 300) * 1000;
+const RUN_TIMEOUT_MS = Number(process.env.AGENTLS_E2E_TIMEOUT_S ?? (process.env.AGENTLS_E2E_FIRST_RUN === '1' ? 900 : 300)) * 1000;
 /** On CI (or when asked) a set-up that cannot be done fails the run instead of skipping it. */
 const REQUIRED = !!process.env.CI || process.env.AGENTLS_E2E_REQUIRED === '1';
 const KEEP = process.env.AGENTLS_E2E_KEEP === '1';
+/** No server command, no agentls on PATH: the extension installs its bundled server (firstRun.mjs). */
+const FIRST_RUN = process.env.AGENTLS_E2E_FIRST_RUN === '1';
 
 const t0 = Date.now();
 const elapsed = () => ((Date.now() - t0) / 1000).toFixed(1);
@@ -90,13 +92,19 @@ function codeServerEnv(root) {
   }
   env.AGENTLS_DATA_DIR = join(root, 'agentls-data');
   env.XDG_CONFIG_HOME = join(root, 'xdg-config'); // no ~/.config/agentls/config.json or AGENTS.md
+  if (FIRST_RUN) {
+    env.PATH = (env.PATH ?? '')
+      .split(':')
+      .filter((dir) => dir && !existsSync(join(dir, 'agentls')))
+      .join(':');
+  }
   return env;
 }
 
 async function main() {
   if (process.platform !== 'linux') skip('it runs on Linux only');
   if (!existsSync(VSIX)) throw new Error(`${VSIX} is missing: run \`make extension-package\` first`);
-  if (!existsSync(SERVER_COMMAND)) throw new Error(`${SERVER_COMMAND} is missing: run \`make venv\` first`);
+  if (!FIRST_RUN && !existsSync(SERVER_COMMAND)) throw new Error(`${SERVER_COMMAND} is missing: run \`make venv\` first`);
   const codeServer = ensureCodeServer();
   if (!existsSync(CHROMIUM)) skip(`${CHROMIUM} is missing`);
   log(`code-server: ${codeServer}`);
@@ -134,7 +142,7 @@ async function main() {
         'files.autoSave': 'off',
         'editor.codeLens': true,
         'agentls.model': 'scripted:e2e',
-        'agentls.server.command': SERVER_COMMAND,
+        ...(FIRST_RUN ? {} : { 'agentls.server.command': SERVER_COMMAND }),
         // Step 8: no syntax-only TypeScript server, whose answers while the project loads cover
         // the open file alone (references in app.ts would be missing on a busy machine).
         'typescript.tsserver.useSyntaxServer': 'never',
@@ -234,6 +242,8 @@ async function main() {
       artifacts: ARTIFACTS,
       log,
       summary,
+      firstRun: FIRST_RUN,
+      userData: dirs.userData,
       // The `agentls serve` processes code-server's extension hosts started.
       serverPids: () => {
         const table = processTable();

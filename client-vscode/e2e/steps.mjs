@@ -13,6 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { installFromOffer } from './firstRun.mjs';
 
 const PROMPTS = {
   fix: 'Fix the failing test in calc.py.',
@@ -55,7 +56,7 @@ function unittest(workspace) {
   return { passed: run.status === 0, output: `${run.stdout}${run.stderr}` };
 }
 
-export async function runSteps({ browser, url, workspace, artifacts, log, summary, serverPids }) {
+export async function runSteps({ browser, url, workspace, artifacts, log, summary, serverPids, firstRun, userData }) {
   const context = await browser.newContext({ viewport: { width: 1500, height: 950 } });
   const page = await context.newPage();
   page.setDefaultTimeout(30_000);
@@ -180,6 +181,13 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       await calcTab.first().waitFor();
       await poll('calc.py open in an editor, with the bug', async () => (await editorText()).includes(BUGGY_LINE));
     });
+
+    if (firstRun) {
+      await step('1b. first run: the offer to install the server, Install, pip installs it', async () => {
+        await screenshot('first-run-offer');
+        summary.firstRunInstallSeconds = (await installFromOffer({ page, userData, log })).seconds;
+      });
+    }
 
     await step('2. a prompt typed in the panel, the answer streams in', async () => {
       await openPanel();
@@ -370,7 +378,9 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       check(/\$\d+\.\d{2}/.test(last.text), `the final status should be idle with a cost, is ${last.text}`);
       summary.statusBar = [...new Set(states)];
       // No agentls error toast in the whole run (the failed gallery query is VS Code's, not ours).
-      const ours = toasts.filter((t) => /agentls/i.test(t) && !/gallery|marketplace/i.test(t));
+      // On a first run, the install offer and its progress are expected (step 1b).
+      const expected = firstRun ? /the agentls server is not installed|installing the server/ : /$^/;
+      const ours = toasts.filter((t) => /agentls/i.test(t) && !/gallery|marketplace/i.test(t) && !expected.test(t));
       summary.notifications = toasts;
       check(!ours.length, `unexpected agentls notifications: ${ours.join(' / ')}`);
     });
