@@ -299,12 +299,44 @@ export interface ContextRef {
   range?: Range | null;
   uri: string;
 }
+/**
+ * `agent/deleteSession`: the session leaves the store with everything of it (messages,
+ * grants, file changes) and its sub-agents' sessions. Invalid params naming sessionId while a
+ * turn runs in it.
+ */
+export interface DeleteSessionParams {
+  sessionId: string;
+}
+export interface DeleteSessionResult {
+  deleted: string[];
+}
 export interface DiagnosticsParams {
   diagnostics: {
     [k: string]: unknown | undefined;
   }[];
   uri: string;
   version?: number | null;
+}
+/**
+ * `agent/exportSession`: the whole session (every message, its tool calls) as Markdown.
+ */
+export interface ExportSessionParams {
+  sessionId: string;
+}
+export interface ExportSessionResult {
+  markdown: string;
+}
+/**
+ * `agent/forkSession`: a new session with the history up to and including messageId.
+ */
+export interface ForkSessionParams {
+  messageId: string;
+  sessionId: string;
+  title?: string | null;
+}
+export interface ForkSessionResult {
+  sessionId: string;
+  title: string;
 }
 export interface GetMessagesParams {
   sessionId: string;
@@ -460,7 +492,14 @@ export interface ModelEntry {
   thinking: boolean;
   type: 'openai' | 'bedrock' | 'vertex' | 'anthropic';
 }
-export interface ListSessionsParams {}
+/**
+ * `agent/listSessions`; with a query, only the sessions whose title holds it or whose
+ * messages' text holds all its words (as words or their starts); a query of no words lists
+ * them all.
+ */
+export interface ListSessionsParams {
+  query?: string | null;
+}
 export interface ListSessionsResult {
   sessions: SessionInfo[];
 }
@@ -536,6 +575,13 @@ export interface PromptResult {
   text: string;
   usage: Usage;
 }
+export interface RenameSessionParams {
+  sessionId: string;
+  title: string;
+}
+export interface RenameSessionResult {
+  title: string;
+}
 export interface RevertParams {
   messageId: string;
   sessionId: string;
@@ -594,6 +640,9 @@ export interface WorkspaceTrustParams {
 export interface AgentRequests {
   'agent/approve': { params: ApproveParams; result: ApproveResult };
   'agent/cancel': { params: CancelParams; result: CancelResult };
+  'agent/deleteSession': { params: DeleteSessionParams; result: DeleteSessionResult };
+  'agent/exportSession': { params: ExportSessionParams; result: ExportSessionResult };
+  'agent/forkSession': { params: ForkSessionParams; result: ForkSessionResult };
   'agent/getMessages': { params: GetMessagesParams; result: GetMessagesResult };
   'agent/listCommands': { params: ListCommandsParams; result: ListCommandsResult };
   'agent/listModels': { params: ListModelsParams; result: ListModelsResult };
@@ -601,6 +650,7 @@ export interface AgentRequests {
   'agent/mcpStatus': { params: McpStatusParams; result: McpStatusResult };
   'agent/newSession': { params: NewSessionParams; result: NewSessionResult };
   'agent/prompt': { params: PromptParams; result: PromptResult };
+  'agent/renameSession': { params: RenameSessionParams; result: RenameSessionResult };
   'agent/revert': { params: RevertParams; result: RevertResult };
   'agent/setMode': { params: SetModeParams; result: SetModeResult };
   'agent/setModel': { params: SetModelParams; result: SetModelResult };

@@ -18,6 +18,8 @@ EXIT_CANCELLED = 130
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
+    from agentls.cli.session_admin import add_session_commands
+
     parser = argparse.ArgumentParser(
         prog="agentls", description="A coding agent that lives in a language server."
     )
@@ -46,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--json", action="store_true", help="print JSON")
     sessions.add_argument("--cwd", default=None, help="only sessions of this workspace")
     sessions.add_argument("--limit", type=int, default=50)
+    sessions.add_argument("--search", default=None, help="only those whose title or text has it")
+    add_session_commands(sub)  # export, rename, delete, fork
 
     permissions = sub.add_parser(
         "permissions",
@@ -128,6 +132,10 @@ def _command(args: argparse.Namespace) -> int:
             return asyncio.run(_run(args))
         if args.command == "sessions":
             return asyncio.run(_sessions(args))
+        if args.command in ("export", "rename", "delete", "fork"):
+            from agentls.cli.session_admin import session_command
+
+            return asyncio.run(session_command(args))
         if args.command == "permissions":
             return asyncio.run(_permissions(args))
         if args.command == "mcp":
@@ -178,7 +186,7 @@ async def _sessions(args: argparse.Namespace) -> int:
 
     agent = await _open_agent(os.getcwd())
     try:
-        records = await agent.list_sessions(limit=args.limit, cwd=args.cwd)
+        records = await agent.search_sessions(args.search or "", limit=args.limit, cwd=args.cwd)
     finally:
         await agent.aclose()
     if args.json:

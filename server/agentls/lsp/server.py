@@ -8,6 +8,7 @@ wires the features to it:
 - mcp_status.py: agent/mcpStatus (the MCP servers, their state and tools);
 - commands.py: agent/listCommands (the /commands a prompt runs);
 - models.py: agent/listModels, agent/setModel (the panel's model picker);
+- session_admin.py: agent/renameSession, deleteSession, forkSession, exportSession;
 - transport.py: the hardened JSON-RPC under them all, and the stdio loop.
 """
 
@@ -22,7 +23,16 @@ from typing import Any
 
 from lsprotocol import types
 
-from agentls.lsp import approvals, commands, editor, mcp_status, models, sessions, settings
+from agentls.lsp import (
+    approvals,
+    commands,
+    editor,
+    mcp_status,
+    models,
+    session_admin,
+    sessions,
+    settings,
+)
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.transport import answering_store_errors, run_stdio
 
@@ -44,6 +54,10 @@ REQUESTS: dict[str, Callable[..., Any]] = {
     "agent/listCommands": commands.list_commands,
     "agent/listModels": models.list_models,
     "agent/setModel": models.set_model,
+    "agent/renameSession": session_admin.rename_session,
+    "agent/deleteSession": session_admin.delete_session,
+    "agent/forkSession": session_admin.fork_session,
+    "agent/exportSession": session_admin.export_session,
 }
 COMMANDS: dict[str, Callable[..., Any]] = {
     "agent.approve": approvals.approve_command,

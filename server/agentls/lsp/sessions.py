@@ -48,9 +48,9 @@ async def new_session(ls: AgentServer, raw: Any) -> dict[str, Any]:
 
 
 async def list_sessions(ls: AgentServer, raw: Any) -> dict[str, Any]:
-    parse(ListSessionsParams, raw)
+    params = parse(ListSessionsParams, raw)
     agent = await ls.agent()
-    records = await agent.list_sessions(cwd=ls.root)
+    records = await agent.search_sessions(params.query or "", cwd=ls.root)
     sessions = [
         SessionInfo(
             session_id=r.id,

@@ -133,7 +133,11 @@ class ApproveResult(Result):
 
 
 class ListSessionsParams(Params):
-    pass
+    """`agent/listSessions`; with a query, only the sessions whose title holds it or whose
+    messages' text holds all its words (as words or their starts); a query of no words lists
+    them all."""
+
+    query: str | None = None
 
 
 class SessionInfo(Result):
@@ -367,6 +371,50 @@ class SetModelResult(Result):
     model: str
 
 
+class RenameSessionParams(Params):
+    session_id: str
+    title: str = Field(min_length=1, max_length=500)
+
+
+class RenameSessionResult(Result):
+    title: str  # as kept (cleaned)
+
+
+class DeleteSessionParams(Params):
+    """`agent/deleteSession`: the session leaves the store with everything of it (messages,
+    grants, file changes) and its sub-agents' sessions. Invalid params naming sessionId while a
+    turn runs in it."""
+
+    session_id: str
+
+
+class DeleteSessionResult(Result):
+    deleted: list[str]  # the session ids deleted
+
+
+class ForkSessionParams(Params):
+    """`agent/forkSession`: a new session with the history up to and including messageId."""
+
+    session_id: str
+    message_id: str
+    title: str | None = Field(default=None, max_length=500)  # default "Fork of <title>"
+
+
+class ForkSessionResult(Result):
+    session_id: str
+    title: str
+
+
+class ExportSessionParams(Params):
+    """`agent/exportSession`: the whole session (every message, its tool calls) as Markdown."""
+
+    session_id: str
+
+
+class ExportSessionResult(Result):
+    markdown: str
+
+
 # method -> (params model, result model); notifications have no result model.
 REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/newSession": (NewSessionParams, NewSessionResult),
@@ -381,6 +429,10 @@ REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/listCommands": (ListCommandsParams, ListCommandsResult),
     "agent/listModels": (ListModelsParams, ListModelsResult),
     "agent/setModel": (SetModelParams, SetModelResult),
+    "agent/renameSession": (RenameSessionParams, RenameSessionResult),
+    "agent/deleteSession": (DeleteSessionParams, DeleteSessionResult),
+    "agent/forkSession": (ForkSessionParams, ForkSessionResult),
+    "agent/exportSession": (ExportSessionParams, ExportSessionResult),
 }
 CLIENT_NOTIFICATIONS: dict[str, type[Params]] = {
     "agent/diagnostics": DiagnosticsParams,

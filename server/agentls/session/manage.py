@@ -1,5 +1,5 @@
 """Managing sessions through the Agent: rename, delete (with its sub-agents' sessions), fork at
-a message, search by title and message text (the store's FTS5 index, store/session_admin.py).
+a message, export as Markdown (export.py), search by title and message text (the store's FTS5 index, store/session_admin.py).
 Agent inherits these (SessionManagement), so agent.py stays the loop's face."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from agentls.history import clean_text
+from agentls.session.export import session_markdown
 from agentls.session.state import SessionBusyError, SessionState
 from agentls.store import SessionRecord, Store
 
@@ -63,10 +64,19 @@ class SessionManagement:
         await self._record(session_id)
         return await self.store.fork_session(session_id, message_id, title)
 
+    async def export_markdown(self, session_id: str) -> str:
+        """The whole session (from its first message, also before a compaction) as Markdown.
+        Read only: a turn running here or in another process is shown as it stands."""
+        record = await self._record(session_id)
+        messages = await self.store.load_messages(session_id, repair=False)
+        return session_markdown(record, messages)
+
     async def search_sessions(
         self, query: str, limit: int = 1000, cwd: Path | str | None = None
     ) -> list[SessionRecord]:
         """The sessions whose title holds query or whose messages' text holds all its words,
-        newest first; of the workspace `cwd` only when given."""
+        newest first; of the workspace `cwd` only when given. A query of no words: them all."""
         where = None if cwd is None else os.path.realpath(cwd)
+        if not query.split():
+            return await self.store.list_sessions(limit=limit, cwd=where)
         return await self.store.search_sessions(query, limit=limit, cwd=where)
