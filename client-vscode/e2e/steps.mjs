@@ -23,6 +23,8 @@ const PROMPTS = {
 const FEEDBACK = 'Keep mean as it is: its callers check for empty lists.';
 // Sent after the reload, as the session's 4th prompt (the scenario's 4th turn).
 const RENAME_PROMPT = 'Rename add to sum in the TypeScript files.';
+// A todo list pinned above the transcript, and a sub-agent's task card (e2e.json's prompts).
+const TASK_PROMPT = 'Look at the tests with a sub-agent.';
 /** The TypeScript project run.mjs writes into the workspace. */
 export const TS_PROJECT = {
   'mathutil.ts': 'export function add(a: number, b: number): number {\n  return a + b;\n}\n',
@@ -430,6 +432,38 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       await waitIdle();
       check((await diffTab.count()) === 0, 'the diffs should close once the rename is accepted');
       await screenshot('renamed');
+    });
+
+    await step("9. a todo list pinned above the transcript, and a sub-agent's task card with its own steps", async () => {
+      await sendPrompt(TASK_PROMPT);
+      await poll('the todo list pinned', async () =>
+        /Todo · \d of 2 done/.test((await panel.locator('#pinned .todo-summary').textContent().catch(() => '')) ?? ''),
+      );
+      const card = panel.locator('details.tool[data-tool="task"]').last();
+      await card.waitFor({ timeout: 30_000 });
+      await poll('the report quoted by the model', async () =>
+        (await assistantTexts()).some((t) => t.includes("The sub-agent's report: test_calc.py tests median and mean")),
+        { timeout: 30_000 },
+      );
+      await waitIdle();
+      check(
+        ((await panel.locator('#pinned .todo-summary').textContent()) ?? '').includes('2 of 2 done'),
+        'the pinned todo list should show both items done',
+      );
+      await card.locator(':scope > summary').click();
+      const nested = card.locator('.subagent');
+      await nested.waitFor({ timeout: 10_000 });
+      check((await nested.locator('details.tool[data-tool="glob"]').count()) === 1, "the sub-agent's glob call should be in its card");
+      check(
+        ((await nested.locator('.subagent-label').textContent()) ?? '').includes('Sub-agent general'),
+        'the card should name the sub-agent',
+      );
+      check(
+        (await panel.locator('details.tool[data-tool="glob"]').count()) === 1,
+        "the sub-agent's calls should be only in its card",
+      );
+      await sleep(300);
+      await screenshot('todo-and-subagent');
     });
   } finally {
     writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');
