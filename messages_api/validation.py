@@ -11,6 +11,7 @@ import base64
 import binascii
 import io
 import re
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -280,10 +281,31 @@ def redacted_thinking_block(b: dict[str, Any], role: str, where: str) -> None:
         raise Invalid(f"{where}.redacted_thinking.data: Field required")
 
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _lenient_png(raw: bytes) -> bytes:
+    """A PNG without its ancillary chunks whose CRC is wrong (libpng, and so browsers, skip them
+    with a warning; Pillow refuses the file), else the bytes as they are."""
+    if not raw.startswith(PNG_SIGNATURE):
+        return raw
+    out, pos = [raw[:8]], 8
+    while pos + 12 <= len(raw):
+        length = int.from_bytes(raw[pos : pos + 4], "big")
+        end = pos + 12 + length
+        kind = raw[pos + 4 : pos + 8]
+        crc = int.from_bytes(raw[end - 4 : end], "big")
+        if not (kind[:1].islower() and zlib.crc32(raw[pos + 4 : end - 4]) != crc):
+            out.append(raw[pos:end])
+        pos = end
+    out.append(raw[pos:])
+    return b"".join(out)
+
+
 def _image_side(data: bytes) -> int | None:
     """The image's longest side, or None when it is no image Pillow can read."""
     try:
-        with Image.open(io.BytesIO(data)) as image:
+        with Image.open(io.BytesIO(_lenient_png(data))) as image:
             image.load()
             return max(image.size)
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):

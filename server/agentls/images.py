@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import zlib
 from dataclasses import dataclass
 
 from PIL import Image, ImageOps, UnidentifiedImageError
@@ -39,6 +40,27 @@ class PreparedImage:
     scaled_from: tuple[int, int] | None = None
 
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def lenient_png(raw: bytes) -> bytes:
+    """A PNG without its ancillary chunks whose CRC is wrong (libpng, and so browsers, skip them
+    with a warning; Pillow refuses the file), else the bytes as they are."""
+    if not raw.startswith(PNG_SIGNATURE):
+        return raw
+    out, pos = [raw[:8]], 8
+    while pos + 12 <= len(raw):
+        length = int.from_bytes(raw[pos : pos + 4], "big")
+        end = pos + 12 + length
+        kind = raw[pos + 4 : pos + 8]
+        crc = int.from_bytes(raw[end - 4 : end], "big")
+        if not (kind[:1].islower() and zlib.crc32(raw[pos + 4 : end - 4]) != crc):
+            out.append(raw[pos:end])
+        pos = end
+    out.append(raw[pos:])
+    return b"".join(out)
+
+
 def is_image_path(name: str) -> bool:
     dot = name.rfind(".")
     return dot >= 0 and name[dot:].lower() in SUFFIXES
@@ -57,7 +79,7 @@ def prepare(raw: bytes) -> PreparedImage:
     if len(raw) > MAX_FILE_BYTES:
         raise ImageError(f"it is over {MAX_FILE_BYTES // (1024 * 1024)} MB")
     try:
-        with Image.open(io.BytesIO(raw)) as image:
+        with Image.open(io.BytesIO(lenient_png(raw))) as image:
             kind = image.format or ""
             width, height = image.size
             if width * height > MAX_PIXELS:

@@ -12,6 +12,7 @@ import anthropic
 import pytest
 from PIL import Image
 
+from agentls.images import prepare
 from messages_api import MessagesAPIServer
 from messages_api.validation import validate_request
 from tests.messages_api.conftest import body, sclient
@@ -81,3 +82,22 @@ def test_an_invalid_image_is_refused(
 )
 def test_a_valid_image_is_accepted(req: dict[str, Any]) -> None:
     assert validate_request(req) is None
+
+
+def with_bad_text_chunk() -> bytes:
+    """A PNG with a tEXt chunk whose CRC is wrong (as the MCP reference server's tiny image has
+    in its iCCP chunk): decoders skip it; a bad CRC in IDAT is a corrupt file."""
+    raw = base64.b64decode(png_b64())
+    chunk = (5).to_bytes(4, "big") + b"tEXta\x00bcd" + b"\x00\x00\x00\x00"
+    return raw[:33] + chunk + raw[33:]
+
+
+def test_an_ancillary_chunk_with_a_bad_crc_is_skipped_as_decoders_do() -> None:
+    raw = with_bad_text_chunk()
+    assert validate_request(asking(image(base64.b64encode(raw).decode()))) is None
+    assert prepare(raw).width == 4
+    broken = bytearray(raw)
+    idat = broken.index(b"IDAT")
+    broken[idat + 6] ^= 0xFF  # the image data itself, under its CRC
+    problem = validate_request(asking(image(base64.b64encode(bytes(broken)).decode())))
+    assert problem is not None and "Could not process image" in problem
