@@ -4,7 +4,7 @@
 // words a user can act on. No vscode import (unit-tested with real directories and processes); the
 // notifications live in installUi.ts.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const MIN_PYTHON: readonly [number, number] = [3, 11];
@@ -16,6 +16,8 @@ export interface ManagedPaths {
   agentls: string;
   /** What was installed there: { version, wheel }. */
   marker: string;
+  /** A directory that exists while one window installs (two windows must not run pip at once). */
+  lock: string;
 }
 
 export function managedPaths(storage: string, platform: NodeJS.Platform = process.platform): ManagedPaths {
@@ -26,6 +28,7 @@ export function managedPaths(storage: string, platform: NodeJS.Platform = proces
     python: join(bin, platform === 'win32' ? 'python.exe' : 'python'),
     agentls: join(bin, platform === 'win32' ? 'agentls.exe' : 'agentls'),
     marker: join(storage, 'server-installed.json'),
+    lock: join(storage, 'server-install.lock'),
   };
 }
 
@@ -100,7 +103,7 @@ export function installNeed(
   return installed === undefined || compareVersions(bundled.version, installed) > 0 ? 'update' : 'current';
 }
 
-export type InstallErrorKind = 'no-python' | 'too-old' | 'venv-failed' | 'no-network' | 'pip-failed' | 'no-wheel';
+export type InstallErrorKind = 'no-python' | 'too-old' | 'venv-failed' | 'no-network' | 'pip-failed' | 'no-wheel' | 'busy';
 
 export class InstallError extends Error {
   constructor(
@@ -223,12 +226,40 @@ export interface InstallOptions {
   exists?: (path: string) => boolean;
 }
 
+// A lock older than this is taken to be left by a window that died while installing.
+const STALE_LOCK_MS = 15 * 60 * 1000;
+
 /**
  * Creates the environment with the interpreter (unless it already has a python), then pip installs
  * the wheel, its dependencies coming from the user's package index (pip's own configuration), and
- * records the version.
+ * records the version. One install at a time: another window's running install is 'busy'.
  */
 export async function installServer(options: InstallOptions): Promise<void> {
+  const { paths } = options;
+  mkdirSync(join(paths.lock, '..'), { recursive: true });
+  try {
+    mkdirSync(paths.lock);
+  } catch {
+    let age = 0;
+    try {
+      age = Date.now() - statSync(paths.lock).mtimeMs;
+    } catch {
+      // gone meanwhile
+    }
+    if (age < STALE_LOCK_MS) {
+      throw new InstallError('busy', 'Another VS Code window is installing the agentls server; retry when it has finished.');
+    }
+    rmSync(paths.lock, { recursive: true, force: true });
+    mkdirSync(paths.lock);
+  }
+  try {
+    await installLocked(options);
+  } finally {
+    rmSync(paths.lock, { recursive: true, force: true });
+  }
+}
+
+async function installLocked(options: InstallOptions): Promise<void> {
   const { interpreter, paths, wheel } = options;
   const runner = options.runner ?? run;
   const exists = options.exists ?? existsSync;

@@ -221,6 +221,12 @@ describe.runIf(posix)('installing into a real virtual environment', () => {
     expect(installedVersion(paths)).toBe('0.4.0');
     expect(installNeed(v3, paths)).toBe('current');
 
+    // Another window installing at the same time: this one waits its turn.
+    mkdirSync(paths.lock);
+    const busy = await installServer({ interpreter, paths, wheel: v3 }).catch((e: unknown) => e);
+    expect((busy as InstallError).kind).toBe('busy');
+    rmSync(paths.lock, { recursive: true });
+
     // A wheel that is gone.
     const gone = await installServer({ interpreter, paths, wheel: { path: join(wheels, 'nope.whl'), version: '9' } }).catch((e: unknown) => e);
     expect((gone as InstallError).kind).toBe('no-wheel');
