@@ -462,6 +462,7 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
         (await panel.locator('details.tool[data-tool="glob"]').count()) === 1,
         "the sub-agent's calls should be only in its card",
       );
+      await nested.scrollIntoViewIfNeeded();
       await sleep(300);
       await screenshot('todo-and-subagent');
     });
