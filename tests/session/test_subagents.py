@@ -183,6 +183,10 @@ async def test_a_sub_agents_question_reaches_the_user_labelled_and_agent_types_a
     assert (h.root / "notes.txt").read_text() == "noted\n"
     [resolved] = h.of_type("permission-resolved")
     assert resolved.agent == "writer" and resolved.decision == "once"
+    # The task tool tells the model the agent types.
+    [task_tool] = [t for t in h.accepted_requests()[0]["tools"] if t["name"] == "task"]
+    assert "The agent types: general: " in task_tool["description"]
+    assert "writer: writes notes." in task_tool["description"]
     child_first = h.accepted_requests()[1]
     # Its type's tools (no task: depth 1; a name that is no tool is left out) and prompt.
     assert tool_names(child_first) == {"read", "write"}

@@ -125,7 +125,7 @@ class Agent(SessionManagement):
         # ACP session/new), started at a session's first turn; none: the SDK is never imported.
         self._mcp: McpManager | None = None
         self._mcp_extra: dict[str, Any] = dict(mcp_servers or {})
-        self.subagents = SubAgents(self._turn_parts, self._keep)  # the task tool's
+        self.subagents = SubAgents(self._turn_parts, self._keep, self.registry, self.policy)
 
     @classmethod
     async def open(

@@ -22,11 +22,13 @@ from typing import Any
 from agentls.config import AgentType
 from agentls.history import ToolPart, Usage
 from agentls.session.calls import CallEnv
+from agentls.session.policy import Policy
 from agentls.session.questions import AskContext
 from agentls.session.state import SessionState
 from agentls.session.turn import Turn, TurnParts
 from agentls.tools.base import ToolError, ToolResult
 from agentls.tools.registry import ToolRegistry
+from agentls.tools.task import TaskTool
 
 # A sub-agent's tools when its agent type names none: those that change nothing.
 READ_ONLY_TOOLS = (
@@ -78,10 +80,15 @@ def summary_of(state: SessionState, agent: str) -> str:
 class SubAgents:
     """Runs task calls for an Agent: `parts_for(model)` gives the parent's turn parts for a
     model (Agent._turn_parts), of which a sub-agent keeps the store, the provider, the policy,
-    the workspace and the instructions; `keep(state)` makes a child's state the Agent's."""
+    the workspace and the instructions; `keep(state)` makes a child's state the Agent's; the
+    registry's task tool is given the agent types of the policy's settings."""
 
     def __init__(
-        self, parts_for: Callable[[str], TurnParts], keep: Callable[[SessionState], None]
+        self,
+        parts_for: Callable[[str], TurnParts],
+        keep: Callable[[SessionState], None],
+        registry: ToolRegistry,
+        policy: Policy,
     ) -> None:
         self.parts_for = parts_for
         # Puts the child's state among the Agent's sessions: read while it runs (getMessages, a
@@ -89,6 +96,10 @@ class SubAgents:
         self.keep = keep
         self._slots: asyncio.Semaphore | None = None
         self._size = 0
+        # The task tool tells the model the agent types (as the tool list is built: a change
+        # of the `agents` setting counts once the tool list is built again, at a restart).
+        if isinstance(registry.get(TASK_TOOL), TaskTool):
+            registry.register(TaskTool(lambda: agent_types(policy.settings.agents)), replace=True)
 
     def slots(self, size: int) -> asyncio.Semaphore:
         """The running tasks' cap (maxParallelTasks; a new value counts for the tasks after)."""

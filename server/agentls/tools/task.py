@@ -4,12 +4,19 @@ on what it did. The context runs it (session/calls.py CallContext.run_task)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
 from pydantic import Field
 
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolInput, ToolResult, expect_input
+
+
+class AgentTypeInfo(Protocol):
+    """What the tool says of an agent type (config.AgentType)."""
+
+    @property
+    def description(self) -> str: ...
 
 
 class TaskInput(ToolInput):
@@ -41,6 +48,21 @@ class TaskTool(Tool):
     input_model = TaskInput
     # Runs beside its neighbours in one message (calls.py); what it may change is its tools'.
     read_only = True
+
+    def __init__(self, agents: Callable[[], Mapping[str, AgentTypeInfo]] | None = None) -> None:
+        # The agent types by name (session/subagents.py agent_types), said in the schema.
+        self.agents = agents
+
+    def schema(self) -> dict[str, Any]:
+        schema = super().schema()
+        types = self.agents() if self.agents is not None else {}
+        if types:
+            listed = "; ".join(
+                f"{name}: {kind.description}" if kind.description else name
+                for name, kind in sorted(types.items())
+            )
+            schema["description"] += f" The agent types: {listed}."
+        return schema
 
     def title(self, raw: dict[str, Any]) -> str:
         description = raw.get("description")
