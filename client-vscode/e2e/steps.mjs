@@ -11,7 +11,7 @@
 //     server (agent/languageRequest), the rename's two diffs accepted from the editor title.
 // The model is `scripted:e2e` (server/agentls/model/scenarios/e2e.json): one scenario turn per prompt.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { installFromOffer } from './firstRun.mjs';
 
@@ -56,6 +56,73 @@ async function poll(what, fn, { timeout = 15_000, interval = 100 } = {}) {
 function unittest(workspace) {
   const run = spawnSync('python3', ['-m', 'unittest'], { cwd: workspace, encoding: 'utf8', timeout: 60_000 });
   return { passed: run.status === 0, output: `${run.stdout}${run.stderr}` };
+}
+
+const PROBLEMS_PROMPT = 'What do the attached problems say?'; // e2e.json's prompts
+
+/** A TypeScript file with a type error in the editor; in a new session, "@pro" + Enter in the
+ * prompt box attaches @problems as a chip; the scripted model quotes the context blocks of the
+ * request it got, so the answer shows the diagnostic reached the model. The panel goes back to
+ * the session it showed (the scenario's turns count that session's prompts). */
+async function problemsMention({ page, panel, workspace, assistantTexts, openPanel, waitIdle, screenshot, log }) {
+  const brokenPath = join(workspace, 'broken.ts');
+  writeFileSync(brokenPath, "export const count: number = 'three';\n");
+  try {
+    // Quick Open finds a new file once the file watcher has told it: ask again until it does.
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'broken.ts' }).first();
+    await poll(
+      'broken.ts in Quick Open',
+      async () => {
+        await page.keyboard.press('Control+P');
+        await page.locator('.quick-input-widget input').fill('broken.ts');
+        if (await row.waitFor({ timeout: 3_000 }).then(() => true, () => false)) return true;
+        await page.keyboard.press('Escape');
+        return false;
+      },
+      { timeout: 60_000, interval: 500 },
+    );
+    await page.keyboard.press('Enter');
+    await page.locator('.tabs-container .tab', { hasText: /^broken\.ts/ }).first().waitFor();
+    await poll('the type error squiggle in broken.ts', async () => (await page.locator('.editor-instance .squiggly-error').count()) > 0, {
+      timeout: 60_000,
+    });
+    await openPanel();
+    const earlier = await panel().locator('#session').inputValue();
+    await panel().locator('#new-session').click();
+    await poll('the new session', async () => (await panel().locator('#session').inputValue()) !== earlier);
+    await waitIdle();
+    const box = panel().locator('#prompt');
+    await box.click();
+    await box.pressSequentially('@pro', { delay: 5 });
+    await panel().locator('#mentions .command-name', { hasText: '@problems' }).waitFor();
+    await box.press('Enter');
+    const chip = panel().locator('#mention-chips .mention-chip', { hasText: '@problems' });
+    await chip.waitFor({ timeout: 10_000 });
+    log(`  chip: ${await chip.getAttribute('title')}`);
+    await box.pressSequentially(PROBLEMS_PROMPT, { delay: 5 });
+    await screenshot('problems-chip');
+    await box.press('Enter');
+    const answer = await poll(
+      'the answer quoting the @problems context the model got',
+      async () =>
+        (await assistantTexts()).find((t) => t.includes('The problems you attached:') && /broken\.ts:1:\d+ error: .*\[ts\]/s.test(t)),
+      { timeout: 30_000 },
+    );
+    log(`  ${answer.replace(/\s+/g, ' ').slice(0, 300)}`);
+    check(answer.includes('@problems'), 'the context block should be labelled @problems');
+    check(/not assignable to type 'number'/.test(answer), "the model should get the TypeScript error's message");
+    check(
+      (await panel().locator('.message.user .context').allTextContents()).some((t) => t.includes('@problems')),
+      'the transcript should show the prompt went with @problems',
+    );
+    await waitIdle();
+    await screenshot('problems-answer');
+    await panel().locator('#session').selectOption(earlier);
+    await poll('the earlier session back', async () => (await panel().locator('.message.user', { hasText: PROBLEMS_PROMPT }).count()) === 0);
+    await waitIdle();
+  } finally {
+    rmSync(brokenPath, { force: true });
+  }
 }
 
 export async function runSteps({ browser, url, workspace, artifacts, log, summary, serverPids, firstRun, userData }) {
@@ -433,6 +500,10 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       check((await diffTab.count()) === 0, 'the diffs should close once the rename is accepted');
       await screenshot('renamed');
     });
+
+    await step('10. @problems attached from the prompt box reaches the model', () =>
+      problemsMention({ page, panel: () => panel, workspace, assistantTexts, openPanel, waitIdle, screenshot, log }),
+    );
 
     await step("9. a todo list pinned above the transcript, and a sub-agent's task card with its own steps", async () => {
       await sendPrompt(TASK_PROMPT);
