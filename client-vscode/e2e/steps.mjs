@@ -501,10 +501,6 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       await screenshot('renamed');
     });
 
-    await step('10. @problems attached from the prompt box reaches the model', () =>
-      problemsMention({ page, panel: () => panel, workspace, assistantTexts, openPanel, waitIdle, screenshot, log }),
-    );
-
     await step("9. a todo list pinned above the transcript, and a sub-agent's task card with its own steps", async () => {
       await sendPrompt(TASK_PROMPT);
       await poll('the todo list pinned', async () =>
@@ -537,6 +533,10 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       await sleep(300);
       await screenshot('todo-and-subagent');
     });
+
+    await step('10. @problems attached from the prompt box reaches the model', () =>
+      problemsMention({ page, panel: () => panel, workspace, assistantTexts, openPanel, waitIdle, screenshot, log }),
+    );
   } finally {
     writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');
     await context.close().catch(() => undefined);
