@@ -24,7 +24,7 @@ import {
   type SessionView,
   type ToolItem,
 } from './model/transcript';
-import { viewSessionOf } from './model/subagents';
+import { loadSubAgents, viewSessionOf } from './model/subagents';
 import { ModelChoice } from './modelChoice';
 
 export interface AgentConnection {
@@ -479,6 +479,7 @@ export class AgentHost {
       const { messages, todos, mode } = await client.request('agent/getMessages', { sessionId });
       const info = this.sessions.find((s) => s.sessionId === sessionId);
       const view = viewFromMessages(sessionId, messages, info);
+      await loadSubAgents(view, async (id) => (await client.request('agent/getMessages', { sessionId: id })).messages);
       view.todos = todos ?? [];
       view.mode = mode ?? 'build';
       const old = this.views.get(sessionId);

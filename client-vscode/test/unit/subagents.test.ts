@@ -2,9 +2,9 @@
 // the task call's card as a transcript of their own; the host keeps them in the parent's view,
 // and lists no child session among the sessions.
 import { describe, expect, it } from 'vitest';
-import { applyEvent, emptyView, type ToolItem } from '../../src/model/transcript';
-import { subAgentAsks, viewSessionOf } from '../../src/model/subagents';
-import type { AgentEvent } from '../../src/protocol/generated';
+import { applyEvent, emptyView, viewFromMessages, type ToolItem } from '../../src/model/transcript';
+import { loadSubAgents, subAgentAsks, viewSessionOf } from '../../src/model/subagents';
+import type { AgentEvent, MessageInfo } from '../../src/protocol/generated';
 
 const child = { sessionId: 'child', parentSessionId: 's', parentCallId: 'call_task', agent: 'general' };
 
@@ -72,5 +72,40 @@ describe('a sub-agent in its task card', () => {
     const view = emptyView('s');
     applyEvent(view, { type: 'turn-start', messageId: 'c1', prompt: 'x', ...child });
     expect(view.items).toEqual([]);
+  });
+
+  it('gives a loaded history’s task card its sub-agent’s transcript, read from its session', async () => {
+    const task = {
+      type: 'tool' as const,
+      callId: 'call_task',
+      tool: 'task',
+      input: { description: 'find notes', prompt: 'Read notes.txt' },
+      status: 'completed' as const,
+      output: 'Notes say milk.\n\n[sub-agent explorer, session ses_child1: 1 tool call (read); read notes.txt]',
+      title: 'task: find notes',
+    };
+    const parent: MessageInfo[] = [
+      { id: 'm1', role: 'user', createdAt: 1, parts: [{ type: 'text', text: 'look' }] },
+      { id: 'm2', role: 'assistant', createdAt: 2, parts: [task] },
+    ];
+    const child: MessageInfo[] = [
+      { id: 'c1', role: 'user', createdAt: 1, parts: [{ type: 'text', text: 'Read notes.txt' }] },
+      { id: 'c2', role: 'assistant', createdAt: 2, parts: [{ type: 'text', text: 'Notes say milk.' }] },
+    ];
+    const view = viewFromMessages('s', parent);
+    const asked: string[] = [];
+    await loadSubAgents(view, async (id) => {
+      asked.push(id);
+      return child;
+    });
+    expect(asked).toEqual(['ses_child1']);
+    const card = view.items.find((i) => i.kind === 'tool') as ToolItem;
+    expect(card.agent).toBe('explorer');
+    expect(card.sub?.sessionId).toBe('ses_child1');
+    expect(card.sub?.items.map((i) => i.kind)).toEqual(['user', 'text']);
+    // A session that cannot be read leaves the card as it was.
+    const again = viewFromMessages('s', parent);
+    await loadSubAgents(again, async () => Promise.reject(new Error('gone')));
+    expect((again.items.find((i) => i.kind === 'tool') as ToolItem).sub).toBeUndefined();
   });
 });
