@@ -7,6 +7,7 @@ import { Mentions } from './mentions';
 import { ChatPanel, PANEL_VIEW_ID } from './panel';
 import { API_KEY_SECRET, ServerManager } from './server';
 import { StatusBar } from './statusBar';
+import { sessionDialogs } from './sessionDialogs';
 
 let manager: ServerManager | undefined;
 
@@ -26,6 +27,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         void vscode.window.showTextDocument(uri, { preview: true });
       },
       mentions,
+      sessions: sessionDialogs,
     },
     context.workspaceState,
   );

@@ -26,6 +26,7 @@ import {
 } from './model/transcript';
 import { loadSubAgents, viewSessionOf } from './model/subagents';
 import { ModelChoice } from './modelChoice';
+import { sessionAction, type SessionDialogs } from './sessions';
 
 export interface AgentConnection {
   request<M extends keyof AgentRequests>(
@@ -46,6 +47,8 @@ export interface HostUi {
     search(kind: MentionSearchKind, query: string): Promise<MentionItem[]>;
     item(kind: MentionKind): Promise<MentionItem | string>;
   };
+  /** Rename's input box, delete's confirmation, export's save dialog (sessions.ts). */
+  sessions?: SessionDialogs;
 }
 
 export interface KeyValueStore {
@@ -246,6 +249,13 @@ export class AgentHost {
         return;
       case 'mention':
         await this.mention(message.kind);
+        return;
+      case 'rename-session':
+      case 'delete-session':
+      case 'fork-session':
+      case 'export-session':
+      case 'search-sessions':
+        await sessionAction(this, this.client, this.ui, message);
         return;
     }
   }

@@ -1,4 +1,5 @@
 // Messages between the extension and its webview panel (both directions), as plain JSON.
+import { isSessionAction, type SessionActionMessage, type SessionSearchResult } from './sessionActions';
 import type { AgentEvent, CommandInfo, ContextRef, McpServerInfo, SessionInfo, TextRef } from '../protocol/generated';
 import type { SessionView } from './transcript';
 import type { ModelEntry } from '../protocol/generated';
@@ -32,7 +33,8 @@ export type HostMessage =
   | { type: 'commands'; commands: CommandInfo[] }
   /** @-mentions (webview/mentions.ts): the files or symbols matching a query, or one item. */
   | { type: 'mention-results'; kind: MentionSearchKind; query: string; items: MentionItem[] }
-  | { type: 'mention-item'; item?: MentionItem; error?: string };
+  | { type: 'mention-item'; item?: MentionItem; error?: string }
+  | SessionSearchResult;
 
 /** An @-mention's context item, as its chip shows it. */
 export interface MentionItem {
@@ -107,7 +109,9 @@ export type PanelMessage =
   /** @file / @symbol completion (answered with `mention-results`). */
   | { type: 'mention-search'; kind: MentionSearchKind; query: string }
   /** @selection, @problems, @terminal, @git (answered with `mention-item`). */
-  | { type: 'mention'; kind: MentionKind };
+  | { type: 'mention'; kind: MentionKind }
+  /** Rename, delete, fork, export, search (model/sessionActions.ts). */
+  | SessionActionMessage;
 
 export function isPanelMessage(value: unknown): value is PanelMessage {
   if (typeof value !== 'object' || value === null) return false;
@@ -148,6 +152,6 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
     case 'open-file':
       return typeof m.path === 'string';
     default:
-      return false;
+      return isSessionAction(m);
   }
 }

@@ -10,6 +10,7 @@ import { ImageTray, thumbnails } from './images';
 import { ModelPicker } from './models';
 import { Announcer } from './a11y';
 import { MentionMenu } from './mentions';
+import { SessionTools, forkButton } from './sessions';
 import {
   applyEvent,
   emptyView,
@@ -60,6 +61,7 @@ const $ = <T extends HTMLElement>(id: string): T => {
 };
 const sessionSelect = $<HTMLSelectElement>('session');
 const newSessionButton = $<HTMLButtonElement>('new-session');
+const sessionTools = new SessionTools(sessionSelect, post, () => state.activeSessionId, () => renderSessions());
 const banner = $<HTMLDivElement>('banner');
 const transcript = $<HTMLElement>('transcript');
 const activity = $<HTMLSpanElement>('activity');
@@ -373,6 +375,7 @@ function renderItem(view: SessionView, item: Item): HTMLElement {
       break;
     case 'text':
       el = markdown(item.text, 'message assistant markdown');
+      if (item.messageId) el.append(forkButton(view.sessionId, item.messageId, post));
       break;
     case 'thinking':
       el = h('details', { class: 'thinking' }, h('summary', {}, 'Thinking'), markdown(item.text, 'markdown'));
@@ -411,7 +414,8 @@ function sessionLabel(info: SessionInfo): string {
 }
 
 function renderSessions(): void {
-  const { sessions, activeSessionId } = state;
+  const { activeSessionId } = state;
+  const sessions = sessionTools.shown(state.sessions);
   sessionSelect.replaceChildren();
   const known = new Set(sessions.map((s) => s.sessionId));
   if (activeSessionId && !known.has(activeSessionId)) {
@@ -421,6 +425,7 @@ function renderSessions(): void {
   if (!sessionSelect.options.length) sessionSelect.append(h('option', { value: '' }, 'No sessions yet'));
   sessionSelect.value = activeSessionId ?? '';
   sessionSelect.disabled = state.connection !== 'running';
+  sessionTools.enable(state.connection === 'running', Boolean(activeSessionId));
 }
 
 function renderBanner(): void {
@@ -696,6 +701,9 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       return;
     case 'mention-item':
       mentionMenu.added(message.item, message.error);
+      return;
+    case 'session-search':
+      sessionTools.setResults(message.query, message.sessions);
       return;
   }
 });
