@@ -14,6 +14,8 @@ The modules, one concern each:
 - policy.py: the settings in force, the permission rules they make, the project's grants;
 - compaction.py: summarizing the older history near the context window;
 - revert.py: undoing the file changes of messages;
+- manage.py: rename, delete, fork, search of stored sessions (the Agent inherits it); export.py:
+  a session as Markdown;
 - modes.py: build and plan mode (what plan mode refuses, exit_plan's question), the todo list;
 - commands.py: /NAME prompts (built-ins, the user's and a trusted workspace's templates);
 - steering.py: a prompt that joins the running turn at its next step boundary;
