@@ -12,6 +12,7 @@ import pytest
 from agentls.history import Message, TextPart, ToolPart, new_id, now_ms
 from agentls.store import Store
 from agentls.store.session_admin import fts_query
+from agentls.store.session_locks import SessionLockedError
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 
@@ -101,8 +102,16 @@ async def test_delete_removes_the_session_its_sub_agents_and_everything_of_them(
         await store.add_message(message(s.id, "user", TextPart(text="shared words here")))
         await store.add_grant(s.id, "bash", "git *", "allow")
         await store.add_file_change(s.id, "msg_x", "/w/a.py", None, "x")
-    await store.lock_session(doomed.id, "owner")
-    assert count(store.path, "SELECT COUNT(*) FROM session_locks") == 1
+    # A turn of the child runs in a live process (this one): nothing is deleted.
+    await store.lock_session(child.id, "owner")
+    with pytest.raises(SessionLockedError):
+        await store.delete_session_tree(doomed.id)
+    assert count(store.path, "SELECT COUNT(*) FROM sessions") == 3
+    # Its process is gone (a pid no process has): the stale lock goes with the session.
+    conn = sqlite3.connect(store.path)
+    conn.execute("UPDATE session_locks SET pid = 4194304 + 7")
+    conn.commit()
+    conn.close()
     assert sorted(await store.delete_session_tree(doomed.id)) == sorted([doomed.id, child.id])
     path = store.path
     for table in ("messages", "permission_grants", "file_changes"):

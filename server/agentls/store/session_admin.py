@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import aiosqlite
 
 from agentls.history import clean_text, new_id, now_ms
+from agentls.store import session_locks
 from agentls.store.rows import SESSION_COLUMNS, SessionRecord, session_from_row
 
 T = TypeVar("T")
@@ -56,6 +58,8 @@ def _like(query: str) -> str:
 class SessionAdmin:
     """Search, delete and fork of Store (which defines _fetchall and _write)."""
 
+    path: Path
+
     async def _fetchall(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
         raise NotImplementedError  # Store's
 
@@ -83,7 +87,8 @@ class SessionAdmin:
     async def delete_session_tree(self, session_id: str) -> list[str]:
         """Delete the session and its sub-agents' sessions (parent_id, at any depth), each with
         everything of it (messages, parts, their search index, grants, file changes, lock: ON
-        DELETE CASCADE). The ids deleted; [] when the session is unknown."""
+        DELETE CASCADE). The ids deleted; [] when the session is unknown. SessionLockedError
+        (nothing deleted) while another live process runs a turn of one of them."""
 
         async def body(conn: aiosqlite.Connection) -> list[str]:
             tree = [
@@ -95,6 +100,10 @@ class SessionAdmin:
                     (session_id,),
                 )
             ]
+            for sid in tree:
+                holder = await session_locks.holder_of(conn, sid)
+                if holder is not None and session_locks.is_alive(holder):
+                    raise session_locks.SessionLockedError(sid, holder, self.path)
             await conn.executemany("DELETE FROM sessions WHERE id = ?", [(i,) for i in tree])
             return tree
 
