@@ -36,6 +36,7 @@ from agentls.session.commands import (
 from agentls.session.heap import HEAP
 from agentls.session.instructions import Instructions
 from agentls.session.manage import SessionManagement
+from agentls.session.mcp_servers import AgentMcp
 from agentls.session.modes import MODES, set_mode
 from agentls.session.policy import Policy, stored_rule
 from agentls.session.questions import AskContext, Asker, QuestionPresenter, ask_through_broker
@@ -48,7 +49,7 @@ from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.workspace.protocol import Workspace
 
 if TYPE_CHECKING:
-    from agentls.mcp.manager import McpManager, ServerStatus
+    from agentls.mcp.manager import ServerStatus
 
 log = logging.getLogger(__name__)
 
@@ -121,10 +122,8 @@ class Agent(SessionManagement):
         # AGENTS.md / CLAUDE.md, watched from the first turn on (see instructions.py). A one-shot
         # `agentls run` does without the watcher: the stat check at each step sees every edit.
         self.instructions = Instructions(self.root, config_home(), watch=watch_instructions)
-        # MCP servers (agentls.mcp): the settings' mcpServers and those given here (e.g. by an
-        # ACP session/new), started at a session's first turn; none: the SDK is never imported.
-        self._mcp: McpManager | None = None
-        self._mcp_extra: dict[str, Any] = dict(mcp_servers or {})
+        # MCP servers: the settings' and those given here (e.g. by an ACP session/new).
+        self.mcp = AgentMcp(self.root, lambda: self.settings.mcp_servers, mcp_servers)
         self.subagents = SubAgents(self._turn_parts, self._keep, self.registry, self.policy)
 
     @classmethod
@@ -170,8 +169,7 @@ class Agent(SessionManagement):
                     pass
         for provider in [*self._providers.values(), *self._retired_providers]:
             await provider.aclose()
-        if self._mcp is not None:  # every server, and every process one started, stops
-            await self._mcp.aclose()
+        await self.mcp.aclose()
         await self.instructions.aclose()
         # The language servers agentls started for this workspace stop with it.
         try:
@@ -194,8 +192,7 @@ class Agent(SessionManagement):
             self._providers.clear()
         self.policy.update(settings)
         self.broker.timeout_s = settings.approval_timeout_s
-        if self._mcp is not None:
-            self._mcp.configure(settings.mcp_servers)  # applied at the next turn
+        self.mcp.reconfigure()
         use_providers(settings.providers)
 
     def subscribe(self, sink: EventSink) -> Callable[[], None]:
@@ -473,44 +470,16 @@ class Agent(SessionManagement):
             cancelled = True
         return cancelled
 
-    # ---- MCP servers --------------------------------------------------------------------
+    # ---- MCP servers (session/mcp_servers.py) ------------------------------------------
 
     def add_mcp_servers(self, servers: dict[str, Any] | list[Any]) -> None:
-        """More MCP servers ({name: {command, args, env} | {type: "http", url, headers}}, see
-        agentls.mcp.config; or ACP's list of them, {name, ...}), started at the next turn.
-        Raises ValueError (the entry at fault named) for a list that is not ACP's shape."""
-        if isinstance(servers, list):
-            from agentls.mcp.config import from_acp
-
-            servers = from_acp(servers)
-        self._mcp_extra.update(servers)
-        if self._mcp is not None:
-            self._mcp.add_servers(servers)
-
-    def _mcp_manager(self) -> McpManager | None:
-        if self._mcp is None and (self.settings.mcp_servers or self._mcp_extra):
-            from agentls.mcp.manager import McpManager
-
-            self._mcp = McpManager(self.root)
-            self._mcp.configure(self.settings.mcp_servers)
-            self._mcp.add_servers(self._mcp_extra)
-        return self._mcp
+        self.mcp.add(servers)
 
     async def mcp_status(self, start: bool = False) -> list[ServerStatus]:
-        """The MCP servers: their state and tools (`start`: start those not started yet)."""
-        manager = self._mcp_manager()
-        return [] if manager is None else await manager.status(start=start)
+        return await self.mcp.status(start)
 
     async def _prepare_tools(self, first: bool) -> list[str]:
-        """Before a step: the MCP servers' tools, after the built-ins (see TurnParts)."""
-        manager = self._mcp_manager()
-        if manager is None:
-            return []
-        problems = await manager.begin_turn() if first else []
-        if not first:
-            await manager.between_steps()
-        self.registry.set_extra(manager.tools())
-        return problems
+        return await self.mcp.prepare_tools(self.registry, first)
 
     # ---- the turn -----------------------------------------------------------------------
 
@@ -530,7 +499,11 @@ class Agent(SessionManagement):
         )
 
     async def _run_turn(
-        self, state: SessionState, text: str, context: Sequence[Attachment], model: str | None = None
+        self,
+        state: SessionState,
+        text: str,
+        context: Sequence[Attachment],
+        model: str | None = None,
     ) -> TurnResult:
         session_id = state.record.id
         # One turn of a session at a time across processes too: a turn of it running in another
