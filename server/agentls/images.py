@@ -21,7 +21,7 @@ MAX_IMAGE_BASE64 = 5 * 1024 * 1024
 MAX_SIDE = 8000
 LONG_EDGE = 1568
 # Never decode more than this: a small file can claim a huge canvas (a decompression bomb).
-MAX_PIXELS = 100_000_000
+MAX_PIXELS = 50_000_000
 # A file larger than this is not read at all.
 MAX_FILE_BYTES = 50 * 1024 * 1024
 

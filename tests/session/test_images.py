@@ -147,3 +147,10 @@ def test_prepare_refuses_other_formats() -> None:
     Image.new("RGB", (4, 4)).save(out, format="BMP")
     with pytest.raises(ImageError, match="BMP, not PNG, JPEG, GIF or WebP"):
         prepare(out.getvalue())
+
+
+def test_a_huge_canvas_is_refused_before_it_is_decoded() -> None:
+    out = io.BytesIO()
+    Image.new("1", (10_000, 6_000)).save(out, format="PNG")  # small file, 60 million pixels
+    with pytest.raises(ImageError, match="10000x6000 pixels, too many to decode"):
+        prepare(out.getvalue())
