@@ -3,14 +3,13 @@
 // the server and to VS Code only through the interfaces below, so it is unit-tested without either.
 import type {
   AgentEvent,
-  AgentRequests,
   ApproveParams,
   ContextRef,
   McpServerInfo,
   SessionInfo,
   TextRef,
 } from './protocol/generated';
-import type { ConnectionStatus, HostMessage, MentionItem, MentionKind, MentionSearchKind, PanelMessage, PanelState, PromptImage, PromptMode, SessionMode } from './model/messages';
+import type { ConnectionStatus, MentionItem, MentionKind, MentionSearchKind, PanelMessage, PanelState, PromptImage, PromptMode, SessionMode } from './model/messages';
 import {
   applyEvent,
   connectionLost,
@@ -26,30 +25,10 @@ import {
 } from './model/transcript';
 import { loadSubAgents, viewSessionOf } from './model/subagents';
 import { ModelChoice } from './modelChoice';
-import { sessionAction, type SessionDialogs } from './sessions';
+import type { AgentConnection, HostUi } from './hostTypes';
+import { sessionAction } from './sessions';
 
-export interface AgentConnection {
-  request<M extends keyof AgentRequests>(
-    method: M,
-    params: AgentRequests[M]['params'],
-  ): Promise<AgentRequests[M]['result']>;
-}
-
-/** What the host needs from VS Code. */
-export interface HostUi {
-  /** To the webview, if one is showing (dropped otherwise: it asks for the state when it loads). */
-  post(message: HostMessage): void;
-  showError(message: string): void;
-  openDiff(requestId: string): void;
-  openFile(path: string): void;
-  /** What @-mentions attach (mentions.ts); without it the panel's @ completion finds nothing. */
-  mentions?: {
-    search(kind: MentionSearchKind, query: string): Promise<MentionItem[]>;
-    item(kind: MentionKind): Promise<MentionItem | string>;
-  };
-  /** Rename's input box, delete's confirmation, export's save dialog (sessions.ts). */
-  sessions?: SessionDialogs;
-}
+export type { AgentConnection, HostUi } from './hostTypes';
 
 export interface KeyValueStore {
   get<T>(key: string): T | undefined;

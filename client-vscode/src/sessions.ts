@@ -3,17 +3,10 @@
 // (saved where the save dialog says), listSessions {query}. VS Code's dialogs come in through
 // SessionDialogs, so this is unit-tested without VS Code.
 import type { SessionActionMessage } from './model/sessionActions';
-import type { AgentConnection, HostUi } from './host';
-import type { SessionInfo } from './protocol/generated';
+import type { AgentConnection, HostUi } from './hostTypes';
 
-export interface SessionDialogs {
-  /** The new title (undefined: cancelled). */
-  askTitle(current: string): Promise<string | undefined>;
-  /** Whether the user confirmed deleting the session. */
-  confirmDelete(title: string): Promise<boolean>;
-  /** Save the Markdown where the user picks (undefined: cancelled); where it went. */
-  saveMarkdown(suggestedName: string, markdown: string): Promise<string | undefined>;
-}
+export type { SessionDialogs } from './hostTypes';
+import type { SessionInfo } from './protocol/generated';
 
 /** What of AgentHost this needs. */
 export interface SessionsHost {

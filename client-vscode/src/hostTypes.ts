@@ -1,0 +1,36 @@
+// The interfaces the host (host.ts) talks to the server and to VS Code through, apart from it so
+// that the modules it uses (sessions.ts) can name them without importing it back.
+import type { AgentRequests } from './protocol/generated';
+import type { HostMessage, MentionItem, MentionKind, MentionSearchKind } from './model/messages';
+
+export interface AgentConnection {
+  request<M extends keyof AgentRequests>(
+    method: M,
+    params: AgentRequests[M]['params'],
+  ): Promise<AgentRequests[M]['result']>;
+}
+
+/** What the host needs from VS Code. */
+export interface HostUi {
+  /** To the webview, if one is showing (dropped otherwise: it asks for the state when it loads). */
+  post(message: HostMessage): void;
+  showError(message: string): void;
+  openDiff(requestId: string): void;
+  openFile(path: string): void;
+  /** What @-mentions attach (mentions.ts); without it the panel's @ completion finds nothing. */
+  mentions?: {
+    search(kind: MentionSearchKind, query: string): Promise<MentionItem[]>;
+    item(kind: MentionKind): Promise<MentionItem | string>;
+  };
+  /** Rename's input box, delete's confirmation, export's save dialog (sessions.ts). */
+  sessions?: SessionDialogs;
+}
+
+export interface SessionDialogs {
+  /** The new title (undefined: cancelled). */
+  askTitle(current: string): Promise<string | undefined>;
+  /** Whether the user confirmed deleting the session. */
+  confirmDelete(title: string): Promise<boolean>;
+  /** Save the Markdown where the user picks (undefined: cancelled); where it went. */
+  saveMarkdown(suggestedName: string, markdown: string): Promise<string | undefined>;
+}
