@@ -15,6 +15,7 @@ not sent.
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from agentls.config import Settings
 from agentls.history import ContextPart, Usage
 from agentls.model.base import Provider
 from agentls.session.compaction import Compactor, context_tokens
+from agentls.session.images import read_regular
 from agentls.session.policy import Policy
 from agentls.session.state import SessionState, TurnResult
 from agentls.store import SessionRecord, Store
@@ -206,7 +208,9 @@ def attachments(text: str, root: Path, policy: Policy, state: SessionState) -> l
                 "it is not attached. Ask the agent to read it instead."
             )
         try:
-            content = path.read_text(encoding="utf-8")
+            # At most 4 bytes a character: no more is read than can be attached.
+            data = read_regular(path, 4 * MAX_ATTACHED_CHARS + 1)
+            content = codecs.getincrementaldecoder("utf-8")().decode(data)
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"@{raw}: cannot read {rel} ({exc})") from None
         if len(content) > MAX_ATTACHED_CHARS:

@@ -4,6 +4,7 @@ outside the workspace, a secret or one a rule asks about is refused, as for an @
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -15,6 +16,18 @@ from agentls.session.policy import Policy
 
 class ImageRefused(ValueError):
     """An image that is not attached; the message says why."""
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """Up to `limit` bytes of a regular file. Anything else (a FIFO a repository names shot.png,
+    a device, a socket) is an OSError before it is opened: opening a FIFO waits for a writer."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(f"{path.name} is not a regular file")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # swapped since the stat
+            raise OSError(f"{path.name} is not a regular file")
+        return f.read(limit)
 
 
 def pasted_image(data: str) -> ImagePart:
@@ -46,9 +59,7 @@ def file_image(uri: str, root: Path, policy: Policy, grants: list[Rule]) -> Imag
             "attached. Ask the agent to read it instead."
         )
     try:
-        with open(path, "rb") as f:
-            raw_bytes = f.read(MAX_FILE_BYTES + 1)
-        image = prepare(raw_bytes)
+        image = prepare(read_regular(path, MAX_FILE_BYTES + 1))
     except OSError as exc:
         raise ImageRefused(f"cannot read {rel} ({exc.strerror or exc})") from None
     except ImageError as exc:

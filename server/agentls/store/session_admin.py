@@ -44,7 +44,7 @@ MIGRATION = (
 def fts_query(query: str) -> str | None:
     """The user's words as an FTS5 query: every word must occur, as a word or a word's start
     (`pars` finds `parser`); quoted, so no word is read as FTS5 syntax. None: no words."""
-    words = query.split()
+    words = query.replace("\x00", " ").split()  # FTS5 ends a string at a NUL: an error
     if not words:
         return None
     return " ".join('"' + word.replace('"', '""') + '"*' for word in words)

@@ -1,0 +1,210 @@
+"""A second review of session 6's late features: sub-agents, custom commands, images and session
+management, attacked with a hostile model (the local Messages API scripts its tool calls) and a
+hostile repository (its files). Each hole found is fixed and kept here; the figures go to the
+security table (tests/security/conftest.py)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentls.config import Settings
+from agentls.session import CommandError
+from agentls.session.images import ImageRefused, file_image
+from agentls.session.policy import Policy
+from messages_api import MessagesAPIServer, reply, text, tool_use
+from tests.conftest import HarnessFactory
+from tests.security.conftest import SecurityFigures
+
+SPECIAL = "special file (FIFO) read"
+SUB_AGENT = "sub-agent escape"
+FTS = "search query syntax"
+
+
+class FifoWatch:
+    """Tells whether anyone opened the FIFO to read while it ran: it opens the FIFO's write end
+    without blocking (which fails with ENXIO while there is no reader) until stopped, and closes
+    it at once when it could (so a reader stuck in open() gets EOF and the test goes on)."""
+
+    def __init__(self, fifo: Path) -> None:
+        self.fifo = fifo
+        self.reader_seen = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.01):
+            try:
+                fd = os.open(self.fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as exc:
+                if exc.errno == errno.ENXIO:
+                    continue
+                raise
+            self.reader_seen = True
+            os.close(fd)
+
+    def __enter__(self) -> FifoWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+# ---- images and @paths: a repository's FIFO named like a picture or a note ----------------------
+
+
+def test_a_fifo_named_png_is_refused_without_being_opened(
+    tmp_path: Path, security_figures: SecurityFigures
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    os.mkfifo(root / "shot.png")
+    policy = Policy(Settings.model_validate({"model": "m"}), str(root))
+    with security_figures.attempt(SPECIAL), FifoWatch(root / "shot.png") as watch:
+        with pytest.raises(ImageRefused, match="not a regular file"):
+            file_image((root / "shot.png").as_uri(), root, policy, [])
+    assert not watch.reader_seen
+
+
+async def test_a_commands_at_path_to_a_fifo_neither_blocks_nor_is_attached(
+    make_harness: HarnessFactory,
+    api: MessagesAPIServer,
+    _isolated_config_home: Path,
+    security_figures: SecurityFigures,
+) -> None:
+    h = await make_harness()
+    commands = _isolated_config_home / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text("Review $ARGUMENTS")
+    os.mkfifo(h.root / "notes.md")
+    session = await h.agent.new_session()
+    with security_figures.attempt(SPECIAL), FifoWatch(h.root / "notes.md") as watch:
+        # Read on the event loop before the fix: the whole server hung until a writer came.
+        with pytest.raises(CommandError, match="not a regular file"):
+            await h.agent.prompt(session.id, "/review @notes.md")
+    assert not watch.reader_seen
+    assert api.requests == []
+
+
+async def test_a_commands_at_path_reads_no_more_than_it_attaches(
+    make_harness: HarnessFactory, api: MessagesAPIServer, _isolated_config_home: Path
+) -> None:
+    h = await make_harness()
+    commands = _isolated_config_home / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text("Review $ARGUMENTS")
+    # Multi-byte characters across the cut: the prefix read is still decoded whole.
+    (h.root / "big.txt").write_text("é" * 300_000)
+    api.enqueue(reply(text("ok")))
+    session = await h.agent.new_session()
+    await h.agent.prompt(session.id, "/review @big.txt")
+    body = h.accepted_requests()[0]
+    sent = "\n".join(
+        b.get("text", "") for b in body["messages"][-1]["content"] if isinstance(b, dict)
+    )
+    assert "é" * 1000 in sent and "... (cut)" in sent
+    assert "é" * 200_001 not in sent
+
+
+# ---- sub-agents -----------------------------------------------------------------------------
+
+
+def task(description: str, prompt: str, agent: str | None = None) -> Any:
+    args: dict[str, Any] = {"description": description, "prompt": prompt}
+    if agent is not None:
+        args["agent"] = agent
+    return tool_use("task", args)
+
+
+async def test_plan_mode_holds_for_a_sub_agent_whose_type_can_write(
+    make_harness: HarnessFactory, api: MessagesAPIServer, security_figures: SecurityFigures
+) -> None:
+    h = await make_harness(
+        {
+            "permissions": {"*": "allow"},
+            "agents": {"writer": {"description": "writes", "tools": ["write", "bash", "edit"]}},
+        }
+    )
+    api.enqueue(
+        reply(task("write it", "write files", agent="writer")),
+        reply(
+            tool_use("write", {"path": "a.txt", "content": "x"}),
+            tool_use("bash", {"command": "touch b.txt"}),
+        ),
+        reply(text("tried")),
+        reply(text("planned")),
+    )
+    session = await h.agent.new_session()
+    await h.agent.set_mode(session.id, "plan")
+    await h.agent.prompt(session.id, "plan it")
+    child_results = [
+        b for b in h.accepted_requests()[2]["messages"][-1]["content"] if b["type"] == "tool_result"
+    ]
+    for name in ("a.txt", "b.txt"):
+        with security_figures.attempt(SUB_AGENT):
+            assert not (h.root / name).exists()
+    assert all(r["is_error"] and "plan mode" in r["content"] for r in child_results)
+
+
+async def test_a_sub_agent_gets_no_task_tool_even_when_its_type_names_it(
+    make_harness: HarnessFactory, api: MessagesAPIServer, security_figures: SecurityFigures
+) -> None:
+    h = await make_harness({"agents": {"nest": {"description": "n", "tools": ["task", "read"]}}})
+    api.enqueue(
+        reply(task("outer", "go", agent="nest")),
+        reply(task("inner", "go deeper", agent="nest")),
+        reply(text("child done")),
+        reply(text("done")),
+    )
+    session = await h.agent.new_session()
+    await h.agent.prompt(session.id, "nest")
+    child = h.accepted_requests()[1]
+    with security_figures.attempt(SUB_AGENT):
+        assert "task" not in {t["name"] for t in child["tools"]}
+        [inner] = [
+            b
+            for b in h.accepted_requests()[2]["messages"][-1]["content"]
+            if b["type"] == "tool_result"
+        ]
+        assert inner["is_error"]
+    children = [s for s in await h.store.list_sessions() if s.parent_id is not None]
+    assert len(children) == 1
+
+
+# ---- session search: FTS5 syntax in the user's words ----------------------------------------
+
+QUERIES = [
+    '"',
+    'a" OR "b',
+    "NEAR(a b, 1)",
+    "text:foo",
+    "^start",
+    "a AND",
+    "* OR *",
+    "-x",
+    "(",
+    "a\x00b",
+]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+async def test_search_takes_fts5_syntax_as_plain_words(
+    query: str, make_harness: HarnessFactory, security_figures: SecurityFigures
+) -> None:
+    h = await make_harness()
+    await h.agent.new_session(title="unrelated")
+    with security_figures.attempt(FTS):
+        assert await h.store.search_sessions(query) == []
+
+
+async def test_search_still_finds_a_quoted_word(make_harness: HarnessFactory) -> None:
+    h = await make_harness()
+    record = await h.agent.new_session(title='say "hello" there')
+    assert [r.id for r in await h.store.search_sessions('"hello"')] == [record.id]
