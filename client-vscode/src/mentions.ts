@@ -128,17 +128,37 @@ export class Mentions implements vscode.Disposable {
     if (!vscode.workspace.isTrusted) return '@git runs git, which this untrusted workspace does not allow.';
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     if (!folder) return 'Open a folder first.';
-    // A hostile repository's config could name programs for git to run: turn them all off.
-    const args = ['-c', 'core.fsmonitor=false', '-c', 'diff.external=', '--no-pager', 'diff', '--no-ext-diff', '--no-textconv', 'HEAD'];
-    const diff = await new Promise<string | Error>((resolve) =>
-      execFile('git', args, { cwd: folder, maxBuffer: 8 * 1024 * 1024 }, (err, stdout, stderr) =>
-        resolve(err ? new Error(stderr.trim() || err.message) : stdout),
-      ),
-    );
+    const diff = await gitDiff(folder);
     if (diff instanceof Error) return `git diff failed: ${diff.message}`;
     if (!diff.trim()) return 'The working tree has no changes.';
     return { label: '@git', detail: 'git diff HEAD', ref: { type: 'text', label: '@git', text: diff } };
   }
+}
+
+function runGit(args: string[], cwd: string): Promise<string | Error> {
+  return new Promise((resolve) =>
+    execFile('git', args, { cwd, maxBuffer: 8 * 1024 * 1024 }, (err, stdout, stderr) =>
+      resolve(err ? new Error(stderr.trim() || err.message) : stdout),
+    ),
+  );
+}
+
+/** `git diff HEAD` in `folder` with every program a hostile repository's config could name for
+ * it turned off: fsmonitor, external diff, textconv, pager, the clean filters and long-running
+ * filter processes its .gitattributes point at (git runs them to hash the working tree), and
+ * every transport (a partial clone fetches missing objects through ssh or ext::). */
+export async function gitDiff(folder: string): Promise<string | Error> {
+  const names = await runGit(['config', '-z', '--name-only', '--list'], folder);
+  if (names instanceof Error) return names;
+  const off = ['-c', 'core.fsmonitor=false', '-c', 'diff.external=', '-c', 'protocol.allow=never'];
+  for (const name of names.split('\0')) {
+    // `git -c` splits at the first "=": a name with one could not be overridden.
+    if (/^(filter|protocol)\./.test(name) && name.includes('=')) return new Error(`the repository's config has a key git -c cannot turn off: ${JSON.stringify(name)}`);
+    const filter = /^filter\.(.*)\.[^.]+$/s.exec(name);
+    if (filter) off.push('-c', `filter.${filter[1]}.clean=`, '-c', `filter.${filter[1]}.process=`);
+    else if (/^protocol\..*\.allow$/s.test(name)) off.push('-c', `${name}=never`);
+  }
+  return runGit([...off, '--no-pager', 'diff', '--no-ext-diff', '--no-textconv', 'HEAD'], folder);
 }
 
 export function formatProblem(path: string, d: vscode.Diagnostic): string {
