@@ -79,15 +79,17 @@ def prepare(raw: bytes) -> PreparedImage:
     if len(raw) > MAX_FILE_BYTES:
         raise ImageError(f"it is over {MAX_FILE_BYTES // (1024 * 1024)} MB")
     try:
-        with Image.open(io.BytesIO(lenient_png(raw))) as image:
+        # Only these four decoders: another format's may run a program (EPS runs Ghostscript)
+        # on a repository's file named like a picture.
+        with Image.open(io.BytesIO(lenient_png(raw)), formats=tuple(FORMATS)) as image:
             kind = image.format or ""
+            media_type = FORMATS.get(kind)
+            if media_type is None:
+                raise ImageError(f"it is {kind or 'an unknown format'}, not PNG, JPEG, GIF or WebP")
             width, height = image.size
             if width * height > MAX_PIXELS:
                 raise ImageError(f"it is {width}x{height} pixels, too many to decode")
             image.load()
-            media_type = FORMATS.get(kind)
-            if media_type is None:
-                raise ImageError(f"it is {kind or 'an unknown format'}, not PNG, JPEG, GIF or WebP")
             encoded = base64.b64encode(raw).decode("ascii")
             if max(width, height) <= MAX_SIDE and len(encoded) <= MAX_IMAGE_BASE64:
                 return PreparedImage(media_type, encoded, width, height)

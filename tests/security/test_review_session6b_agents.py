@@ -15,7 +15,7 @@ import pytest
 
 from agentls.config import Settings
 from agentls.session import CommandError
-from agentls.session.images import ImageRefused, file_image
+from agentls.session.images import ImageRefused, file_image, pasted_image
 from agentls.session.policy import Policy
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
@@ -208,3 +208,58 @@ async def test_search_still_finds_a_quoted_word(make_harness: HarnessFactory) ->
     h = await make_harness()
     record = await h.agent.new_session(title='say "hello" there')
     assert [r.id for r in await h.store.search_sessions('"hello"')] == [record.id]
+
+
+# ---- images: a repository's "picture" in a format whose decoder runs a program ---------------
+
+EPS = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 10 10\n0 0 moveto 10 10 lineto stroke\n%%EOF\n"
+
+
+async def test_an_eps_named_png_runs_no_ghostscript_when_the_model_reads_it(
+    make_harness: HarnessFactory,
+    api: MessagesAPIServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    security_figures: SecurityFigures,
+) -> None:
+    from PIL import EpsImagePlugin
+
+    # A `gs` on PATH (the user's Ghostscript), which Pillow runs to decode an EPS file.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    ran = tmp_path / "gs-ran"
+    (bin_dir / "gs").write_text(f"#!/bin/sh\ntouch {ran}\nexit 1\n")
+    (bin_dir / "gs").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(EpsImagePlugin, "gs_binary", None)
+    h = await make_harness()
+    (h.root / "logo.png").write_bytes(EPS)
+    api.enqueue(reply(tool_use("read", {"path": "logo.png"})), reply(text("seen")))
+    session = await h.agent.new_session()
+    await h.agent.prompt(session.id, "look at the logo")
+    [result] = [
+        b for b in h.accepted_requests()[1]["messages"][-1]["content"] if b["type"] == "tool_result"
+    ]
+    with security_figures.attempt("image decoder runs a program"):
+        assert not ran.exists()
+    assert result["is_error"]
+
+
+@pytest.mark.parametrize("fmt", ["EPS", "BMP", "TIFF", "ICO", "PCX"])
+def test_a_pasted_image_is_decoded_only_as_png_jpeg_gif_or_webp(
+    fmt: str, security_figures: SecurityFigures
+) -> None:
+    import base64
+    import io
+
+    from PIL import Image
+
+    if fmt == "EPS":
+        raw = EPS
+    else:
+        out = io.BytesIO()
+        Image.new("RGB", (16, 16)).save(out, format=fmt)
+        raw = out.getvalue()
+    with security_figures.attempt("image decoder runs a program"):
+        with pytest.raises(ImageRefused, match="not one of PNG, JPEG, GIF, WebP"):
+            pasted_image(base64.b64encode(raw).decode("ascii"))
