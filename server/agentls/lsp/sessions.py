@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pygls.exceptions import JsonRpcRequestCancelled
+from pygls.uris import to_fs_path
 
 from agentls.history import Attachment, ContextPart, ImagePart
 from agentls.lsp.agent_server import AgentServer
@@ -37,6 +38,7 @@ from agentls.protocol.models import (
     TurnFinishReason,
 )
 from agentls.session import Agent, CommandError, SessionBusyError
+from agentls.session.context_links import refused_link
 from agentls.session.images import ImageRefused, file_image, pasted_image
 
 
@@ -110,6 +112,10 @@ async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
         elif isinstance(ref, TextRef):
             context.append(ContextPart(uri=ref.label, text=cut_context(ref.text)))
         else:
+            path = Path(to_fs_path(ref.uri) or ref.uri)
+            refused = refused_link(path, agent.root, agent.policy)
+            if refused is not None:
+                raise invalid(f"Invalid params: context.{i}: {refused}")
             context += await context_parts(ls, [ref])
     try:
         result = await agent.prompt(params.session_id, params.text, context, mode=params.mode)
