@@ -263,3 +263,29 @@ def test_a_pasted_image_is_decoded_only_as_png_jpeg_gif_or_webp(
     with security_figures.attempt("image decoder runs a program"):
         with pytest.raises(ImageRefused, match="not one of PNG, JPEG, GIF, WebP"):
             pasted_image(base64.b64encode(raw).decode("ascii"))
+
+
+# ---- a sub-agent's session title is the model's words: no control characters ----------------
+
+HOSTILE_TITLES = [
+    "\x1b]0;owned\x07 then \x1b[2J",  # terminal escapes: retitle the window, clear the screen
+    "line\nfake-session-id  New row",  # a second row in `agentls sessions`
+    "right\u202eto-left",  # text direction override
+    "lone \ud800 surrogate",  # SQLite refuses it
+]
+
+
+@pytest.mark.parametrize("description", HOSTILE_TITLES)
+async def test_a_sub_agents_title_from_the_model_is_plain_text(
+    description: str,
+    make_harness: HarnessFactory,
+    api: MessagesAPIServer,
+    security_figures: SecurityFigures,
+) -> None:
+    h = await make_harness()
+    api.enqueue(reply(task(description, "look around")), reply(text("ok")), reply(text("done")))
+    session = await h.agent.new_session()
+    await h.agent.prompt(session.id, "go")
+    with security_figures.attempt("control characters in a session title"):
+        [child] = [s for s in await h.store.list_sessions() if s.parent_id == session.id]
+        assert child.title.isprintable() and child.title.strip()

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentls.config import AgentType
-from agentls.history import ToolPart, Usage
+from agentls.history import ToolPart, Usage, clean_text
 from agentls.session.calls import CallEnv
 from agentls.session.policy import Policy
 from agentls.session.questions import AskContext
@@ -53,6 +53,13 @@ def agent_types(agents: dict[str, AgentType] | None) -> dict[str, AgentType]:
     types = {DEFAULT_AGENT: AgentType(description="Investigates with the read-only tools.")}
     types.update(agents or {})
     return types
+
+
+def plain_title(description: str) -> str:
+    """The model's task description as a session title: one line of printable characters (no
+    terminal escape, line break or direction override reaches a session list)."""
+    text = "".join(c if c.isprintable() else " " for c in clean_text(description))
+    return " ".join(text.split()) or "Sub-agent"
 
 
 def summary_of(state: SessionState, agent: str) -> str:
@@ -140,7 +147,9 @@ class SubAgents:
         async with self.slots(settings.max_parallel_tasks):
             parts = self.parts_for(model)
             store = parts.store
-            record = await store.create_session(title=description, cwd=parent.cwd, model=model)
+            record = await store.create_session(
+                title=plain_title(description), cwd=parent.cwd, model=model
+            )
             await store.set_parent(record.id, parent.id, name)
             record.parent_id, record.agent = parent.id, name
             record.mode = parent.mode  # plan mode holds for its sub-agents too (not stored)
