@@ -5,6 +5,7 @@ security table (tests/security/conftest.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 import threading
@@ -289,3 +290,30 @@ async def test_a_sub_agents_title_from_the_model_is_plain_text(
     with security_figures.attempt("control characters in a session title"):
         [child] = [s for s in await h.store.list_sessions() if s.parent_id == session.id]
         assert child.title.isprintable() and child.title.strip()
+
+
+async def test_plan_mode_set_while_a_sub_agent_runs_holds_for_it(
+    make_harness: HarnessFactory, api: MessagesAPIServer, security_figures: SecurityFigures
+) -> None:
+    h = await make_harness(
+        {
+            "permissions": {"write": "allow", "bash": "ask"},
+            "agents": {"writer": {"description": "writes", "tools": ["write", "bash"]}},
+        }
+    )
+    api.enqueue(
+        reply(task("write it", "write files", agent="writer")),
+        reply(tool_use("bash", {"command": "echo hi"})),
+        reply(tool_use("write", {"path": "a.txt", "content": "x"})),
+        reply(text("tried")),
+        reply(text("planned")),
+    )
+    session = await h.agent.new_session()
+    turn = asyncio.create_task(h.agent.prompt(session.id, "go"))
+    question = await h.wait_for("permission-request")
+    # The user switches the session to plan mode while its sub-agent waits on a question.
+    await h.agent.set_mode(session.id, "plan")
+    h.agent.approve(question.session_id, question.request_id, "once")
+    await asyncio.wait_for(turn, 10)
+    with security_figures.attempt(SUB_AGENT):
+        assert not (h.root / "a.txt").exists()

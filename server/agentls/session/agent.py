@@ -263,6 +263,9 @@ class Agent(SessionManagement):
         if mode not in MODES:
             raise ValueError(f"mode must be build or plan (got {mode!r})")
         await set_mode(await self.session(session_id), self.store, self.emit, mode)
+        for child in self._sessions.values():  # its running sub-agents follow (not stored)
+            if child.record.parent_id == session_id and child.users > 0:
+                child.record.mode = mode
 
     def list_commands(self) -> dict[str, Command]:
         """The /commands by name: built-ins, the user's, the workspace's when it is trusted."""
