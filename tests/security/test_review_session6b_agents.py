@@ -317,3 +317,78 @@ async def test_plan_mode_set_while_a_sub_agent_runs_holds_for_it(
     await asyncio.wait_for(turn, 10)
     with security_figures.attempt(SUB_AGENT):
         assert not (h.root / "a.txt").exists()
+
+
+# ---- @paths and image uris out of the workspace or to a secret ---------------------------------
+
+
+def png_bytes() -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (4, 4)).save(out, format="PNG")
+    return out.getvalue()
+
+
+@pytest.fixture
+def hostile_tree(tmp_path: Path) -> Path:
+    """A workspace with links out of it and to its secret, and a secret beside it."""
+    root = tmp_path / "ws"
+    root.mkdir(exist_ok=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("secret.txt", "secret.png"):
+        (outside / name).write_bytes(png_bytes() if name.endswith(".png") else b"TOPSECRET\n")
+    (root / ".env").write_text("TOKEN=TOPSECRET\n")
+    (root / "id_rsa.png").write_bytes(png_bytes())
+    (root / "out.txt").symlink_to(outside / "secret.txt")
+    (root / "out.png").symlink_to(outside / "secret.png")
+    (root / "env.txt").symlink_to(root / ".env")
+    (root / "env.png").symlink_to(root / ".env")
+    return root
+
+
+AT_PATHS = ["../outside/secret.txt", "@/etc/passwd", "out.txt", "env.txt", ".env", "~/.bashrc"]
+
+
+@pytest.mark.parametrize("ref", AT_PATHS)
+async def test_a_commands_at_path_attaches_nothing_outside_or_secret(
+    ref: str,
+    hostile_tree: Path,
+    make_harness: HarnessFactory,
+    api: MessagesAPIServer,
+    _isolated_config_home: Path,
+    security_figures: SecurityFigures,
+) -> None:
+    h = await make_harness({"permissions": {"read": "allow"}})
+    assert h.root == hostile_tree
+    commands = _isolated_config_home / "commands"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text("Review $ARGUMENTS")
+    session = await h.agent.new_session()
+    with security_figures.attempt("@path out of the workspace or to a secret"):
+        try:
+            await h.agent.prompt(session.id, f"/review @{ref.removeprefix('@')}")
+        except CommandError:
+            pass
+        assert api.requests == [] or all(
+            "TOPSECRET" not in str(r.body) and "root:" not in str(r.body) for r in api.requests
+        )
+
+
+IMAGE_URIS = ["out.png", "env.png", "../outside/secret.png", "file:///etc/passwd", "id_rsa.png"]
+
+
+@pytest.mark.parametrize("uri", IMAGE_URIS)
+def test_an_image_uri_attaches_nothing_outside_or_secret(
+    uri: str, hostile_tree: Path, security_figures: SecurityFigures
+) -> None:
+    policy = Policy(
+        Settings.model_validate({"model": "m", "secretPatterns": ["**/id_rsa*"]}),
+        str(hostile_tree),
+    )
+    with security_figures.attempt("image uri out of the workspace or to a secret"):
+        with pytest.raises(ImageRefused):
+            file_image(uri, hostile_tree, policy, [])
