@@ -15,7 +15,7 @@ import asyncio
 import ipaddress
 import re
 import socket
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any, Literal, TypeVar
@@ -318,6 +318,10 @@ async def _get(
         raise _NoConnection(f"Connecting to {host} ({address}) failed: {exc}") from exc
     except httpx2.HTTPError as exc:
         raise ToolError(f"Fetching {url} failed: {exc.__class__.__name__}: {exc}") from exc
+    # Capped as sent too: a compressed stream that decodes to little (gzip members past the
+    # first are dropped) is not read on until the time limit.
+    sent = _Capped(response.stream)
+    response.stream = sent
     try:
         if response.status_code in _REDIRECTS and "location" in response.headers:
             return response.headers["location"]
@@ -329,6 +333,11 @@ async def _get(
                 del body[MAX_READ_BYTES:]
                 cut = True
                 break
+        cut = cut or sent.hit
+    except httpx2.DecodingError as exc:
+        if not sent.hit:  # a compressed body cut at the cap may end mid-stream
+            raise ToolError(f"Reading {url} failed: {exc.__class__.__name__}: {exc}") from exc
+        cut = True
     except httpx2.HTTPError as exc:
         raise ToolError(f"Reading {url} failed: {exc.__class__.__name__}: {exc}") from exc
     finally:
@@ -343,6 +352,27 @@ async def _get(
         body=bytes(body),
         cut=cut,
     )
+
+
+class _Capped(httpx2.AsyncByteStream):
+    """A response's bytes as sent, ended past MAX_READ_BYTES (`hit` then set)."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream | httpx2.SyncByteStream) -> None:
+        assert isinstance(inner, httpx2.AsyncByteStream)
+        self.inner = inner
+        self.read = 0
+        self.hit = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for part in self.inner:
+            self.read += len(part)
+            yield part
+            if self.read > MAX_READ_BYTES:
+                self.hit = True
+                return
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def _redirect(url: httpx2.URL, location: str) -> httpx2.URL:
