@@ -498,6 +498,7 @@ async def _run(args: argparse.Namespace) -> int:
     import signal
     from pathlib import Path
 
+    from agentls.cli.terminal import visible_stream
     from agentls.config import load_settings
     from agentls.session import Agent, CommandError
     from agentls.session.images import ImageRefused, user_image
@@ -523,9 +524,9 @@ async def _run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if settings.untrusted_notice:
         print(settings.untrusted_notice, file=sys.stderr)
-    out = sys.stdout
+    out = sys.stdout if args.json else visible_stream(sys.stdout)
     agent = await Agent.open(settings=settings, root=root, watch_instructions=False)
-    agent.presenter = terminal_presenter(agent, args.yes, sys.stderr)
+    agent.presenter = terminal_presenter(agent, args.yes, visible_stream(sys.stderr))
     agent.subscribe(_json_printer(out) if args.json else TerminalPrinter(out))
     try:
         if args.session:

@@ -8,6 +8,8 @@ import argparse
 import os
 import sys
 
+from agentls.cli.terminal import visible
+
 EXIT_OK = 0
 EXIT_USAGE = 2
 
@@ -33,7 +35,7 @@ async def session_command(args: argparse.Namespace) -> int:
     agent = await Agent.open(settings=Settings(), root=os.getcwd(), watch_instructions=False)
     try:
         if args.command == "export":
-            sys.stdout.write(await agent.export_markdown(args.session))
+            sys.stdout.write(visible(await agent.export_markdown(args.session)))
         elif args.command == "rename":
             print(await agent.rename_session(args.session, args.title))
         elif args.command == "delete":
@@ -41,7 +43,7 @@ async def session_command(args: argparse.Namespace) -> int:
                 print(f"deleted {sid}")
         else:
             record = await agent.fork_session(args.session, args.message, args.title)
-            print(f"{record.id}  {record.title}")
+            print(visible(f"{record.id}  {record.title}"))
     except KeyError as exc:
         print(f"agentls: {exc.args[0]}", file=sys.stderr)
         return EXIT_USAGE
