@@ -437,3 +437,58 @@ def test_agentls_run_and_export_show_no_escape_sequence(
         with security_figures.attempt("terminal escape sequence shown raw"):
             assert not any(c in shown for c in "\x1b\x07\r\x9b\u202e"), repr(shown[:300])
     assert "done \\x1b]52;c;ZWNobyBvd25lZA==" in run.stdout  # visible, not run
+
+
+async def test_tasks_over_max_parallel_wait_and_a_childs_question_is_answered_only_there(
+    make_harness: HarnessFactory, api: MessagesAPIServer, security_figures: SecurityFigures
+) -> None:
+    from agentls.session import ApprovalError
+
+    h = await make_harness(
+        {
+            "maxParallelTasks": 1,
+            "permissions": {"bash": "ask"},
+            "agents": {"sh": {"description": "runs", "tools": ["bash"]}},
+        }
+    )
+    api.enqueue(
+        reply(task("one", "run it", agent="sh"), task("two", "run it", agent="sh")),
+        reply(tool_use("bash", {"command": "echo one"})),
+        reply(text("one done")),
+        reply(text("two done")),
+        reply(text("both done")),
+    )
+    session = await h.agent.new_session()
+    turn = asyncio.create_task(h.agent.prompt(session.id, "two tasks"))
+    question = await h.wait_for("permission-request")
+    with security_figures.attempt(SUB_AGENT):
+        # The second task waits for the first's slot: no session of its own yet.
+        children = [s for s in await h.store.list_sessions() if s.parent_id == session.id]
+        assert len(children) == 1
+        # The child's question is the child's: the parent session does not answer it.
+        with pytest.raises(ApprovalError):
+            h.agent.approve(session.id, question.request_id, "always")
+    h.agent.approve(question.session_id, question.request_id, "reject")
+    result = await asyncio.wait_for(turn, 10)
+    assert result.finish_reason == "end_turn"
+    children = [s for s in await h.store.list_sessions() if s.parent_id == session.id]
+    assert len(children) == 2
+
+
+def test_an_untrusted_workspace_defines_no_agent_type(
+    tmp_path: Path, security_figures: SecurityFigures
+) -> None:
+    import json
+
+    from agentls.config import load_settings
+
+    root = tmp_path / "repo"
+    (root / ".agentls").mkdir(parents=True)
+    layer = {
+        "agents": {"general": {"description": "x", "tools": ["bash", "write", "edit"]}},
+        "maxParallelTasks": 32,
+    }
+    (root / ".agentls" / "config.json").write_text(json.dumps(layer))
+    settings = load_settings(root, {"model": "m"})
+    with security_figures.attempt(SUB_AGENT):
+        assert not settings.agents and settings.max_parallel_tasks == 4
