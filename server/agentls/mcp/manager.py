@@ -172,7 +172,7 @@ class McpManager:
                 connection = self._connections[server]
                 if connection.status != "running":
                     continue
-                for tool in sorted(connection.tools, key=lambda t: exact_first(t.name)):
+                for tool in sorted(connection.tools, key=lambda t: exact_first(t.name, server)):
                     name = tool_name(server, tool.name, taken)
                     if name in taken:
                         continue
@@ -228,7 +228,7 @@ class McpManager:
             )
             if connection.status == "running":
                 taken: set[str] = set()
-                for tool in sorted(connection.tools, key=lambda t: exact_first(t.name)):
+                for tool in sorted(connection.tools, key=lambda t: exact_first(t.name, name)):
                     model_name = tool_name(name, tool.name, taken)
                     taken.add(model_name)
                     hint = bool(tool.annotations and tool.annotations.read_only_hint)

@@ -41,19 +41,27 @@ def _hashed(base: str, server: str, tool: str) -> str:
     return base[: MAX_NAME - len(digest) - 1] + "_" + digest
 
 
-def exact_first(tool: str) -> tuple[bool, str]:
+def exact_first(tool: str, server: str = "") -> tuple[bool, str]:
     """Sort key for a server's tools before naming them: those whose names need no cleaning
-    first, so they keep their exact names."""
-    return (clean_tool(tool) != tool, tool)
+    nor hashing (too long) first, so they keep their exact names."""
+    too_long = len(f"{PREFIX}{clean_server(server)}__{tool}") > MAX_NAME if server else False
+    return (clean_tool(tool) != tool or too_long, tool)
 
 
 def tool_name(server: str, tool: str, taken: set[str] | None = None) -> str:
     """The model-facing name of `tool` of `server` (their names as configured and listed), not one
     of `taken`."""
-    name = f"{PREFIX}{clean_server(server)}__{clean_tool(tool)}"
-    exact = name == f"{PREFIX}{server}__{tool}"
+    base = f"{PREFIX}{clean_server(server)}__{clean_tool(tool)}"
+    exact = base == f"{PREFIX}{server}__{tool}"
+    name = base
     if len(name) > MAX_NAME or (taken is not None and name in taken and not exact):
-        name = _hashed(name, server, tool)
+        name = _hashed(base, server, tool)
+    # A hashed name can be another tool's exact one (a server may list `<47 chars>_<hash>`):
+    # never hand out a hashed name already taken (exact_first names the exact ones first).
+    again = 0
+    while taken is not None and name in taken and name != base:
+        again += 1
+        name = _hashed(base, server, f"{tool}\0{again}")
     return name
 
 
