@@ -492,3 +492,37 @@ def test_an_untrusted_workspace_defines_no_agent_type(
     settings = load_settings(root, {"model": "m"})
     with security_figures.attempt(SUB_AGENT):
         assert not settings.agents and settings.max_parallel_tasks == 4
+
+
+async def test_the_read_tool_opens_no_fifo_named_like_an_image(
+    make_harness: HarnessFactory, api: MessagesAPIServer, security_figures: SecurityFigures
+) -> None:
+    h = await make_harness()
+    os.mkfifo(h.root / "shot.png")
+    api.enqueue(reply(tool_use("read", {"path": "shot.png"})), reply(text("seen")))
+    session = await h.agent.new_session()
+    with security_figures.attempt(SPECIAL), FifoWatch(h.root / "shot.png") as watch:
+        await asyncio.wait_for(h.agent.prompt(session.id, "look"), 30)
+    assert not watch.reader_seen
+    [result] = [
+        b for b in h.accepted_requests()[1]["messages"][-1]["content"] if b["type"] == "tool_result"
+    ]
+    assert result["is_error"]
+
+
+async def test_a_png_link_to_a_secret_outside_is_refused_and_not_shown(
+    hostile_tree: Path,
+    make_harness: HarnessFactory,
+    api: MessagesAPIServer,
+    security_figures: SecurityFigures,
+) -> None:
+    h = await make_harness({"permissions": {"read": "allow"}})
+    api.enqueue(reply(tool_use("read", {"path": "out.png"})), reply(text("seen")))
+    session = await h.agent.new_session()
+    await asyncio.wait_for(h.agent.prompt(session.id, "look"), 10)
+    [result] = [
+        b for b in h.accepted_requests()[1]["messages"][-1]["content"] if b["type"] == "tool_result"
+    ]
+    with security_figures.attempt("image uri out of the workspace or to a secret"):
+        assert result["is_error"] and "outside the workspace" in str(result["content"])
+        assert "image" not in str(result["content"])
