@@ -526,3 +526,25 @@ async def test_a_png_link_to_a_secret_outside_is_refused_and_not_shown(
     with security_figures.attempt("image uri out of the workspace or to a secret"):
         assert result["is_error"] and "outside the workspace" in str(result["content"])
         assert "image" not in str(result["content"])
+
+
+async def test_a_fork_taken_mid_turn_sends_no_dangling_tool_call(
+    make_harness: HarnessFactory, api: MessagesAPIServer, security_figures: SecurityFigures
+) -> None:
+    h = await make_harness({"permissions": {"bash": "ask"}})
+    api.enqueue(
+        reply(text("ok"), tool_use("bash", {"command": "echo hi"})),
+        reply(text("done")),
+        reply(text("fork answer")),
+    )
+    session = await h.agent.new_session()
+    turn = asyncio.create_task(h.agent.prompt(session.id, "go"))
+    question = await h.wait_for("permission-request")
+    messages = await h.store.load_messages(session.id, repair=False)
+    fork = await h.agent.fork_session(session.id, messages[-1].id)  # its bash call is running
+    h.agent.approve(question.session_id, question.request_id, "reject")
+    await asyncio.wait_for(turn, 10)
+    with security_figures.attempt("fork of a session mid-turn"):
+        result = await h.agent.prompt(fork.id, "continue")
+        assert result.finish_reason == "end_turn" and result.text == "fork answer"
+        assert not [r for r in api.all_requests if r.rejected]
