@@ -154,7 +154,7 @@ export const run: Runner = (command, args, onOutput) =>
 
 /** The interpreter's version, from running it; undefined when it does not run. */
 export async function pythonVersion(command: string, runner: Runner = run): Promise<[number, number, number] | undefined> {
-  const result = await runner(command, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])']);
+  const result = await runner(command, ['-I', '-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])']);
   if (result.error || result.code !== 0) return undefined;
   const m = /(\d+)\.(\d+)\.(\d+)/.exec(result.output);
   return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : undefined;
@@ -267,8 +267,10 @@ async function installLocked(options: InstallOptions): Promise<void> {
   if (!exists(wheel.path)) throw new InstallError('no-wheel', `The bundled agentls wheel is missing: ${wheel.path}. Reinstall the extension.`);
   if (!exists(paths.python)) {
     options.report?.(`creating a virtual environment with ${interpreter.command}`);
-    log(`$ ${interpreter.command} -m venv ${paths.venv}\n`);
-    const venv = await runner(interpreter.command, ['-m', 'venv', paths.venv], log);
+    log(`$ ${interpreter.command} -I -m venv ${paths.venv}\n`);
+    // -I (isolated): not the current directory's modules (it may be a workspace with a venv/ or
+    // pip/ package of its own), nor PYTHON* variables, nor the user's site-packages.
+    const venv = await runner(interpreter.command, ['-I', '-m', 'venv', paths.venv], log);
     if (venv.error || venv.code !== 0 || !exists(paths.python)) {
       const detail = venv.error ?? lastLines(venv.output, 4);
       throw new InstallError(
@@ -279,7 +281,7 @@ async function installLocked(options: InstallOptions): Promise<void> {
     }
   }
   options.report?.(`pip install agentls ${wheel.version} and its dependencies`);
-  const args = ['-m', 'pip', 'install', '--upgrade', wheel.path];
+  const args = ['-I', '-m', 'pip', 'install', '--upgrade', wheel.path];
   log(`$ ${paths.python} ${args.join(' ')}\n`);
   const pip = await runner(paths.python, args, log);
   if (pip.error || pip.code !== 0) throw pipFailure(pip);
