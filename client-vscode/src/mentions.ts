@@ -3,6 +3,8 @@
 // file, else of the workspace), @terminal (the active terminal's recent output, through the
 // shell integration API when this VS Code has it), @git (the working tree's diff).
 import { execFile } from 'node:child_process';
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname, join, sep } from 'node:path';
 import * as vscode from 'vscode';
 import { fuzzyRank } from './mentionMatch';
 import type { MentionItem, MentionKind, MentionSearchKind } from './model/messages';
@@ -148,6 +150,8 @@ function runGit(args: string[], cwd: string): Promise<string | Error> {
  * filter processes its .gitattributes point at (git runs them to hash the working tree), and
  * every transport (a partial clone fetches missing objects through ssh or ext::). */
 export async function gitDiff(folder: string): Promise<string | Error> {
+  const foreign = await foreignRepository(folder);
+  if (foreign) return new Error(foreign);
   const names = await runGit(['config', '-z', '--name-only', '--list'], folder);
   if (names instanceof Error) return names;
   const off = ['-c', 'core.fsmonitor=false', '-c', 'diff.external=', '-c', 'protocol.allow=never'];
@@ -159,6 +163,43 @@ export async function gitDiff(folder: string): Promise<string | Error> {
     else if (/^protocol\..*\.allow$/s.test(name)) off.push('-c', `${name}=never`);
   }
   return runGit([...off, '--no-pager', 'diff', '--no-ext-diff', '--no-textconv', 'HEAD'], folder);
+}
+
+/** Why the repository of `folder` is not this folder's own, or undefined. A hostile one can make
+ * `git diff HEAD` read another place: core.worktree naming another directory (~/.ssh: its files
+ * would be the "changes"), or a .git file naming another repository's git directory (every file
+ * of that one's HEAD would show as deleted, in full). Linked worktrees and submodules, whose git
+ * directories point back here, are this folder's own. */
+async function foreignRepository(folder: string): Promise<string | undefined> {
+  const info = await runGit(['rev-parse', '--show-toplevel', '--absolute-git-dir'], folder);
+  if (info instanceof Error) return info.message;
+  const [top, gitDir] = info.trim().split('\n').map((line) => realOf(line));
+  const here = realOf(folder);
+  if (!top || !gitDir) return 'git named no work tree';
+  const within = (path: string, dir: string): boolean => path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+  if (!within(here, top)) return `the repository's work tree is ${top}, not this folder`;
+  if (dirname(gitDir) === top) return undefined; // the usual layout (this folder may be a subfolder)
+  const back = readText(join(gitDir, 'gitdir')); // a linked worktree's: its .git file
+  if (back !== undefined && realOf(back.trim()) === realOf(join(top, '.git'))) return undefined;
+  const worktree = await runGit(['config', '--get', 'core.worktree'], folder); // a submodule's
+  if (top === here && !(worktree instanceof Error) && worktree.trim()) return undefined;
+  return `the repository's git directory ${gitDir} and work tree ${top} are not this folder's own`;
+}
+
+function realOf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 export function formatProblem(path: string, d: vscode.Diagnostic): string {
