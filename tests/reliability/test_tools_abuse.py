@@ -127,9 +127,14 @@ async def bash_reads_stdin(h: Harness, api: MessagesAPIServer) -> None:
 
 
 async def binary_file(h: Harness, api: MessagesAPIServer) -> None:
-    (h.root / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)) * 4)
-    part = await one_call(h, api, "read", {"path": "image.png"})
+    garbage = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)) * 4
+    (h.root / "blob.bin").write_bytes(garbage)
+    part = await one_call(h, api, "read", {"path": "blob.bin"})
     assert part.status == "error" and "binary" in (part.output or "")
+    # Named as an image, it is read as one: a broken one is said as such.
+    (h.root / "image.png").write_bytes(garbage)
+    part = await one_call(h, api, "read", {"path": "image.png"})
+    assert part.status == "error" and "not an image" in (part.output or "")
 
 
 async def file_of_200_mb(h: Harness, api: MessagesAPIServer) -> None:
