@@ -60,3 +60,20 @@ def test_search_export_rename_fork_delete(
     assert "Quoting" not in titles(env)
     missing = agentls("export", session, env=env)
     assert missing.returncode == 2 and "unknown sessionId" in missing.stderr
+
+
+def test_a_title_with_terminal_escapes_is_listed_visibly(
+    api: MessagesAPIServer, env: dict[str, str], tmp_path: Path
+) -> None:
+    # A title may come from an editor (agent/renameSession): listing it never writes a raw
+    # escape sequence (a window title change, a clipboard write) to the terminal.
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    api.enqueue(reply(text("ok")))
+    first = agentls("run", "--cwd", str(workspace), "--json", "hello", env=env)
+    session = json.loads(first.stdout.splitlines()[-1])["sessionId"]
+    assert agentls("rename", session, "a\x1b]52;c;ZXZpbA==\x07b", env=env).returncode == 0
+    listed = agentls("sessions", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "\x1b" not in listed.stdout and "\x07" not in listed.stdout
+    assert "a\\x1b]52;c;ZXZpbA==\\x07b" in listed.stdout

@@ -197,8 +197,9 @@ async def _sessions(args: argparse.Namespace) -> int:
         return EXIT_OK
     from datetime import datetime
 
-    # input = uncached input tokens; cache r/w = read from / written to the prompt cache.
-    print(
+    from agentls.cli.terminal import visible  # a title renamed over LSP may hold escapes
+
+    print(  # input: uncached input tokens; cache r/w: read from / written to the prompt cache
         f"{'session':<32} {'updated':<16} {'input':>10} {'cache r/w':>21} {'output':>9} "
         f"{'cost':>10}  title  (workspace)"
     )
@@ -209,7 +210,7 @@ async def _sessions(args: argparse.Namespace) -> int:
         cost = f"${u.cost_usd:,.4f}"
         print(
             f"{r.id:<32} {when:<16} {u.input_tokens:>10,} {cache:>21} {u.output_tokens:>9,} "
-            f"{cost:>10}  {r.title}  ({r.cwd})"
+            f"{cost:>10}  {visible(r.title)}  ({visible(r.cwd)})"
         )
     return EXIT_OK
 
