@@ -5,27 +5,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from pathlib import Path
 
 EXIT_OK = 0
 EXIT_USAGE = 2
 
 
 async def commands_command(args: argparse.Namespace) -> int:
-    from agentls.config import load_settings
+    from agentls.cli.workspace import workspace_settings
     from agentls.session import Agent
 
-    root = Path(args.cwd or os.getcwd()).resolve()
-    if not root.is_dir():
-        print(f"agentls: --cwd {root} is not a directory", file=sys.stderr)
+    found = workspace_settings(args.cwd)
+    if found is None:
         return EXIT_USAGE
-    try:
-        settings = load_settings(root)
-    except ValueError as exc:
-        print(f"agentls: bad configuration: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    root, settings = found
     agent = await Agent.open(settings=settings, root=root, watch_instructions=False)
     try:
         commands = list(agent.list_commands().values())

@@ -495,33 +495,27 @@ def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
 async def _run(args: argparse.Namespace) -> int:
     import asyncio
     import json
-    import os
     import signal
     from pathlib import Path
 
     from agentls.cli.terminal import visible_stream
-    from agentls.config import load_settings
+    from agentls.cli.workspace import workspace_settings
     from agentls.session import Agent, CommandError
     from agentls.session.images import ImageRefused, user_image
 
-    root = Path(args.cwd or os.getcwd()).resolve()
-    if not root.is_dir():
-        print(f"agentls: --cwd {root} is not a directory", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        images = [user_image(Path(p)) for p in args.image]
-    except ImageRefused as exc:
-        print(f"agentls: --image {exc}", file=sys.stderr)
-        return EXIT_USAGE
     overrides: dict[str, Any] = {}
     if args.model:
         overrides["model"] = args.model
     if args.max_steps:
         overrides["maxSteps"] = args.max_steps
+    found = workspace_settings(args.cwd, overrides)
+    if found is None:
+        return EXIT_USAGE
+    root, settings = found
     try:
-        settings = load_settings(root, overrides)
-    except ValueError as exc:
-        print(f"agentls: bad configuration: {exc}", file=sys.stderr)
+        images = [user_image(Path(p)) for p in args.image]
+    except ImageRefused as exc:
+        print(f"agentls: --image {exc}", file=sys.stderr)
         return EXIT_USAGE
     if settings.untrusted_notice:
         print(settings.untrusted_notice, file=sys.stderr)

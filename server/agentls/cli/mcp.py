@@ -6,9 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
-from pathlib import Path
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -16,18 +14,13 @@ EXIT_USAGE = 2
 
 
 async def mcp_command(args: argparse.Namespace) -> int:
-    from agentls.config import load_settings
+    from agentls.cli.workspace import workspace_settings
     from agentls.session import Agent
 
-    root = Path(args.cwd or os.getcwd()).resolve()
-    if not root.is_dir():
-        print(f"agentls: --cwd {root} is not a directory", file=sys.stderr)
+    found = workspace_settings(args.cwd)
+    if found is None:
         return EXIT_USAGE
-    try:
-        settings = load_settings(root)
-    except ValueError as exc:
-        print(f"agentls: bad configuration: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    root, settings = found
     if settings.untrusted_notice:
         print(settings.untrusted_notice, file=sys.stderr)
     agent = await Agent.open(settings=settings, root=root, watch_instructions=False)
