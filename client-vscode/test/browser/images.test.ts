@@ -1,60 +1,19 @@
 // Images in the panel, in a real browser (Chromium, as panel.test.ts): paste and drop into the
 // prompt box show removable thumbnail chips; the prompt posts the images left; the transcript shows
 // them once the turn starts; under the panel's Content-Security-Policy.
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join, normalize } from 'node:path';
+import { existsSync } from 'node:fs';
+import { type Server } from 'node:http';
+import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostMessage, PanelMessage } from '../../src/model/messages';
 import { emptyView } from '../../src/model/transcript';
-import { panelHtml } from '../../src/webviewHtml';
 import { extensionRoot } from '../support/fixture';
+import { fakeHost, serve } from '../support/browserPanel';
 
 const CHROMIUM = process.env.AGENTLS_CHROMIUM ?? '/usr/bin/chromium';
 // A 1x1 PNG.
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg==';
-
-function serve(): Promise<{ server: Server; origin: string }> {
-  return new Promise((resolve) => {
-    const server = createServer((req, res) => {
-      const origin = `http://${req.headers.host}`;
-      const path = new URL(req.url ?? '/', origin).pathname;
-      let body: string | Buffer | undefined;
-      let type = 'text/html';
-      if (path === '/favicon.ico') {
-        res.writeHead(204).end();
-        return;
-      }
-      if (path === '/panel.html') {
-        body = panelHtml({ cspSource: origin, nonce: 'N' + Math.random().toString(36).slice(2), scriptUri: `${origin}/dist/webview.js`, styleUri: `${origin}/dist/webview.css` });
-      } else if (path.startsWith('/dist/')) {
-        const file = join(extensionRoot, normalize(path).replace(/^(\.\.[/\\])+/, ''));
-        if (existsSync(file)) body = readFileSync(file);
-        type = path.endsWith('.css') ? 'text/css' : 'text/javascript';
-      }
-      if (body === undefined) {
-        res.writeHead(404).end();
-        return;
-      }
-      res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
-    });
-    server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
-  });
-}
-
-function fakeHost(): void {
-  const w = window as unknown as Record<string, unknown>;
-  w.__posted = [];
-  w.__violations = [];
-  document.addEventListener('securitypolicyviolation', (e) => (w.__violations as string[]).push(`${e.violatedDirective} ${e.blockedURI}`));
-  w.acquireVsCodeApi = () => ({
-    postMessage: (m: unknown) => (w.__posted as unknown[]).push(JSON.parse(JSON.stringify(m))),
-    getState: () => null,
-    setState: () => {},
-  });
-}
 
 /** Pastes (or drops) files into the prompt box as the browser would. */
 function give(page: Page, how: 'paste' | 'drop', files: { name: string; type: string; base64: string }[]): Promise<void> {

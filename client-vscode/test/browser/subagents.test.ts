@@ -12,6 +12,7 @@ import { emptyView } from '../../src/model/transcript';
 import type { AgentEvent } from '../../src/protocol/generated';
 import { panelHtml } from '../../src/webviewHtml';
 import { extensionRoot } from '../support/fixture';
+import { fakeHost } from '../support/browserPanel';
 
 const CHROMIUM = process.env.AGENTLS_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -36,18 +37,6 @@ function serve(): Promise<{ server: Server; origin: string }> {
       res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
     });
     server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
-  });
-}
-
-function fakeHost(): void {
-  const w = window as unknown as Record<string, unknown>;
-  w.__posted = [];
-  w.__violations = [];
-  document.addEventListener('securitypolicyviolation', (e) => (w.__violations as string[]).push(`${e.violatedDirective} ${e.blockedURI}`));
-  w.acquireVsCodeApi = () => ({
-    postMessage: (m: unknown) => (w.__posted as unknown[]).push(JSON.parse(JSON.stringify(m))),
-    getState: () => null,
-    setState: () => {},
   });
 }
 
