@@ -82,8 +82,9 @@ describe.skipIf(!existsSync(CHROMIUM))('session management in the panel (Chromiu
 
   it('disables the actions while the server is not running', async () => {
     await send({ type: 'state', state: { connection: 'stopped', sessions: SESSIONS, activeSessionId: 's', view: emptyView('s') } });
-    expect(await page.getByRole('button', { name: 'Delete session' }).isDisabled()).toBe(true);
-    expect(await page.getByRole('searchbox').isDisabled()).toBe(true);
+    // The message is dispatched asynchronously: wait for the render, do not read right after posting.
+    await expect.poll(() => page.getByRole('button', { name: 'Delete session' }).isDisabled()).toBe(true);
+    await expect.poll(() => page.getByRole('searchbox').isDisabled()).toBe(true);
   });
 
   it('broke no Content-Security-Policy rule and logged no error', async () => {
