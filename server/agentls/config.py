@@ -105,6 +105,10 @@ class Settings(WireModel):
     # (trust.py keeps only what tightens). At most maxParallelTasks run at once.
     agents: dict[str, AgentType] | None = None
     max_parallel_tasks: int = Field(default=4, ge=1, le=32)
+    # When the user reviews the agent's edits: "before" (each edit a rule asks about waits for an
+    # answer) or "after" (it is applied at once and kept pending review: agent/review keeps or
+    # undoes it). Never "after" from an untrusted workspace (trust.py: it would loosen).
+    review: Literal["before", "after"] = "before"
 
     # Set by load_settings, never read from a file or the wire: an untrusted workspace config's
     # deny and ask rules (each only makes a call stricter), and the line that tells the user

@@ -170,6 +170,36 @@ class SteerEvent(EventBase):
     prompt: str
 
 
+class ReviewHunk(WireModel):
+    """One change in a file under review: lines [oldStart, oldStart+oldLines) of the reviewed base
+    became newLines lines from newStart (0-based); `diff` is the hunk in unified form."""
+
+    index: int
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    diff: str
+
+
+class ReviewFile(WireModel):
+    """A file the agent changed under review "after", not yet kept or undone."""
+
+    path: str
+    # The text as the user last kept it (None: the agent created the file), and the agent's.
+    base: str | None
+    agent: str | None  # None: the agent deleted it
+    hunks: list[ReviewHunk]
+
+
+class ReviewEvent(EventBase):
+    """Review "after": what the session's pending review holds now (every file not yet kept or
+    undone), sent when an edit adds to it and when an answer takes from it."""
+
+    type: Literal["review"] = "review"
+    files: list[ReviewFile]
+
+
 AgentEvent = Annotated[
     TurnStart
     | TextDeltaEvent
@@ -186,6 +216,7 @@ AgentEvent = Annotated[
     | ProgressEvent
     | TodoEvent
     | ModeEvent
-    | SteerEvent,
+    | SteerEvent
+    | ReviewEvent,
     Field(discriminator="type"),
 ]

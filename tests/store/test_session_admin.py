@@ -81,7 +81,9 @@ async def test_an_existing_database_is_indexed_by_the_migration(tmp_path: Path) 
     conn = sqlite3.connect(path)  # as a database of migration 8 would be: no index yet
     conn.executescript(
         "DROP TRIGGER parts_text_insert; DROP TRIGGER parts_text_delete;"
-        " DROP TRIGGER parts_text_update; DROP TABLE message_text; PRAGMA user_version = 8;"
+        " DROP TRIGGER parts_text_update; DROP TABLE message_text;"
+        # and none of the later migrations' tables
+        " DROP TABLE reverts; DROP TABLE review_pending; PRAGMA user_version = 8;"
     )
     conn.close()
     s = await Store.open(path)

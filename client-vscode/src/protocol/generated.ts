@@ -20,7 +20,8 @@ export type AgentEvent =
   | ProgressEvent
   | TodoEvent
   | ModeEvent
-  | SteerEvent;
+  | SteerEvent
+  | ReviewEvent;
 
 export interface TurnStart {
   agent?: string | null;
@@ -234,6 +235,39 @@ export interface SteerEvent {
   type: 'steer';
 }
 /**
+ * Review "after": what the session's pending review holds now (every file not yet kept or
+ * undone), sent when an edit adds to it and when an answer takes from it.
+ */
+export interface ReviewEvent {
+  agent?: string | null;
+  files: ReviewFile[];
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
+  sessionId: string;
+  type: 'review';
+}
+/**
+ * A file the agent changed under review "after", not yet kept or undone.
+ */
+export interface ReviewFile {
+  agent: string | null;
+  base: string | null;
+  hunks: ReviewHunk[];
+  path: string;
+}
+/**
+ * One change in a file under review: lines [oldStart, oldStart+oldLines) of the reviewed base
+ * became newLines lines from newStart (0-based); `diff` is the hunk in unified form.
+ */
+export interface ReviewHunk {
+  diff: string;
+  index: number;
+  newLines: number;
+  newStart: number;
+  oldLines: number;
+  oldStart: number;
+}
+/**
  * `initializationOptions.agent`; the same shape arrives under `agent` in didChangeConfiguration.
  */
 export interface AgentInitOptions {
@@ -255,6 +289,9 @@ export interface AgentInitOptions {
 }
 export interface ApproveParams {
   decision: 'once' | 'always' | 'reject';
+  edit?: {
+    [k: string]: unknown | undefined;
+  } | null;
   feedback?: string | null;
   requestId: string;
   scope?: 'session' | 'project';
@@ -492,6 +529,12 @@ export interface ModelEntry {
   thinking: boolean;
   type: 'openai' | 'bedrock' | 'vertex' | 'anthropic';
 }
+export interface ListReviewParams {
+  sessionId: string;
+}
+export interface ListReviewResult {
+  files: ReviewFile[];
+}
 /**
  * `agent/listSessions`; with a query, only the sessions whose title holds it or whose
  * messages' text holds all its words (as words or their starts); a query of no words lists
@@ -582,14 +625,50 @@ export interface RenameSessionParams {
 export interface RenameSessionResult {
   title: string;
 }
+/**
+ * A file the user changed after the agent's edit: never overwritten. Its three versions
+ * (None: the file did not exist then), for a merge editor.
+ */
+export interface RevertConflict {
+  agent: string | null;
+  before: string | null;
+  current: string | null;
+  path: string;
+}
+/**
+ * `agent/revert`: back to just before a user message (a checkpoint). "code" restores the
+ * files the agent changed since then (one workspace edit); "conversation" drops the message and
+ * everything after it (restorable with agent/unrevert); "both" does both. dryRun: only say what
+ * it would touch.
+ */
 export interface RevertParams {
+  dryRun?: boolean;
   messageId: string;
+  scope?: 'code' | 'conversation' | 'both';
   sessionId: string;
 }
 export interface RevertResult {
+  bashCommands?: string[];
   bashNotUndone?: boolean | null;
+  conflicts?: RevertConflict[];
   files: string[];
   note?: string | null;
+  prompt?: string | null;
+}
+/**
+ * `agent/review`: keep or undo a file's pending change, all of it or some hunks (indexes
+ * from agent/listReview, or the review event). Undo goes through the editor as a workspace
+ * edit; a file the user changed since the agent's edit is a conflict, never overwritten.
+ */
+export interface ReviewParams {
+  action: 'keep' | 'undo';
+  hunks?: number[] | null;
+  path: string;
+  sessionId: string;
+}
+export interface ReviewResult {
+  conflict?: RevertConflict | null;
+  files: ReviewFile[];
 }
 export interface RunOnSelectionParams {
   instruction: string;
@@ -627,6 +706,18 @@ export interface SetModelResult {
   model: string;
 }
 /**
+ * `agent/unrevert`: redo the session's last revert (its code and conversation parts), while
+ * no prompt has been sent since.
+ */
+export interface UnrevertParams {
+  sessionId: string;
+}
+export interface UnrevertResult {
+  conflicts?: RevertConflict[];
+  files: string[];
+  messageIds?: string[];
+}
+/**
  * Client -> server notification `agent/workspaceTrust`: the editor's trust in the workspace
  * changed (VS Code: onDidGrantWorkspaceTrust). The settings are loaded again at once, with the
  * workspace's .agentls/config.json in full when `trusted` (no restart); the next tool call
@@ -646,14 +737,17 @@ export interface AgentRequests {
   'agent/getMessages': { params: GetMessagesParams; result: GetMessagesResult };
   'agent/listCommands': { params: ListCommandsParams; result: ListCommandsResult };
   'agent/listModels': { params: ListModelsParams; result: ListModelsResult };
+  'agent/listReview': { params: ListReviewParams; result: ListReviewResult };
   'agent/listSessions': { params: ListSessionsParams; result: ListSessionsResult };
   'agent/mcpStatus': { params: McpStatusParams; result: McpStatusResult };
   'agent/newSession': { params: NewSessionParams; result: NewSessionResult };
   'agent/prompt': { params: PromptParams; result: PromptResult };
   'agent/renameSession': { params: RenameSessionParams; result: RenameSessionResult };
   'agent/revert': { params: RevertParams; result: RevertResult };
+  'agent/review': { params: ReviewParams; result: ReviewResult };
   'agent/setMode': { params: SetModeParams; result: SetModeResult };
   'agent/setModel': { params: SetModelParams; result: SetModelResult };
+  'agent/unrevert': { params: UnrevertParams; result: UnrevertResult };
 }
 
 /** workspace/executeCommand commands; `arguments` is [params]. */

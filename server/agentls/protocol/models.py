@@ -8,18 +8,21 @@ from pydantic import ConfigDict, Field, model_validator
 
 from agentls.events import SessionMode, TodoItem
 from agentls.history import FinishReason, Part, Range, Usage
+from agentls.protocol.base import Params as Params
+from agentls.protocol.base import Result as Result
+from agentls.protocol.review import (
+    ListReviewParams,
+    ListReviewResult,
+    RevertConflict,
+    RevertScope,
+    ReviewParams,
+    ReviewResult,
+    UnrevertParams,
+    UnrevertResult,
+)
 from agentls.wire import WireModel
 
 PROTOCOL_VERSION = 1
-
-
-class Params(WireModel):
-    # Unknown fields are refused so a misspelled field is an error that names it.
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class Result(WireModel):
-    pass
 
 
 class ContextRef(Params):
@@ -126,6 +129,12 @@ class ApproveParams(Params):
     # Where an "always" is kept: this session (default), or every later session of this
     # workspace root ("project", persisted; `agentls permissions` lists and revokes them).
     scope: GrantScope = "session"
+    # The change the user accepts instead of the proposal (decision "once"): a WorkspaceEdit with
+    # a subset of the proposal's hunks (its TextEdits, one per hunk), or the proposal as the user
+    # edited it. TextDocumentEdits on the proposal's documents and versions, each against the
+    # text the proposal was made from; CreateFile plus its text for a proposed new file. The
+    # server applies exactly that, and tells the model what differs from its proposal.
+    edit: dict[str, Any] | None = None
 
 
 class ApproveResult(Result):
@@ -180,13 +189,27 @@ class GetMessagesResult(Result):
 
 
 class RevertParams(Params):
+    """`agent/revert`: back to just before a user message (a checkpoint). "code" restores the
+    files the agent changed since then (one workspace edit); "conversation" drops the message and
+    everything after it (restorable with agent/unrevert); "both" does both. dryRun: only say what
+    it would touch."""
+
     session_id: str
     message_id: str
+    scope: RevertScope = "both"
+    dry_run: bool = False
 
 
 class RevertResult(Result):
+    # The files restored (or, with dryRun, that would be).
     files: list[str]
+    # Files the user changed after the agent's edit: left as they are, with their three versions.
+    conflicts: list[RevertConflict] = Field(default_factory=list)
     bash_not_undone: bool | None = None
+    # The bash commands run since the checkpoint, whose effects are not undone.
+    bash_commands: list[str] = Field(default_factory=list)
+    # scope conversation/both: the dropped user message's text (for the prompt box).
+    prompt: str | None = None
     note: str | None = None
 
 
@@ -425,6 +448,9 @@ REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/listSessions": (ListSessionsParams, ListSessionsResult),
     "agent/getMessages": (GetMessagesParams, GetMessagesResult),
     "agent/revert": (RevertParams, RevertResult),
+    "agent/unrevert": (UnrevertParams, UnrevertResult),
+    "agent/listReview": (ListReviewParams, ListReviewResult),
+    "agent/review": (ReviewParams, ReviewResult),
     "agent/mcpStatus": (McpStatusParams, McpStatusResult),
     "agent/listCommands": (ListCommandsParams, ListCommandsResult),
     "agent/listModels": (ListModelsParams, ListModelsResult),

@@ -16,7 +16,9 @@ import aiosqlite
 
 from agentls.history import Message, Part, Usage, new_id, now_ms, repair_interrupted
 from agentls.store import errors, session_locks
+from agentls.store.checkpoints import Checkpoints
 from agentls.store.errors import BUSY_TIMEOUT_MS
+from agentls.store.review_state import ReviewState
 from agentls.store.rows import (
     PROJECT_GRANT_COLUMNS,
     SESSION_COLUMNS,
@@ -62,7 +64,7 @@ def _consume_outcome(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-class Store(SessionMeta, SessionAdmin):
+class Store(SessionMeta, SessionAdmin, Checkpoints, ReviewState):
     """One connection to the database, shared by the tasks of one event loop."""
 
     def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:

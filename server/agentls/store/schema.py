@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import aiosqlite
 
-from agentls.store import session_admin, session_locks, session_meta
+from agentls.store import checkpoints, review_state, session_admin, session_locks, session_meta
 from agentls.store.errors import StoreError
 
 T = TypeVar("T")
@@ -172,6 +172,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     session_meta.PARENT_MIGRATION,
     # Search over message text: an FTS5 index of the text parts (store/session_admin.py).
     session_admin.MIGRATION,
+    # The last revert of each session, for agent/unrevert (store/checkpoints.py).
+    checkpoints.MIGRATION,
+    # Review "after": the files pending review and their bases (store/review_state.py).
+    review_state.MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
