@@ -27,6 +27,7 @@ import { loadSubAgents, viewSessionOf } from './model/subagents';
 import { ModelChoice } from './modelChoice';
 import type { AgentConnection, HostUi } from './hostTypes';
 import { sessionAction } from './sessions';
+import { Checkpoints } from './checkpoints';
 
 export type { AgentConnection, HostUi } from './hostTypes';
 
@@ -64,6 +65,8 @@ export class AgentHost {
   private readonly changeListeners = new Set<() => void>();
   private readonly eventListeners = new Set<(event: AgentEvent) => void>();
   private refreshTimer?: ReturnType<typeof setTimeout>;
+  /** Restore, Redo and review "after" (checkpoints.ts). */
+  readonly checkpoints: Checkpoints;
 
   constructor(
     private readonly ui: HostUi,
@@ -71,6 +74,7 @@ export class AgentHost {
   ) {
     this.activeSessionId = memory.get<string>(ACTIVE_KEY);
     this.models = new ModelChoice(memory);
+    this.checkpoints = new Checkpoints(this, ui);
   }
 
   // ---- wiring -------------------------------------------------------------------------
@@ -171,6 +175,7 @@ export class AgentHost {
       this.views.set(id, view);
     }
     applyEvent(view, event);
+    this.checkpoints.onEvent(event);
     if (id === this.activeSessionId) this.ui.post({ type: 'event', event });
     for (const listener of this.eventListeners) listener(event);
     if (event.type === 'turn-start' || event.type === 'turn-end') this.scheduleRefresh();
@@ -235,6 +240,14 @@ export class AgentHost {
       case 'export-session':
       case 'search-sessions':
         await sessionAction(this, this.client, this.ui, message);
+        return;
+      case 'revert-preview':
+      case 'revert':
+      case 'unrevert':
+      case 'list-review':
+      case 'review-action':
+      case 'open-review-diff':
+        await this.checkpoints.handle(this.client, message);
         return;
     }
   }

@@ -1,6 +1,6 @@
 // The interfaces the host (host.ts) talks to the server and to VS Code through, apart from it so
 // that the modules it uses (sessions.ts) can name them without importing it back.
-import type { AgentRequests } from './protocol/generated';
+import type { AgentRequests, ReviewFile, RevertConflict } from './protocol/generated';
 import type { HostMessage, MentionItem, MentionKind, MentionSearchKind } from './model/messages';
 
 export interface AgentConnection {
@@ -24,6 +24,15 @@ export interface HostUi {
   };
   /** Rename's input box, delete's confirmation, export's save dialog (sessions.ts). */
   sessions?: SessionDialogs;
+  /** The merge editor for a conflict and a reviewed file's diff (reviewAfter.ts). */
+  review?: ReviewUi;
+}
+
+export interface ReviewUi {
+  /** A file the user changed after the agent's edit: its three versions in the merge editor. */
+  openConflict(conflict: RevertConflict): Promise<void>;
+  /** A file under review "after": its reviewed base against the file now. */
+  openReviewDiff(file: ReviewFile): Promise<void>;
 }
 
 export interface SessionDialogs {

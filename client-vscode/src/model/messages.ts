@@ -1,5 +1,6 @@
 // Messages between the extension and its webview panel (both directions), as plain JSON.
 import { isSessionAction, type SessionActionMessage, type SessionSearchResult } from './sessionActions';
+import { isCheckpointMessage, type CheckpointMessage, type CheckpointResult } from './checkpoints';
 import type { AgentEvent, CommandInfo, ContextRef, McpServerInfo, SessionInfo, TextRef } from '../protocol/generated';
 import type { SessionView } from './transcript';
 import type { ModelEntry } from '../protocol/generated';
@@ -34,6 +35,8 @@ export type HostMessage =
   /** @-mentions (webview/mentions.ts): the files or symbols matching a query, or one item. */
   | { type: 'mention-results'; kind: MentionSearchKind; query: string; items: MentionItem[] }
   | { type: 'mention-item'; item?: MentionItem; error?: string }
+  /** Restore, Redo and review "after" (model/checkpoints.ts). */
+  | CheckpointResult
   | SessionSearchResult;
 
 /** An @-mention's context item, as its chip shows it. */
@@ -111,7 +114,9 @@ export type PanelMessage =
   /** @selection, @problems, @terminal, @git (answered with `mention-item`). */
   | { type: 'mention'; kind: MentionKind }
   /** Rename, delete, fork, export, search (model/sessionActions.ts). */
-  | SessionActionMessage;
+  | SessionActionMessage
+  /** Restore, Redo and review "after" (model/checkpoints.ts). */
+  | CheckpointMessage;
 
 export function isPanelMessage(value: unknown): value is PanelMessage {
   if (typeof value !== 'object' || value === null) return false;
@@ -152,6 +157,6 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
     case 'open-file':
       return typeof m.path === 'string';
     default:
-      return isSessionAction(m);
+      return isSessionAction(m) || isCheckpointMessage(m);
   }
 }

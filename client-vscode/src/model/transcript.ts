@@ -47,6 +47,8 @@ export interface UserItem extends ItemBase {
   images?: string[];
   /** Sent while a turn ran, and added to it (a steer). */
   steered?: boolean;
+  /** The stored user message (a checkpoint: the panel's Restore reverts to it). */
+  messageId?: string;
 }
 export interface TextItem extends ItemBase {
   kind: 'text';
@@ -208,7 +210,7 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
       if (view.queuedContext && !view.queued.includes(event.prompt)) delete view.queuedContext[event.prompt];
       const images = view.queuedImages?.[event.prompt];
       if (view.queuedImages && !view.queued.includes(event.prompt)) delete view.queuedImages[event.prompt];
-      push<UserItem>(view, { kind: 'user', text: event.prompt, context, ...(images?.length ? { images } : {}) });
+      push<UserItem>(view, { kind: 'user', text: event.prompt, context, messageId: event.messageId, ...(images?.length ? { images } : {}) });
       view.stepStart = view.items.length;
       view.usage.turn = {};
       if (!view.title) view.title = event.prompt.split('\n')[0].slice(0, 80);
@@ -221,7 +223,7 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
         if (taken) view.steering = view.steering?.filter((s) => s !== q);
         return !taken;
       });
-      push<UserItem>(view, { kind: 'user', text: event.prompt, context: [], steered: true });
+      push<UserItem>(view, { kind: 'user', text: event.prompt, context: [], steered: true, messageId: event.messageId });
       view.stepStart = view.items.length;
       return;
     }
@@ -353,6 +355,8 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
       view.items = view.items.filter((i) => !(i.kind === 'notice' && i.key === 'retry'));
       return;
     }
+    case 'review':
+      return; // the pending review is the panel's own list (webview/review.ts), not the transcript
     default: {
       const unknown: never = event;
       void unknown;
@@ -462,7 +466,7 @@ export function viewFromMessages(
         // Tool results live on the assistant's tool parts.
       }
       if (texts.length || context.length || images.length) {
-        push<UserItem>(view, { kind: 'user', text: texts.join('\n\n'), context, reverted, ...(images.length ? { images } : {}) });
+        push<UserItem>(view, { kind: 'user', text: texts.join('\n\n'), context, reverted, messageId: message.id, ...(images.length ? { images } : {}) });
       }
       continue;
     }
