@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from agentls.workspace.hunks import hunks, line_offsets
+
 
 def _units(text: str, encoding: str) -> int:
     if encoding == "utf-8":
@@ -53,6 +55,22 @@ def minimal_edit(old: str, new: str, encoding: str = "utf-16") -> types.TextEdit
     return types.TextEdit(
         range=types.Range(start=start, end=end), new_text=new[prefix : len(new) - suffix]
     )
+
+
+def hunk_edits(old: str, new: str, encoding: str = "utf-16") -> list[types.TextEdit]:
+    """One TextEdit per hunk (workspace/hunks.py), in order, each replacing whole lines: how a
+    proposal is offered, so a client can take some of its hunks."""
+    offsets = line_offsets(old)
+    return [
+        types.TextEdit(
+            range=types.Range(
+                start=position_at(old, offsets[hunk.old_start], encoding),
+                end=position_at(old, offsets[hunk.old_end], encoding),
+            ),
+            new_text="".join(hunk.new_lines),
+        )
+        for hunk in hunks(old, new)
+    ]
 
 
 def apply_text_edits(text: str, edits: list[types.TextEdit], encoding: str = "utf-16") -> str:

@@ -27,7 +27,7 @@ from pygls.workspace import TextDocument
 
 from agentls.config import Settings
 from agentls.lsp.capabilities import ClientCaps
-from agentls.lsp.textedit import minimal_edit
+from agentls.lsp.textedit import hunk_edits, minimal_edit
 from agentls.verify.board import UNHEARD_TYPE_WAIT_S, DiagnosticsBoard
 from agentls.verify.commands import relative_name
 from agentls.verify.diagnostics import describe, fixed_problems, new_problems
@@ -388,8 +388,13 @@ class LspWorkspace:
             await asyncio.to_thread(path.unlink)
         return EditOutcome(applied=True)
 
-    def build_edit(self, path: Path, new_text: str, old_text: str | None) -> types.WorkspaceEdit:
-        """The WorkspaceEdit for a change, shaped by what the client supports."""
+    def build_edit(
+        self, path: Path, new_text: str, old_text: str | None, *, per_hunk: bool = False
+    ) -> types.WorkspaceEdit:
+        """The WorkspaceEdit for a change, shaped by what the client supports. Applied, a change
+        to an existing file is the one minimal TextEdit; proposed (`per_hunk`), it is one TextEdit
+        per hunk (workspace/hunks.py), in order, each replacing whole lines, so a client can
+        accept some of them (agent/approve's `edit`)."""
         uri = uri_of(path)
         caps = self.caps()
         encoding = caps.position_encoding
@@ -417,7 +422,11 @@ class LspWorkspace:
                     ]
                 )
             return types.WorkspaceEdit(changes={uri: [insert]})
-        text_edit = minimal_edit(old_text, new_text, encoding)
+        text_edits = (
+            hunk_edits(old_text, new_text, encoding)
+            if per_hunk
+            else [minimal_edit(old_text, new_text, encoding)]
+        )
         if caps.document_changes:
             doc = self.open_document(path)
             version = doc.version if doc is not None else None
@@ -427,11 +436,11 @@ class LspWorkspace:
                         text_document=types.OptionalVersionedTextDocumentIdentifier(
                             uri=uri, version=version
                         ),
-                        edits=[text_edit],
+                        edits=list(text_edits),
                     )
                 ]
             )
-        return types.WorkspaceEdit(changes={uri: [text_edit]})
+        return types.WorkspaceEdit(changes={uri: list(text_edits)})
 
     async def _sync_disk(self, path: Path, uri: str, new_text: str) -> None:
         """Make disk equal the (clean) buffer: the client saves it, or we write it through."""

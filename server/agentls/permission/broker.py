@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from agentls.history import new_id
@@ -26,6 +27,10 @@ class Answer:
     decision: Decision | Literal["timeout", "cancelled"]
     feedback: str | None = None
     scope: Scope = "session"
+    # "once" with a change the user accepted instead of the proposal (part of it, or their own
+    # version): each file's accepted text; a proposed file not in it stays as it was. None: the
+    # proposal as it was.
+    accepted: dict[Path, str] | None = None
 
 
 class ApprovalError(Exception):
@@ -78,11 +83,14 @@ class ApprovalBroker:
         decision: str,
         feedback: str | None = None,
         scope: str = "session",
+        accepted: dict[Path, str] | None = None,
     ) -> None:
         if decision not in DECISIONS:
             raise ApprovalError(f"decision must be one of once, always, reject (got {decision!r})")
         if scope not in SCOPES:
             raise ApprovalError(f"scope must be session or project (got {scope!r})")
+        if accepted is not None and decision != "once":
+            raise ApprovalError(f"an accepted change goes with decision once (got {decision!r})")
         pending = self._pending.get(request_id)
         if pending is None or pending.future.done():
             state = self._closed.get(request_id)
@@ -93,7 +101,9 @@ class ApprovalBroker:
             raise ApprovalError(
                 f"requestId {request_id!r} does not belong to session {session_id!r}"
             )
-        pending.future.set_result(Answer(decision, feedback, scope))  # type: ignore[arg-type]
+        pending.future.set_result(
+            Answer(decision, feedback, scope, accepted)  # type: ignore[arg-type]
+        )
         # Stays in _pending until its waiter takes the answer (which may not have started yet).
         self._closed[request_id] = "answered"
 

@@ -343,10 +343,13 @@ class Agent(SessionManagement):
         decision: str,
         feedback: str | None = None,
         scope: str = "session",
+        accepted: dict[Path, str] | None = None,
     ) -> None:
         """Answer a permission request; raises ApprovalError for unknown/answered/expired ones.
-        `scope` says where an "always" is kept: the session, or the project (its root)."""
-        self.broker.answer(session_id, request_id, decision, feedback, scope)
+        `scope` says where an "always" is kept: the session, or the project (its root).
+        `accepted` (with "once"): what the user accepted instead of a proposed change, each
+        file's text (a proposed file not in it stays as it was)."""
+        self.broker.answer(session_id, request_id, decision, feedback, scope, accepted)
 
     async def load_project_grants(self) -> None:
         """Read this root's project grants (given here, or by another agentls process since)."""

@@ -23,7 +23,7 @@ from agentls.session.policy import Policy
 from agentls.session.questions import AskContext, Asker
 from agentls.session.state import SessionState
 from agentls.store import Store, StoreError
-from agentls.tools.base import PermissionDenied, PermissionQuery, ToolError, ToolResult
+from agentls.tools.base import Accepted, PermissionDenied, PermissionQuery, ToolError, ToolResult
 from agentls.tools.registry import ToolRegistry
 from agentls.tools.sandbox import SandboxPolicy
 from agentls.workspace.protocol import EditOutcome, FileChange, Languages, Workspace
@@ -251,7 +251,7 @@ class CallContext:
         rules are read once, not once a file (glob and grep list thousands)."""
         return self.rules.read_filter(self.root, base)
 
-    async def authorize(self, query: PermissionQuery) -> None:
+    async def authorize(self, query: PermissionQuery) -> Accepted | None:
         policy = self._policy
 
         def evaluate(rules: PermissionRules) -> str:
@@ -275,7 +275,7 @@ class CallContext:
         if action == "ask" and (policy.project_grants or self._env.state.grants):
             action = evaluate(self.rules)
         if action == "allow":
-            return
+            return None
         if action == "deny":
             subject = query.subject
             if query.changes:
@@ -312,13 +312,15 @@ class CallContext:
                 '(The user answered "always", but "always" is not offered for this call: it was '
                 "allowed this once. A similar call will ask again.)"
             )
-            return
+            return None
         if answer.decision == "once":
-            return
+            if answer.accepted is not None:
+                return Accepted(answer.accepted, (answer.feedback or "").strip() or None)
+            return None
         if answer.decision == "always":
             assert grant is not None
             await self._grant_always(grant, answer.scope)
-            return
+            return None
         if answer.decision == "timeout":
             raise PermissionDenied(
                 f"Permission for {query.title} was not given: the approval request timed out. Nothing was done."

@@ -71,6 +71,15 @@ class PermissionQuery:
     changes: list[FileChange] | None = None
 
 
+@dataclass
+class Accepted:
+    """What the user accepted instead of a proposed change (part of it, or their own version):
+    each file's text (a proposed file not in it stays as it was), and their note, if any."""
+
+    texts: dict[Path, str]
+    note: str | None = None
+
+
 class SandboxSettings(Protocol):
     """What the settings ask of bash's sandbox (Settings.sandbox, sandboxNetwork, secretPatterns);
     tools/sandbox.py SandboxPolicy holds them."""
@@ -112,8 +121,10 @@ class ToolContext(Protocol):
         """How to show a path to the model: relative inside the workspace, absolute outside."""
         ...
 
-    async def authorize(self, query: PermissionQuery) -> None:
-        """Returns when allowed (by rule or by the user); raises PermissionDenied otherwise."""
+    async def authorize(self, query: PermissionQuery) -> Accepted | None:
+        """Returns when allowed (by rule or by the user); raises PermissionDenied otherwise.
+        For a proposed change (old_text/new_text, or changes), what the user accepted instead of
+        it; None: as proposed."""
         ...
 
     def may_show(self, path: Path) -> bool:
