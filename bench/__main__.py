@@ -17,7 +17,17 @@ import traceback
 from bench import common
 from bench.common import RESULTS, BenchResult, fmt, machine, summary, temp_dir, warm_bytecode
 
-BENCHMARKS = ("steps50", "stream", "editor", "loop", "start", "search", "language")
+BENCHMARKS = (
+    "steps50",
+    "stream",
+    "editor",
+    "first_token",
+    "long_session",
+    "loop",
+    "start",
+    "search",
+    "language",
+)
 
 
 def table() -> str:

@@ -36,9 +36,10 @@ script file is either a JSON list of replies or ``{"replies": [...], "default": 
 see :func:`reply_from_json` for the format and :func:`write_script` to produce one.  Control
 endpoints for the test process (not recorded, any mode): ``POST /_test/enqueue`` (a reply JSON
 or a list of them), ``GET|POST /_test/release`` (release stalled ``hold`` streams),
-``GET /_test/requests`` (recorded requests as JSON; a stream's ``resumed_at`` and
-``finished_at`` say, as ``time.time()``, when it went on after a hold and when its last byte was
-written, for latency measurements such as bench/stream.py's) and ``POST /_test/clear`` (forget
+``GET /_test/requests`` (recorded requests as JSON; ``received_at`` says, as ``time.time()``,
+when a request's headers had been read, and a stream's ``first_byte_at``, ``resumed_at`` and
+``finished_at`` when its first byte was written, when it went on after a hold and when its last
+byte was, for latency measurements such as bench/stream.py's and bench/first_token.py's) and ``POST /_test/clear`` (forget
 recorded requests and queued replies, e.g. between the rounds of a benchmark).
 
 Validation (:mod:`messages_api.validation`, one function per API rule) also requires the

@@ -65,8 +65,12 @@ class RecordedRequest:
     reply: ReplySpec | None = None  # the scripted reply used, if any
     request_id: str = ""
     disconnected: bool = False  # client went away before the response was complete
-    # Streams, as time.time() (comparable across processes, for latency measurements): when a
-    # held stream went on (just before its next event was written), and when its last byte was.
+    # As time.time() (comparable across processes, for latency measurements): when the request's
+    # headers had been read; for streams, just before the response's first byte was written,
+    # when a held stream went on (just before its next event was written), and when its last
+    # byte was.
+    received_at: float | None = None
+    first_byte_at: float | None = None
     resumed_at: float | None = None
     finished_at: float | None = None
     done: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
@@ -82,6 +86,8 @@ class RecordedRequest:
             "error": self.error,
             "stream": self.stream,
             "request_id": self.request_id,
+            "received_at": self.received_at,
+            "first_byte_at": self.first_byte_at,
             "resumed_at": self.resumed_at,
             "finished_at": self.finished_at,
         }
@@ -234,6 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         api = self.server.api
+        received_at = time.time()
         raw = self._read_body()
         path = urlsplit(self.path).path
         if path.startswith("/_test/"):
@@ -242,6 +249,7 @@ class _Handler(BaseHTTPRequestHandler):
         rid = _new_request_id()
         headers = {k.lower(): v for k, v in self.headers.items()}
         rec = RecordedRequest(self.command, path, headers, None, request_id=rid)
+        rec.received_at = received_at
         try:
             self._handle_post(api, rec, raw)
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
@@ -389,6 +397,7 @@ class _Handler(BaseHTTPRequestHandler):
         frames = sse_frames(
             spec, render_message(spec, body, spec.id or _new_message_id(), cache_usage)
         )
+        rec.first_byte_at = time.time()
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
