@@ -72,6 +72,7 @@ export class Checkpoints {
           result = await client.request('agent/unrevert', { sessionId: m.sessionId });
         } catch (err) {
           this.ui.showError(`agentls: could not redo: ${message(err)}`);
+          this.ui.post({ type: 'unreverted', sessionId: m.sessionId, error: message(err) });
           return;
         }
         await this.host.reload();

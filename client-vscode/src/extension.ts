@@ -8,6 +8,7 @@ import { ChatPanel, PANEL_VIEW_ID } from './panel';
 import { API_KEY_SECRET, ServerManager } from './server';
 import { StatusBar } from './statusBar';
 import { sessionDialogs } from './sessionDialogs';
+import { ReviewViews } from './reviewAfter';
 
 let manager: ServerManager | undefined;
 
@@ -16,6 +17,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const mentions = new Mentions();
   context.subscriptions.push(mentions);
   let approvals: ApprovalController | undefined;
+  const reviewViews = new ReviewViews();
+  context.subscriptions.push(reviewViews);
   const host = new AgentHost(
     {
       post: (message) => panel.post(message),
@@ -28,6 +31,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       },
       mentions,
       sessions: sessionDialogs,
+      review: reviewViews,
     },
     context.workspaceState,
   );
@@ -112,6 +116,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('agentls.acceptEditAlwaysProject', (arg) => reviews.decide(arg, 'always', 'project'));
   command('agentls.rejectEdit', (arg) => reviews.decide(arg, 'reject'));
   command('agentls.showEditDiff', (arg) => reviews.openDiff(arg));
+  command('agentls.acceptHunk', (arg) => reviews.decideHunk(arg, 'accepted'));
+  command('agentls.rejectHunk', (arg) => reviews.decideHunk(arg, 'rejected'));
+  command('agentls.resetHunk', (arg) => reviews.decideHunk(arg, 'pending'));
+  command('agentls.nextHunk', () => reviews.nextHunk());
 
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel),

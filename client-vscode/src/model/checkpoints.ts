@@ -25,7 +25,8 @@ export type CheckpointMessage =
 export type CheckpointResult =
   | { type: 'revert-preview'; sessionId: string; messageId: string; scope: RevertScope; preview?: RevertResult; error?: string }
   | { type: 'reverted'; sessionId: string; messageId: string; scope: RevertScope; result: RevertResult }
-  | { type: 'unreverted'; sessionId: string; result: UnrevertResult }
+  /** error: the redo did not go through (the extension showed why). */
+  | { type: 'unreverted'; sessionId: string; result?: UnrevertResult; error?: string }
   /** What the session's review holds now (after listReview, an answer, or a `review` event). */
   | { type: 'review-files'; sessionId: string; files: ReviewFile[] };
 

@@ -11,6 +11,8 @@ import { ModelPicker } from './models';
 import { Announcer } from './a11y';
 import { MentionMenu } from './mentions';
 import { SessionTools, forkButton } from './sessions';
+import { Restore } from './checkpoints';
+import { ReviewList } from './review';
 import {
   applyEvent,
   emptyView,
@@ -86,6 +88,11 @@ stopButton.before(modeButton);
 /** The model picker in the header (models.ts); the live region reading finished blocks (a11y.ts). */
 const modelPicker = new ModelPicker(newSessionButton.parentElement ?? document.body, (model) => post({ type: 'set-model', model }), () => post({ type: 'list-models' }));
 const announcer = new Announcer($<HTMLElement>('announcer'));
+/** Restore at a user message, and Redo (checkpoints.ts); the pending review "after" (review.ts). */
+const restore = new Restore(post);
+transcript.after(restore.redoBar);
+const reviewList = new ReviewList(post);
+transcript.before(reviewList.el);
 
 function post(message: PanelMessage): void {
   vscode.postMessage(message);
@@ -371,6 +378,7 @@ function renderItem(view: SessionView, item: Item): HTMLElement {
         h('div', { class: 'user-text' }, item.text),
         item.images?.length ? thumbnails(item.images) : null,
         item.context.length ? h('div', { class: 'context' }, 'with ' + item.context.join(', ')) : null,
+        restore.forMessage(view.sessionId, item),
       );
       break;
     case 'text':
@@ -642,6 +650,7 @@ sessionSelect.addEventListener('change', () => {
 // ---- messages from the extension --------------------------------------------------------
 
 function onEvent(event: AgentEvent): void {
+  if (event.type === 'review' && !event.parentSessionId) reviewList.set(event.sessionId, event.files);
   const view = state.view;
   if (!view || view.sessionId !== viewSessionOf(event)) return;
   applyEvent(view, event);
@@ -656,7 +665,10 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
   switch (message.type) {
     case 'state':
       state = message.state;
+      renderedSession = undefined; // a new view (e.g. reloaded after a Restore): its items are drawn anew
       renderAll();
+      reviewList.showing(state.activeSessionId, state.connection === 'running');
+      restore.showing(state.activeSessionId);
       announcer.prime(state.view);
       modelPicker.connected(state.connection === 'running');
       return;
@@ -669,6 +681,7 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
         state.activeSessionId = message.sessionId;
       }
       promptSent(state.view, message.text, message.context, message.steer, message.images);
+      restore.done(message.sessionId); // no redo past a new prompt
       scheduleRender();
       return;
     }
@@ -704,6 +717,18 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       return;
     case 'session-search':
       sessionTools.setResults(message.query, message.sessions);
+      return;
+    case 'revert-preview':
+      restore.previewed(message);
+      return;
+    case 'reverted':
+      restore.reverted(message);
+      return;
+    case 'unreverted':
+      restore.unreverted(message.sessionId, message.error);
+      return;
+    case 'review-files':
+      reviewList.set(message.sessionId, message.files);
       return;
   }
 });
