@@ -18,6 +18,7 @@ EXIT_CANCELLED = 130
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
+    from agentls.cli.review import add_review_commands
     from agentls.cli.session_admin import add_session_commands
 
     parser = argparse.ArgumentParser(
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--limit", type=int, default=50)
     sessions.add_argument("--search", default=None, help="only those whose title or text has it")
     add_session_commands(sub)  # export, rename, delete, fork
+    add_review_commands(sub, run)  # review, run --review
 
     permissions = sub.add_parser(
         "permissions",
@@ -127,6 +129,8 @@ def _command(args: argparse.Namespace) -> int:
     from agentls.session import StoreError
 
     try:
+        if getattr(args, "handler", None):  # a command's own (cli/review.py: review)
+            return int(asyncio.run(args.handler(args)))
         if args.command == "run":
             _harden()
             return asyncio.run(_run(args))
@@ -503,7 +507,7 @@ async def _run(args: argparse.Namespace) -> int:
     from agentls.session import Agent, CommandError
     from agentls.session.images import ImageRefused, user_image
 
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, Any] = {"review": args.review} if args.review else {}
     if args.model:
         overrides["model"] = args.model
     if args.max_steps:

@@ -9,6 +9,7 @@ wires the features to it:
 - commands.py: agent/listCommands (the /commands a prompt runs);
 - models.py: agent/listModels, agent/setModel (the panel's model picker);
 - session_admin.py: agent/renameSession, deleteSession, forkSession, exportSession;
+- review.py: agent/listReview, agent/review (review "after": keep or undo the agent's edits);
 - transport.py: the hardened JSON-RPC under them all, and the stdio loop.
 """
 
@@ -29,6 +30,7 @@ from agentls.lsp import (
     editor,
     mcp_status,
     models,
+    review,
     session_admin,
     sessions,
     settings,
@@ -58,6 +60,8 @@ REQUESTS: dict[str, Callable[..., Any]] = {
     "agent/deleteSession": session_admin.delete_session,
     "agent/forkSession": session_admin.fork_session,
     "agent/exportSession": session_admin.export_session,
+    "agent/listReview": review.list_review,
+    "agent/review": review.review,
 }
 COMMANDS: dict[str, Callable[..., Any]] = {
     "agent.approve": approvals.approve_command,

@@ -40,6 +40,7 @@ from agentls.session.mcp_servers import AgentMcp
 from agentls.session.modes import MODES, set_mode
 from agentls.session.policy import Policy, stored_rule
 from agentls.session.questions import AskContext, Asker, QuestionPresenter, ask_through_broker
+from agentls.session.review import SessionReview
 from agentls.session.revert import RevertOutcome, revert_messages
 from agentls.session.state import SessionBusyError, SessionState, Steer, Ticket, TurnResult
 from agentls.session.subagents import SubAgents
@@ -76,7 +77,7 @@ def make_provider(model: str, settings: Settings) -> Provider:
     return create_provider(model, settings.providers or {}, options)
 
 
-class Agent(SessionManagement):
+class Agent(SessionManagement, SessionReview):
     """The agent core for one workspace: sessions, the loop, tools, permissions, persistence."""
 
     def __init__(

@@ -21,6 +21,7 @@ from agentls.permission.types import SEVERITY
 from agentls.session.modes import approve_plan, plan_refusal, set_todos
 from agentls.session.policy import Policy
 from agentls.session.questions import AskContext, Asker
+from agentls.session.review import PendingReview, applies_at_once
 from agentls.session.state import SessionState
 from agentls.store import Store, StoreError
 from agentls.tools.base import Accepted, PermissionDenied, PermissionQuery, ToolError, ToolResult
@@ -190,9 +191,8 @@ class CallContext:
         self._env = env
         self._policy = env.policy
         self.root = env.root
-        self.workspace: Workspace = RecordingWorkspace(
-            env.workspace, env.store, env.session_id, message_id
-        )
+        self._recording = RecordingWorkspace(env.workspace, env.store, env.session_id, message_id)
+        self.workspace: Workspace = self._recording
         self.ledger = env.state.ledger
         self.call_id = part.call_id
         self.session_id = env.session_id
@@ -275,6 +275,12 @@ class CallContext:
         if action == "ask" and (policy.project_grants or self._env.state.grants):
             action = evaluate(self.rules)
         if action == "allow":
+            return None
+        if action == "ask" and applies_at_once(
+            policy.settings, query, self.is_outside, self.relative
+        ):  # review "after": applied without the question, pending review (session/review.py)
+            env = self._env
+            self._recording.review = PendingReview(env.store, env.emit, self.session_id)
             return None
         if action == "deny":
             subject = query.subject
@@ -389,6 +395,8 @@ class RecordingWorkspace:
         self._message_id = message_id
         self.root = inner.root
         self.languages: Languages = inner.languages
+        # Set when the call was applied at once under review "after": what it writes is pending.
+        self.review: PendingReview | None = None
 
     async def read_text(self, path: Path) -> str:
         return await self._inner.read_text(path)
@@ -399,6 +407,8 @@ class RecordingWorkspace:
             await self._store.add_file_change(
                 self._session_id, self._message_id, str(path), old_text, new_text
             )
+            if self.review is not None:
+                await self.review.record([(path, old_text)])
         return outcome
 
     async def write_all(self, changes: Sequence[FileChange]) -> list[EditOutcome]:
@@ -412,6 +422,9 @@ class RecordingWorkspace:
                     change.old_text,
                     change.new_text,
                 )
+        if self.review is not None:
+            applied = zip(changes, outcomes, strict=True)
+            await self.review.record([(c.path, c.old_text) for c, o in applied if o.applied])
         return outcomes
 
     async def delete(self, path: Path) -> EditOutcome:
