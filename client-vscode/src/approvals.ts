@@ -1,14 +1,19 @@
 // Reviewing a proposed edit: a permission-request that carries an edit opens VS Code's diff editor
-// (the file as it is now vs. the proposed result, a virtual document) with Accept / Always / Reject
-// in the editor title and as CodeLenses at the change ("Always" lenses name what they allow, in the
-// server's words, and only when the server offers "always"). Answers go to the server with agent/approve;
+// (the file as it is now vs. the proposed result, a writable virtual document: reviewFs.ts) with
+// Accept / Always / Reject in the editor title and as CodeLenses at the change ("Always" lenses name
+// what they allow, in the server's words, and only when the server offers "always"). A proposal of
+// several hunks also gets Accept hunk / Reject hunk lenses on each one (reviewHunks.ts): the answer
+// goes once every hunk is decided, with the accepted ones as the `edit`; a proposal the user edited
+// goes back as the user's text ("Accept my version"). Answers go to the server with agent/approve;
 // the accepted edit then arrives as the server's workspace/applyEdit (so Ctrl+Z undoes it).
 import * as vscode from 'vscode';
 import type { AgentHost } from './host';
 import type { PermissionRequestEvent } from './protocol/generated';
 import { applyUnifiedDiff, fileChanges, firstChangedLine, proposedText } from './edits';
+import { PROPOSED_SCHEME, ProposedFiles } from './reviewFs';
+import { hunkAtLine, outcome, proposalHunks, replacementEdit, subsetEdit, type HunkState, type ProposalHunk } from './reviewHunks';
 
-export const PROPOSED_SCHEME = 'agentls-proposed';
+export { PROPOSED_SCHEME } from './reviewFs';
 
 interface ReviewFile {
   /** The real file. */
@@ -18,6 +23,14 @@ interface ReviewFile {
   /** Left side: the real file, or an empty virtual document when the edit creates the file. */
   original: vscode.Uri;
   line: number;
+  /** The file's text when the proposal came ('' for a new file), and the proposed text. */
+  base: string;
+  proposedText: string;
+  /** The file's uri in the request's WorkspaceEdit; undefined: no edit (a rename's changes, a diff). */
+  editUri?: string;
+  /** Its hunks (the edit's TextEdits) and what the user decided for each. */
+  hunks: ProposalHunk[];
+  states: HunkState[];
 }
 
 interface Review {
@@ -27,6 +40,15 @@ interface Review {
   files: ReviewFile[];
   /** What "always" allows (the event's label); undefined: not offered. */
   always?: string;
+  /** The request's WorkspaceEdit (what a partial accept is cut from). */
+  edit?: unknown;
+}
+
+/** A hunk as a lens command names it. */
+export interface HunkRef {
+  requestId: string;
+  file: number;
+  hunk: number;
 }
 
 export type Decision = 'once' | 'always' | 'reject';
@@ -41,14 +63,10 @@ export function firstDifferentLine(before: string, after: string): number {
 }
 export type Scope = 'session' | 'project';
 
-export class ApprovalController
-  implements vscode.TextDocumentContentProvider, vscode.CodeLensProvider, vscode.Disposable
-{
+export class ApprovalController implements vscode.CodeLensProvider, vscode.Disposable {
   private readonly reviews = new Map<string, Review>();
-  private readonly contents = new Map<string, string>();
-  private readonly contentChanged = new vscode.EventEmitter<vscode.Uri>();
+  private readonly files = new ProposedFiles();
   private readonly lensesChanged = new vscode.EventEmitter<void>();
-  readonly onDidChange = this.contentChanged.event;
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -59,7 +77,7 @@ export class ApprovalController
     private readonly log: (message: string) => void,
   ) {
     this.disposables.push(
-      vscode.workspace.registerTextDocumentContentProvider(PROPOSED_SCHEME, this),
+      vscode.workspace.registerFileSystemProvider(PROPOSED_SCHEME, this.files, { isCaseSensitive: true }),
       vscode.languages.registerCodeLensProvider([{ scheme: 'file' }, { scheme: PROPOSED_SCHEME }], this),
       host.onEvent((event) => {
         if (event.type === 'permission-request') void this.requested(event);
@@ -69,45 +87,78 @@ export class ApprovalController
       host.onDidChange(() => {
         if (host.connection !== 'running') for (const id of [...this.reviews.keys()]) this.resolved(id);
       }),
+      // An edit of a proposal turns its hunk lenses into "Accept my version".
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.document.uri.scheme === PROPOSED_SCHEME) this.lensesChanged.fire();
+      }),
+      this.files.onDidWrite(() => this.lensesChanged.fire()),
       vscode.window.tabGroups.onDidChangeTabs(() => this.updateContext()),
-      this.contentChanged,
+      this.files,
       this.lensesChanged,
     );
   }
 
   // ---- providers ----------------------------------------------------------------------
 
+  /** A review document's text (the proposal as the server sent it or as the user saved it). */
   provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.contents.get(uri.toString()) ?? '';
+    return this.files.get(uri) ?? '';
   }
 
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
     const lenses: vscode.CodeLens[] = [];
     const key = document.uri.toString();
+    const at = (line: number): vscode.Range => {
+      const clamped = Math.min(Math.max(line, 0), Math.max(document.lineCount - 1, 0));
+      return new vscode.Range(clamped, 0, clamped, 0);
+    };
     for (const review of this.reviews.values()) {
-      for (const file of review.files) {
+      review.files.forEach((file, fileIndex) => {
         const onFile = file.uri.toString() === key;
-        if (!onFile && file.proposed.toString() !== key) continue;
-        const line = Math.min(file.line, Math.max(document.lineCount - 1, 0));
-        const range = new vscode.Range(line, 0, line, 0);
-        lenses.push(
-          new vscode.CodeLens(range, {
-            title: `agentls: ${review.title}`,
-            command: 'agentls.showEditDiff',
-            arguments: [review.requestId],
-            tooltip: 'Show the proposed change side by side',
-          }),
-        );
-        const answers: vscode.Command[] = [{ title: '$(check) Accept', command: 'agentls.acceptEdit' }];
-        if (review.always) {
-          answers.push(
-            { title: `$(check-all) ${review.always}`, command: 'agentls.acceptEditAlways', tooltip: `${review.always}, for the rest of this session` },
-            { title: '$(check-all) … in this project', command: 'agentls.acceptEditAlwaysProject', tooltip: `${review.always}, in every session of this project` },
-          );
+        const onProposal = file.proposed.toString() === key;
+        if (!onFile && !onProposal) return;
+        const edited = this.isEdited(file);
+        const perHunk = !edited && this.hunkCount(review) > 1;
+        const first = file.hunks[0];
+        const range = at(onProposal && first ? first.newStart : file.line);
+        const lens = (command: vscode.Command): void => {
+          lenses.push(new vscode.CodeLens(range, command));
+        };
+        lens({ title: `agentls: ${review.title}`, command: 'agentls.showEditDiff', arguments: [review.requestId], tooltip: 'Show the proposed change side by side' });
+        const args = [review.requestId];
+        if (edited) {
+          lens({ title: '$(check) Accept my version', command: 'agentls.acceptEdit', arguments: args, tooltip: 'Accept the proposal as you edited it' });
+        } else {
+          lens({ title: perHunk ? '$(check) Accept all' : '$(check) Accept', command: 'agentls.acceptEdit', arguments: args });
+          if (review.always) {
+            lens({ title: `$(check-all) ${review.always}`, command: 'agentls.acceptEditAlways', arguments: args, tooltip: `${review.always}, for the rest of this session` });
+            lens({ title: '$(check-all) … in this project', command: 'agentls.acceptEditAlwaysProject', arguments: args, tooltip: `${review.always}, in every session of this project` });
+          }
         }
-        answers.push({ title: '$(close) Reject', command: 'agentls.rejectEdit' });
-        for (const answer of answers) lenses.push(new vscode.CodeLens(range, { ...answer, arguments: [review.requestId] }));
-      }
+        lens({ title: perHunk ? '$(close) Reject all' : '$(close) Reject', command: 'agentls.rejectEdit', arguments: args });
+        if (!perHunk) return;
+        file.hunks.forEach((hunk, hunkIndex) => {
+          const where = at(onProposal ? hunk.newStart : hunk.oldStart);
+          const ref: HunkRef = { requestId: review.requestId, file: fileIndex, hunk: hunkIndex };
+          const state = file.states[hunkIndex];
+          const name = `hunk ${hunkIndex + 1}/${file.hunks.length}`;
+          const commands: vscode.Command[] =
+            state === 'pending'
+              ? [
+                  { title: `$(check) Accept ${name}`, command: 'agentls.acceptHunk', arguments: [ref] },
+                  { title: `$(close) Reject ${name}`, command: 'agentls.rejectHunk', arguments: [ref] },
+                ]
+              : [
+                  {
+                    title: state === 'accepted' ? `$(pass-filled) ${name} accepted` : `$(circle-slash) ${name} rejected`,
+                    command: 'agentls.resetHunk',
+                    arguments: [ref],
+                    tooltip: 'Undecide this hunk',
+                  },
+                ];
+          for (const command of commands) lenses.push(new vscode.CodeLens(where, command));
+        });
+      });
     }
     return lenses;
   }
@@ -145,16 +196,26 @@ export class ApprovalController
   private async buildReview(event: PermissionRequestEvent): Promise<Review | undefined> {
     const files: ReviewFile[] = [];
     const query = `request=${encodeURIComponent(event.requestId)}`;
-    const add = (uri: vscode.Uri, original: string | undefined, proposed: string, line: number): void => {
+    const add = (uri: vscode.Uri, original: string | undefined, proposed: string, line: number, extra?: Pick<ReviewFile, 'editUri' | 'hunks'>): void => {
       const proposedUri = uri.with({ scheme: PROPOSED_SCHEME, query, fragment: '' });
-      this.contents.set(proposedUri.toString(), proposed);
+      this.files.set(proposedUri, proposed);
       let originalUri = uri;
       if (original === undefined || uri.scheme !== 'file') {
         originalUri = uri.with({ scheme: PROPOSED_SCHEME, query: `${query}&side=original`, fragment: '' });
-        this.contents.set(originalUri.toString(), original ?? '');
+        this.files.set(originalUri, original ?? '', true);
       }
-      files.push({ uri, proposed: proposedUri, original: originalUri, line });
-      this.contentChanged.fire(proposedUri);
+      const hunks = extra?.hunks ?? [];
+      files.push({
+        uri,
+        proposed: proposedUri,
+        original: originalUri,
+        line,
+        base: original ?? '',
+        proposedText: proposed,
+        editUri: extra?.editUri,
+        hunks,
+        states: hunks.map((): HunkState => 'pending'),
+      });
     };
     if (event.changes?.length) {
       // A change to several files (a rename): each file's text before and after, one diff each.
@@ -167,7 +228,8 @@ export class ApprovalController
       for (const change of fileChanges(event.edit)) {
         const uri = this.asUri(change.uri);
         const current = await this.currentText(uri);
-        add(uri, change.created ? current : (current ?? ''), proposedText(current, change), firstChangedLine(change));
+        const hunks = change.deleted ? [] : proposalHunks(change);
+        add(uri, change.created ? current : (current ?? ''), proposedText(current, change), firstChangedLine(change), { editUri: change.uri, hunks });
       }
     } else if (event.diff && typeof event.input.path === 'string') {
       const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
@@ -180,7 +242,14 @@ export class ApprovalController
       add(uri, current, proposed, hunk ? Math.max(Number(hunk[1]) - 1, 0) : 0);
     }
     if (!files.length) return undefined;
-    return { requestId: event.requestId, sessionId: event.sessionId, title: event.title, files, always: event.always ?? undefined };
+    return {
+      requestId: event.requestId,
+      sessionId: event.sessionId,
+      title: event.title,
+      files,
+      always: event.always ?? undefined,
+      edit: event.edit ?? undefined,
+    };
   }
 
   private resolved(requestId: string): void {
@@ -191,8 +260,21 @@ export class ApprovalController
     const tabs = vscode.window.tabGroups.all
       .flatMap((group) => group.tabs)
       .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && uris.has(tab.input.modified.toString()));
-    if (tabs.length) void vscode.window.tabGroups.close(tabs, true).then(undefined, () => undefined);
-    for (const uri of uris) this.contents.delete(uri);
+    const drop = (): void => {
+      for (const file of review.files) {
+        this.files.drop(file.proposed);
+        this.files.drop(file.original);
+      }
+    };
+    const close = (): Thenable<unknown> => (tabs.length ? vscode.window.tabGroups.close(tabs, true) : Promise.resolve());
+    // An edited, unsaved proposal is saved (into the review's own documents) first: closing it would ask.
+    const dirty = review.files.map((f) => this.openDocument(f.proposed)).filter((d) => d?.isDirty);
+    if (dirty.length) {
+      void this.saveEdits(review).then(close).then(drop, drop);
+    } else {
+      void Promise.resolve(close()).then(undefined, () => undefined);
+      drop();
+    }
     this.lensesChanged.fire();
     this.updateContext();
   }
@@ -201,6 +283,162 @@ export class ApprovalController
     for (const review of [...this.reviews.values()]) {
       if (review.sessionId === sessionId) this.resolved(review.requestId);
     }
+  }
+
+  // ---- the user's version -------------------------------------------------------------
+
+  private openDocument(uri: vscode.Uri): vscode.TextDocument | undefined {
+    return vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  }
+
+  /** The proposal as the user has it: the open (maybe unsaved) document, else what was saved. */
+  private userText(file: ReviewFile): string {
+    return this.openDocument(file.proposed)?.getText() ?? this.files.get(file.proposed) ?? file.proposedText;
+  }
+
+  private isEdited(file: ReviewFile): boolean {
+    return this.userText(file) !== file.proposedText;
+  }
+
+  private async saveEdits(review: Review): Promise<void> {
+    for (const file of review.files) {
+      const doc = this.openDocument(file.proposed);
+      if (doc?.isDirty) await doc.save();
+    }
+  }
+
+  /** The edit to send with an accept: undefined (the proposal as it is) unless the user edited it. */
+  private acceptedEdit(review: Review): Record<string, unknown> | undefined {
+    let edit: unknown = review.edit;
+    let changed = false;
+    for (const file of review.files) {
+      if (!file.editUri || !this.isEdited(file)) continue;
+      edit = replacementEdit(edit, file.editUri, file.base, this.userText(file));
+      changed = true;
+    }
+    return changed && typeof edit === 'object' && edit !== null ? (edit as Record<string, unknown>) : undefined;
+  }
+
+  // ---- hunks --------------------------------------------------------------------------
+
+  private hunkCount(review: Review): number {
+    return review.files.reduce((n, f) => n + f.hunks.length, 0);
+  }
+
+  /** The hunk a command means: its lens's reference, else the one at (or after) the cursor. */
+  private hunkFor(arg: unknown): { review: Review; file: ReviewFile; hunk: number } | undefined {
+    if (typeof arg === 'object' && arg !== null && 'requestId' in arg) {
+      const ref = arg as HunkRef;
+      const review = this.reviews.get(ref.requestId);
+      const file = review?.files[ref.file];
+      if (review && file && ref.hunk >= 0 && ref.hunk < file.hunks.length) return { review, file, hunk: ref.hunk };
+      return undefined;
+    }
+    const editor = vscode.window.activeTextEditor;
+    const found = editor ? this.fileOf(editor.document.uri) : undefined;
+    if (!editor || !found || !found.file.hunks.length) return undefined;
+    const { review, file, side } = found;
+    const line = editor.selection.active.line;
+    const under = hunkAtLine(file.hunks, line, side);
+    if (under) return { review, file, hunk: file.hunks.indexOf(under) };
+    const start = (h: ProposalHunk): number => (side === 'old' ? h.oldStart : h.newStart);
+    const pending = file.hunks.map((h, i) => ({ h, i })).filter(({ i }) => file.states[i] === 'pending');
+    const next = pending.find(({ h }) => start(h) >= line) ?? pending[0];
+    return next ? { review, file, hunk: next.i } : undefined;
+  }
+
+  private fileOf(uri: vscode.Uri): { review: Review; file: ReviewFile; side: 'old' | 'new' } | undefined {
+    for (const review of this.reviews.values()) {
+      for (const file of review.files) {
+        if (file.proposed.toString() === uri.toString()) return { review, file, side: 'new' };
+        if (file.uri.toString() === uri.toString()) return { review, file, side: 'old' };
+      }
+    }
+    return undefined;
+  }
+
+  /** Accept or reject one hunk (or undecide it: 'pending'); the answer goes once all are decided. */
+  async decideHunk(arg: unknown, state: HunkState): Promise<void> {
+    const target = this.hunkFor(arg);
+    if (!target) {
+      void vscode.window.showInformationMessage('agentls: no hunk of a proposed edit here.');
+      return;
+    }
+    target.file.states[target.hunk] = state;
+    this.lensesChanged.fire();
+    if (state === 'pending') return;
+    const states = target.review.files.flatMap((f) => f.states);
+    if (outcome(states) === undefined) {
+      this.moveToNext(target.review);
+      return;
+    }
+    await this.answerHunks(target.review);
+  }
+
+  /** Every hunk decided: all accepted is a plain accept, none a reject, some an accept of those. */
+  private async answerHunks(review: Review): Promise<void> {
+    const found = this.host.findPermission(review.requestId);
+    if (!found) return;
+    const states = review.files.flatMap((f) => f.states);
+    const result = outcome(states);
+    if (result === 'all') {
+      await this.host.approve(review.sessionId, review.requestId, 'once');
+      return;
+    }
+    if (result === 'none') {
+      await this.decide(review.requestId, 'reject');
+      return;
+    }
+    const accepted = states.filter((s) => s === 'accepted').length;
+    const answer = await vscode.window.showInputBox({
+      title: `Accept ${accepted} of ${states.length} hunks: ${review.title}`,
+      prompt: 'Tell the agent why you rejected the others (optional). Escape keeps the edit waiting.',
+      ignoreFocusOut: true,
+    });
+    if (answer === undefined) return;
+    const state = (uri: string, index: number): HunkState | undefined => {
+      const file = review.files.find((f) => f.editUri === uri);
+      const at = file?.hunks.findIndex((h) => h.index === index) ?? -1;
+      return file && at >= 0 ? file.states[at] : undefined;
+    };
+    const edit = subsetEdit(review.edit, (uri, index) => state(uri, index) === 'accepted');
+    await this.host.approve(review.sessionId, review.requestId, 'once', answer.trim() || undefined, undefined, edit);
+  }
+
+  /** Put the cursor on the next undecided hunk of the active editor (after a hunk is decided). */
+  private moveToNext(review: Review): void {
+    const editor = vscode.window.activeTextEditor;
+    const found = editor ? this.fileOf(editor.document.uri) : undefined;
+    if (!editor || !found || found.review !== review) return;
+    const { file, side } = found;
+    const line = editor.selection.active.line;
+    const start = (h: ProposalHunk): number => (side === 'old' ? h.oldStart : h.newStart);
+    const pending = file.hunks.filter((_, i) => file.states[i] === 'pending');
+    const next = pending.find((h) => start(h) > line) ?? pending[0];
+    if (next) this.reveal(editor, start(next));
+  }
+
+  private reveal(editor: vscode.TextEditor, line: number): void {
+    const position = new vscode.Position(line, 0);
+    editor.selection = new vscode.Selection(position, position);
+    editor.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  }
+
+  /** The cursor to the next hunk of the proposal in the active editor (from the last: the first). */
+  async nextHunk(): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const found = editor ? this.fileOf(editor.document.uri) : undefined;
+    if (!editor || !found) {
+      const first = this.requestFor(undefined) ?? [...this.reviews.keys()][0];
+      if (first) await this.openDiff(first);
+      else void vscode.window.showInformationMessage('agentls: no proposed edit is waiting for review.');
+      return;
+    }
+    const { file, side } = found;
+    const starts = file.hunks.map((h) => (side === 'old' ? h.oldStart : h.newStart));
+    if (!starts.length) starts.push(file.line);
+    const line = editor.selection.active.line;
+    this.reveal(editor, starts.find((s) => s > line) ?? starts[0]);
   }
 
   // ---- commands -----------------------------------------------------------------------
@@ -261,7 +499,9 @@ export class ApprovalController
       if (answer === undefined) return;
       feedback = answer.trim() || undefined;
     }
-    await this.host.approve(found.view.sessionId, requestId, decision, feedback, decision === 'always' ? scope : undefined);
+    const review = this.reviews.get(requestId);
+    const edit = review && decision !== 'reject' ? this.acceptedEdit(review) : undefined;
+    await this.host.approve(found.view.sessionId, requestId, decision, feedback, decision === 'always' ? scope : undefined, edit);
   }
 
   async openDiff(arg: unknown, preserveFocus = false): Promise<void> {
@@ -298,6 +538,5 @@ export class ApprovalController
   dispose(): void {
     for (const d of this.disposables) d.dispose();
     this.reviews.clear();
-    this.contents.clear();
   }
 }

@@ -116,6 +116,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   command('agentls.acceptEditAlwaysProject', (arg) => reviews.decide(arg, 'always', 'project'));
   command('agentls.rejectEdit', (arg) => reviews.decide(arg, 'reject'));
   command('agentls.showEditDiff', (arg) => reviews.openDiff(arg));
+  command('agentls.acceptHunk', (arg) => reviews.decideHunk(arg, 'accepted'));
+  command('agentls.rejectHunk', (arg) => reviews.decideHunk(arg, 'rejected'));
+  command('agentls.resetHunk', (arg) => reviews.decideHunk(arg, 'pending'));
+  command('agentls.nextHunk', () => reviews.nextHunk());
 
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel),

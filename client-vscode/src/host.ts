@@ -9,7 +9,7 @@ import type {
   SessionInfo,
   TextRef,
 } from './protocol/generated';
-import type { ConnectionStatus, MentionItem, MentionKind, MentionSearchKind, PanelMessage, PanelState, PromptImage, PromptMode, SessionMode } from './model/messages';
+import type { ConnectionStatus, ProposalEntry, MentionItem, MentionKind, MentionSearchKind, PanelMessage, PanelState, PromptImage, PromptMode, SessionMode } from './model/messages';
 import {
   applyEvent,
   connectionLost,
@@ -106,6 +106,7 @@ export class AgentHost {
       sessions: this.sessions,
       activeSessionId: this.activeSessionId,
       view: this.activeView,
+      proposals: this.proposals(),
     };
   }
 
@@ -179,6 +180,9 @@ export class AgentHost {
     if (id === this.activeSessionId) this.ui.post({ type: 'event', event });
     for (const listener of this.eventListeners) listener(event);
     if (event.type === 'turn-start' || event.type === 'turn-end') this.scheduleRefresh();
+    if (event.type === 'permission-request' || event.type === 'permission-resolved' || event.type === 'turn-end') {
+      this.postProposals();
+    }
     if (event.type !== 'text-delta' && event.type !== 'thinking-delta') this.changed();
   }
 
@@ -430,11 +434,14 @@ export class AgentHost {
     decision: 'once' | 'always' | 'reject',
     feedback?: string,
     scope?: 'session' | 'project',
+    /** What the user accepts instead of the proposal: some of its hunks, or the user's version. */
+    edit?: Record<string, unknown>,
   ): Promise<boolean> {
     const client = this.requireClient();
     if (!client) return false;
     const params: ApproveParams = { sessionId, requestId, decision };
     if (feedback) params.feedback = feedback;
+    if (edit && decision !== 'reject') params.edit = edit;
     // "session" is the server's default: sent only for a project-wide "always".
     if (decision === 'always' && scope === 'project') params.scope = scope;
     try {
@@ -527,6 +534,25 @@ export class AgentHost {
 
   private postState(): void {
     this.ui.post({ type: 'state', state: this.panelState() });
+  }
+
+  /** The proposed edits waiting for an answer, in every session seen (the panel lists them). */
+  proposals(): ProposalEntry[] {
+    const out: ProposalEntry[] = [];
+    for (const view of this.views.values()) {
+      const sessionTitle = this.sessions.find((s) => s.sessionId === view.sessionId)?.title;
+      for (const item of pendingPermissions(view)) {
+        const permission = item.permission;
+        if (!permission || (!permission.hasEdit && !permission.diff)) continue;
+        const path = typeof item.input.path === 'string' ? item.input.path : undefined;
+        out.push({ sessionId: view.sessionId, sessionTitle, requestId: permission.requestId, title: permission.title, path });
+      }
+    }
+    return out;
+  }
+
+  private postProposals(): void {
+    this.ui.post({ type: 'proposals', proposals: this.proposals() });
   }
 
   dispose(): void {

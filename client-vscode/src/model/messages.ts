@@ -14,6 +14,8 @@ export interface PanelState {
   sessions: SessionInfo[];
   activeSessionId?: string;
   view?: SessionView;
+  /** The proposed edits waiting for review, in every session. */
+  proposals?: ProposalEntry[];
 }
 
 /** Extension -> webview. */
@@ -28,6 +30,8 @@ export type HostMessage =
   | { type: 'prompt-failed'; sessionId: string; text: string; message: string }
   | { type: 'sessions'; sessions: SessionInfo[]; activeSessionId?: string }
   | { type: 'focus-prompt'; text?: string }
+  /** The proposed edits waiting for review, in every session (the panel's "Waiting for review"). */
+  | { type: 'proposals'; proposals: ProposalEntry[] }
   /** The MCP servers (agent/mcpStatus), after the panel asked (mcp-status). */
   | { type: 'mcp'; servers: McpServerInfo[] }
   /** The /commands (agent/listCommands), after the panel asked (list-commands). */
@@ -38,6 +42,16 @@ export type HostMessage =
   /** Restore, Redo and review "after" (model/checkpoints.ts). */
   | CheckpointResult
   | SessionSearchResult;
+
+/** A proposed edit waiting for an answer (webview/proposals.ts lists them; a click opens its diff). */
+export interface ProposalEntry {
+  sessionId: string;
+  sessionTitle?: string;
+  requestId: string;
+  title: string;
+  /** The file it changes, as the tool call named it. */
+  path?: string;
+}
 
 /** An @-mention's context item, as its chip shows it. */
 export interface MentionItem {

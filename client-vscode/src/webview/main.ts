@@ -5,6 +5,7 @@ import type { AgentEvent, McpServerInfo, SessionInfo } from '../protocol/generat
 import type { ApproveDecision, ApproveScope, HostMessage, PanelMessage, PanelState } from '../model/messages';
 import { mcpList } from '../model/mcp';
 import { renderPinned } from './todo';
+import { ProposalList } from './proposals';
 import { CommandMenu } from './commands';
 import { ImageTray, thumbnails } from './images';
 import { ModelPicker } from './models';
@@ -78,6 +79,9 @@ const pinned = h('details', { class: 'pinned', id: 'pinned', 'aria-label': 'Todo
 pinned.hidden = true;
 let pinnedKey = '';
 transcript.before(pinned);
+/** The proposed edits waiting for review, in every session (proposals.ts). */
+const proposalList = new ProposalList(post);
+pinned.before(proposalList.el);
 /** Plan mode on/off for the active session (agent/setMode). */
 const modeButton = h(
   'button',
@@ -671,6 +675,7 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       restore.showing(state.activeSessionId);
       announcer.prime(state.view);
       modelPicker.connected(state.connection === 'running');
+      proposalList.set(state.proposals, state.activeSessionId);
       return;
     case 'event':
       onEvent(message.event);
@@ -695,6 +700,10 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       state.sessions = message.sessions;
       if (message.activeSessionId) state.activeSessionId = message.activeSessionId;
       renderSessions();
+      proposalList.showing(state.activeSessionId);
+      return;
+    case 'proposals':
+      proposalList.set(message.proposals);
       return;
     case 'focus-prompt':
       if (message.text) promptBox.value = message.text;

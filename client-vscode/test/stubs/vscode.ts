@@ -118,6 +118,26 @@ export class TabInputTextDiff {
   ) {}
 }
 
+export enum FileType {
+  File = 1,
+}
+export enum FileChangeType {
+  Changed = 1,
+  Created = 2,
+  Deleted = 3,
+}
+export enum FilePermission {
+  Readonly = 1,
+}
+export class FileSystemError extends Error {
+  static FileNotFound(uri: Uri): FileSystemError {
+    return new FileSystemError(`FileNotFound ${uri.toString()}`);
+  }
+  static NoPermissions(uri: Uri): FileSystemError {
+    return new FileSystemError(`NoPermissions ${uri.toString()}`);
+  }
+}
+
 export class ThemeColor {
   constructor(readonly id: string) {}
 }
@@ -180,6 +200,8 @@ export const workspace = {
     },
   },
   registerTextDocumentContentProvider: () => disposable,
+  registerFileSystemProvider: () => disposable,
+  onDidChangeTextDocument: () => disposable,
   getConfiguration: () => ({
     get: <T>(key: string, fallback?: T): T | undefined => (stub.config.has(key) ? (stub.config.get(key) as T) : fallback),
   }),

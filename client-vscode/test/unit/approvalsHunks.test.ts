@@ -1,0 +1,249 @@
+// Per-hunk review of a proposal (issue 20): the hunks of a proposal's edit, the edit sent back for a
+// subset of them or for the user's own version, and the controller's lenses and answers.
+import { beforeEach, describe, expect, it } from 'vitest';
+import * as vscode from 'vscode';
+import { ApprovalController, type HunkRef } from '../../src/approvals';
+import { applyTextEdits, fileChanges, proposedText } from '../../src/edits';
+import { AgentHost, type AgentConnection } from '../../src/host';
+import type { HostMessage } from '../../src/model/messages';
+import { ProposedFiles } from '../../src/reviewFs';
+import { endOf, hunkAtLine, outcome, proposalHunks, replacementEdit, subsetEdit } from '../../src/reviewHunks';
+import type { PermissionRequestEvent } from '../../src/protocol/generated';
+import { stub } from '../stubs/vscode';
+
+const URI = 'file:///work/demo/calc.py';
+const BEFORE = 'import math\n\ndef mean(values):\n    return sum(values) / len(values)\n\n\ndef half(x):\n    return x / 2\n';
+const line = (n: number, character = 0): { line: number; character: number } => ({ line: n, character });
+/** Two hunks, as the server builds them: whole lines replaced, in order. */
+const EDITS = [
+  // line 2: one line becomes three
+  { range: { start: line(2), end: line(3) }, newText: 'def mean(values):\n    if not values:\n        raise ValueError("empty")\n' },
+  // line 6: one line replaced
+  { range: { start: line(6), end: line(7) }, newText: 'def half(x: float) -> float:\n' },
+];
+const EDIT = { documentChanges: [{ textDocument: { uri: URI, version: 3 }, edits: EDITS }] };
+const PROPOSED = applyTextEdits(BEFORE, EDITS);
+const FIRST_ONLY = applyTextEdits(BEFORE, [EDITS[0]]);
+const SECOND_ONLY = applyTextEdits(BEFORE, [EDITS[1]]);
+
+describe('the hunks of a proposal', () => {
+  it('are its TextEdits, placed in the file as it is and in the proposed text', () => {
+    const hunks = proposalHunks(fileChanges(EDIT)[0]);
+    expect(hunks.map((h) => [h.index, h.oldStart, h.newStart, h.newLines])).toEqual([
+      [0, 2, 2, 3],
+      [1, 6, 8, 1], // two lines further down in the proposal: the first hunk added two
+    ]);
+    expect(PROPOSED.split('\n')[8]).toBe('def half(x: float) -> float:');
+    expect(hunkAtLine(hunks, 4, 'new')?.index).toBe(0);
+    expect(hunkAtLine(hunks, 4, 'old')).toBeUndefined();
+    expect(hunkAtLine(hunks, 6, 'old')?.index).toBe(1);
+  });
+
+  it('a subset keeps the chosen TextEdits of the same document and version', () => {
+    const second = subsetEdit(EDIT, (uri, index) => uri === URI && index === 1);
+    expect(second).toEqual({ documentChanges: [{ textDocument: { uri: URI, version: 3 }, edits: [EDITS[1]] }] });
+    expect(proposedText(BEFORE, fileChanges(second)[0])).toBe(SECOND_ONLY);
+    expect(subsetEdit(EDIT, () => false)).toBeUndefined();
+    const changes = subsetEdit({ changes: { [URI]: EDITS } }, (_uri, index) => index === 0);
+    expect(changes).toEqual({ changes: { [URI]: [EDITS[0]] } });
+  });
+
+  it('a new file keeps its CreateFile only with some of its text', () => {
+    const create = {
+      documentChanges: [
+        { kind: 'create', uri: 'file:///work/demo/new.py', options: { overwrite: false, ignoreIfExists: true } },
+        { textDocument: { uri: 'file:///work/demo/new.py', version: null }, edits: [{ range: { start: line(0), end: line(0) }, newText: 'X = 1\n' }] },
+      ],
+    };
+    expect(subsetEdit(create, () => true)).toEqual(create);
+    expect(subsetEdit(create, () => false)).toBeUndefined();
+    const mine = replacementEdit(create, 'file:///work/demo/new.py', '', 'X = 2\n');
+    expect(mine?.documentChanges).toEqual([
+      create.documentChanges[0],
+      { textDocument: { uri: 'file:///work/demo/new.py', version: null }, edits: [{ range: { start: line(0), end: line(0) }, newText: 'X = 2\n' }] },
+    ]);
+  });
+
+  it("the user's version replaces the whole document, turning the current text into it", () => {
+    const mine = 'import math\n# mine\n';
+    const edit = replacementEdit(EDIT, URI, BEFORE, mine);
+    expect(edit).toEqual({
+      documentChanges: [{ textDocument: { uri: URI, version: 3 }, edits: [{ range: { start: line(0), end: endOf(BEFORE) }, newText: mine }] }],
+    });
+    expect(proposedText(BEFORE, fileChanges(edit)[0])).toBe(mine);
+    expect(endOf('a\r\nbc')).toEqual({ line: 1, character: 2 });
+    expect(replacementEdit(EDIT, 'file:///other.py', BEFORE, mine)).toBeUndefined();
+  });
+
+  it('are answered once all are decided', () => {
+    expect(outcome(['accepted', 'pending'])).toBeUndefined();
+    expect(outcome(['accepted', 'accepted'])).toBe('all');
+    expect(outcome(['rejected', 'rejected'])).toBe('none');
+    expect(outcome(['rejected', 'accepted'])).toBe('some');
+  });
+});
+
+describe('the proposed documents', () => {
+  it('take the user\'s saves on the proposed side; the original side is read-only', () => {
+    const files = new ProposedFiles();
+    const proposed = vscode.Uri.parse('agentls-proposed:/work/demo/calc.py?request=r1');
+    const original = vscode.Uri.parse('agentls-proposed:/work/demo/calc.py?request=r1&side=original');
+    files.set(proposed, PROPOSED);
+    files.set(original, '', true);
+    const written: string[] = [];
+    files.onDidWrite((uri) => written.push(uri.toString()));
+    files.writeFile(proposed, new TextEncoder().encode('mine\n'));
+    expect(new TextDecoder().decode(files.readFile(proposed))).toBe('mine\n');
+    expect(written).toEqual([proposed.toString()]);
+    expect(() => files.writeFile(original, new TextEncoder().encode('x'))).toThrow(/NoPermissions/);
+    expect(() => files.writeFile(vscode.Uri.parse('agentls-proposed:/elsewhere.py'), new Uint8Array())).toThrow(/FileNotFound/);
+    expect(files.stat(original).permissions).toBe(vscode.FilePermission.Readonly);
+  });
+});
+
+// ---- the controller ----------------------------------------------------------------------
+
+const flush = async (): Promise<void> => {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setTimeout(r, 0));
+};
+
+let approvals: unknown[];
+let posted: HostMessage[];
+let host: AgentHost;
+let controller: ApprovalController;
+
+const event: PermissionRequestEvent = {
+  type: 'permission-request',
+  sessionId: 's1',
+  requestId: 'perm_two',
+  callId: 'c1',
+  tool: 'edit',
+  title: 'Edit calc.py',
+  input: { path: 'calc.py' },
+  edit: EDIT,
+  always: 'Always allow edits of calc.py',
+};
+
+beforeEach(async () => {
+  stub.reset();
+  approvals = [];
+  posted = [];
+  const server: AgentConnection = {
+    request: (method, params) => {
+      if (method === 'agent/approve') approvals.push(params);
+      if (method === 'agent/listSessions') return Promise.resolve({ sessions: [] } as never);
+      return Promise.resolve({} as never);
+    },
+  };
+  host = new AgentHost(
+    { post: (m) => posted.push(m), showError: () => undefined, openDiff: () => undefined, openFile: () => undefined },
+    { get: () => undefined, update: () => Promise.resolve() },
+  );
+  await host.connected(server);
+  controller = new ApprovalController(host, (u) => vscode.Uri.parse(u), () => undefined);
+  stub.files.set(URI, BEFORE);
+  host.handleEvent({ type: 'tool-call', sessionId: 's1', callId: 'c1', tool: 'edit', input: event.input, title: 'edit calc.py' });
+  host.handleEvent(event);
+  await flush();
+});
+
+const fileDoc = { uri: vscode.Uri.parse(URI), lineCount: 9 } as unknown as vscode.TextDocument;
+const proposedUri = (): vscode.Uri => vscode.Uri.parse(URI).with({ scheme: 'agentls-proposed', query: 'request=perm_two' });
+const ref = (hunk: number): HunkRef => ({ requestId: 'perm_two', file: 0, hunk });
+
+describe('a proposal of two hunks', () => {
+  it('has Accept / Reject lenses on each hunk, in the file and in the proposal, and Accept all / Reject all', () => {
+    const lenses = controller.provideCodeLenses(fileDoc);
+    const titles = lenses.map((l) => [l.range.start.line, l.command?.title]);
+    expect(titles).toEqual([
+      [2, 'agentls: Edit calc.py'],
+      [2, '$(check) Accept all'],
+      [2, '$(check-all) Always allow edits of calc.py'],
+      [2, '$(check-all) … in this project'],
+      [2, '$(close) Reject all'],
+      [2, '$(check) Accept hunk 1/2'],
+      [2, '$(close) Reject hunk 1/2'],
+      [6, '$(check) Accept hunk 2/2'],
+      [6, '$(close) Reject hunk 2/2'],
+    ]);
+    expect(lenses[7].command?.command).toBe('agentls.acceptHunk');
+    expect(lenses[7].command?.arguments).toEqual([ref(1)]);
+    const onProposal = controller.provideCodeLenses({ uri: proposedUri(), lineCount: 11 } as unknown as vscode.TextDocument);
+    expect(onProposal.filter((l) => l.command?.command === 'agentls.rejectHunk').map((l) => l.range.start.line)).toEqual([2, 8]);
+  });
+
+  it('accepting one hunk waits for the other; a decided hunk says so and can be undecided', async () => {
+    await controller.decideHunk(ref(0), 'accepted');
+    expect(approvals).toEqual([]);
+    const decided = controller.provideCodeLenses(fileDoc).filter((l) => l.command?.command === 'agentls.resetHunk');
+    expect(decided.map((l) => l.command?.title)).toEqual(['$(pass-filled) hunk 1/2 accepted']);
+    await controller.decideHunk(ref(0), 'pending');
+    expect(controller.provideCodeLenses(fileDoc).filter((l) => l.command?.command === 'agentls.acceptHunk')).toHaveLength(2);
+  });
+
+  it('one accepted, one rejected: the accepted hunk goes back as the edit, with the optional note', async () => {
+    stub.inputBoxAnswers = [undefined, ' keep half untyped '];
+    await controller.decideHunk(ref(0), 'accepted');
+    await controller.decideHunk(ref(1), 'rejected');
+    expect(approvals).toEqual([]); // Escape on the note: still waiting
+    await controller.decideHunk(ref(1), 'rejected');
+    expect(approvals).toEqual([
+      {
+        sessionId: 's1',
+        requestId: 'perm_two',
+        decision: 'once',
+        feedback: 'keep half untyped',
+        edit: { documentChanges: [{ textDocument: { uri: URI, version: 3 }, edits: [EDITS[0]] }] },
+      },
+    ]);
+    const sent = (approvals[0] as { edit: unknown }).edit;
+    expect(proposedText(BEFORE, fileChanges(sent)[0])).toBe(FIRST_ONLY);
+  });
+
+  it('all accepted is a plain accept', async () => {
+    await controller.decideHunk(ref(1), 'accepted');
+    await controller.decideHunk(ref(0), 'accepted');
+    expect(approvals).toEqual([{ sessionId: 's1', requestId: 'perm_two', decision: 'once' }]);
+  });
+
+  it('all rejected is a reject, with the feedback asked for it', async () => {
+    stub.inputBoxAnswers = ['not now'];
+    await controller.decideHunk(ref(0), 'rejected');
+    await controller.decideHunk(ref(1), 'rejected');
+    expect(approvals).toEqual([{ sessionId: 's1', requestId: 'perm_two', decision: 'reject', feedback: 'not now' }]);
+  });
+
+  it("an edited proposal turns into Accept my version, which sends the user's whole text", async () => {
+    const mine = PROPOSED.replace('raise ValueError("empty")', 'return 0.0');
+    stub.textDocuments.push({ uri: proposedUri(), getText: () => mine, version: 2, isDirty: false, lineCount: 11 });
+    const lenses = controller.provideCodeLenses(fileDoc);
+    expect(lenses.map((l) => l.command?.title)).toEqual(['agentls: Edit calc.py', '$(check) Accept my version', '$(close) Reject']);
+    await controller.decide('perm_two', 'once');
+    expect(approvals).toEqual([
+      {
+        sessionId: 's1',
+        requestId: 'perm_two',
+        decision: 'once',
+        edit: { documentChanges: [{ textDocument: { uri: URI, version: 3 }, edits: [{ range: { start: line(0), end: endOf(BEFORE) }, newText: mine }] }] },
+      },
+    ]);
+  });
+
+  it('a hunk command with no hunk to act on says so', async () => {
+    await controller.decideHunk({ requestId: 'perm_two', file: 0, hunk: 5 }, 'accepted');
+    await controller.decideHunk(undefined, 'accepted'); // no editor open
+    expect(approvals).toEqual([]);
+    expect(stub.infoMessages).toEqual(['agentls: no hunk of a proposed edit here.', 'agentls: no hunk of a proposed edit here.']);
+  });
+
+  it('is listed as waiting for review, in every session, until it is answered', () => {
+    expect(host.proposals()).toEqual([
+      { sessionId: 's1', sessionTitle: undefined, requestId: 'perm_two', title: 'Edit calc.py', path: 'calc.py' },
+    ]);
+    const last = posted.filter((m) => m.type === 'proposals').at(-1);
+    expect(last).toEqual({ type: 'proposals', proposals: host.proposals() });
+    host.handleEvent({ type: 'permission-resolved', sessionId: 's1', requestId: 'perm_two', decision: 'once' });
+    expect(posted.at(-1)).toEqual({ type: 'proposals', proposals: [] });
+    expect(controller.pendingCount).toBe(0);
+  });
+});
