@@ -294,7 +294,12 @@ class Editor:
                     path.write_text("")
             elif isinstance(change, types.DeleteFile):
                 path = Path(to_fs_path(change.uri) or "")
-                self.buffers.pop(change.uri, None)
+                if self.buffers.pop(change.uri, None) is not None:  # VS Code closes its buffer
+                    self.client.text_document_did_close(
+                        types.DidCloseTextDocumentParams(
+                            text_document=types.TextDocumentIdentifier(uri=change.uri)
+                        )
+                    )
                 path.unlink(missing_ok=True)
             elif isinstance(change, types.TextDocumentEdit):
                 self._edit(change.text_document.uri, list(change.edits))  # type: ignore[arg-type]

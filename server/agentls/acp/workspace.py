@@ -154,6 +154,8 @@ class AcpWorkspace:
         return outcomes
 
     async def _apply(self, session_id: str | None, change: FileChange) -> EditOutcome:
+        if change.delete:  # ACP has no request for it: the disk
+            return await self.disk.delete(change.path)
         if not self.writes or session_id is None:
             return await self.disk.write_text(change.path, change.new_text, change.old_text)
         return await self._write(session_id, change.path, change.new_text, change.old_text)
@@ -163,7 +165,7 @@ class AcpWorkspace:
         if change.old_text is None:
             await self.disk.delete(change.path)
             return
-        undo = FileChange(change.path, change.old_text, change.new_text)
+        undo = FileChange(change.path, change.old_text, None if change.delete else change.new_text)
         outcome = await self._apply(session_id, undo)
         if not outcome.applied:
             log.warning("could not put %s back: %s", change.path, outcome.reason)

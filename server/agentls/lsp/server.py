@@ -2,7 +2,8 @@
 wires the features to it:
 
 - settings.py: initialize, initialized, configuration changes, workspace trust, shutdown;
-- sessions.py: agent/newSession, listSessions, getMessages, prompt, setMode, cancel, revert;
+- sessions.py: agent/newSession, listSessions, getMessages, prompt, setMode, cancel, revert,
+  unrevert;
 - approvals.py: agent/approve, the agent.approve command, how a question is shown;
 - editor.py: documents, code actions, agent.runOnSelection, agent/diagnostics, context;
 - mcp_status.py: agent/mcpStatus (the MCP servers, their state and tools);
@@ -50,6 +51,7 @@ REQUESTS: dict[str, Callable[..., Any]] = {
     "agent/listSessions": sessions.list_sessions,
     "agent/getMessages": sessions.get_messages,
     "agent/revert": sessions.revert,
+    "agent/unrevert": sessions.unrevert,
     "agent/approve": approvals.approve,
     "agent/diagnostics": editor.diagnostics,
     "agent/mcpStatus": mcp_status.mcp_status,

@@ -1,5 +1,5 @@
 """The session requests: agent/newSession, listSessions, getMessages, prompt, setMode, cancel,
-revert.
+revert, unrevert.
 Each validates its params, asks the Agent, and answers with the protocol's result model."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pygls.uris import to_fs_path
 from agentls.history import Attachment, ContextPart, ImagePart
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.editor import context_parts, cut_context
-from agentls.lsp.transport import invalid, known_session, parse
+from agentls.lsp.transport import invalid, known_session, parse, request_failed
 from agentls.lsp.workspace import uri_of
 from agentls.protocol.models import (
     CancelParams,
@@ -37,9 +37,11 @@ from agentls.protocol.models import (
     TextRef,
     TurnFinishReason,
 )
+from agentls.protocol.review import RevertConflict, UnrevertParams, UnrevertResult
 from agentls.session import Agent, CommandError, SessionBusyError
 from agentls.session.context_links import refused_link
 from agentls.session.images import ImageRefused, file_image, pasted_image
+from agentls.session.revert import Conflict, NotACheckpoint, NothingToRedo
 
 
 async def new_session(ls: AgentServer, raw: Any) -> dict[str, Any]:
@@ -164,18 +166,47 @@ async def revert(ls: AgentServer, raw: Any) -> dict[str, Any]:
     agent = await ls.agent()
     await known_session(params.session_id, agent.session)
     try:
-        outcome = await agent.revert(params.session_id, params.message_id)
-    except KeyError as exc:
+        outcome = await agent.revert(
+            params.session_id, params.message_id, params.scope, params.dry_run
+        )
+    except (KeyError, NotACheckpoint) as exc:
         raise invalid(f"Invalid params: messageId: {exc.args[0]}") from None
     except SessionBusyError as exc:
         raise invalid(f"Invalid params: sessionId: {exc}") from None
-    note = None
+    notes = []
     if outcome.bash_not_undone:
-        note = "Commands run with bash in those messages were not undone."
+        notes.append("Commands run with bash since then were not undone.")
     if outcome.problems:
-        note = ((note + " ") if note else "") + "Not restored: " + "; ".join(outcome.problems)
+        notes.append("Nothing was reverted: " + "; ".join(outcome.problems))
     return RevertResult(
         files=[uri_of(Path(f)) for f in outcome.files],
+        conflicts=conflicts_of(outcome.conflicts),
         bash_not_undone=outcome.bash_not_undone,
-        note=note,
+        bash_commands=outcome.bash_commands,
+        prompt=outcome.prompt,
+        note=" ".join(notes) or None,
     ).wire()
+
+
+async def unrevert(ls: AgentServer, raw: Any) -> dict[str, Any]:
+    params = parse(UnrevertParams, raw)
+    agent = await ls.agent()
+    await known_session(params.session_id, agent.session)
+    try:
+        outcome = await agent.unrevert(params.session_id)
+    except (NothingToRedo, SessionBusyError) as exc:
+        raise invalid(f"Invalid params: sessionId: {exc}") from None
+    if outcome.problems:
+        raise request_failed("Nothing was redone: " + "; ".join(outcome.problems))
+    return UnrevertResult(
+        files=[uri_of(Path(f)) for f in outcome.files],
+        conflicts=conflicts_of(outcome.conflicts),
+        message_ids=outcome.message_ids,
+    ).wire()
+
+
+def conflicts_of(conflicts: list[Conflict]) -> list[RevertConflict]:
+    return [
+        RevertConflict(path=uri_of(Path(c.path)), before=c.before, agent=c.agent, current=c.current)
+        for c in conflicts
+    ]

@@ -85,6 +85,10 @@ def _write_disk(path: Path, text: str) -> None:
         raise
 
 
+async def _deleted() -> EditOutcome:
+    return EditOutcome(applied=True)
+
+
 @dataclass
 class Before:
     """The problems an edited file had before the edit: the editor's latest push (`seq` numbers it
@@ -283,7 +287,9 @@ class LspWorkspace:
             if refused is not None:
                 return self._none_applied(changes, refused)
         for change, is_dirty, note in zip(changes, dirty, notes, strict=True):
-            if not caps.apply_edit:
+            if change.delete:  # gone already when the editor took a DeleteFile
+                await asyncio.to_thread(change.path.unlink, missing_ok=True)
+            elif not caps.apply_edit:
                 await asyncio.to_thread(_write_disk, change.path, change.new_text)
                 note.append(
                     "Written to disk directly (this editor does not apply workspace edits)."
@@ -300,7 +306,9 @@ class LspWorkspace:
         return list(
             await asyncio.gather(
                 *(
-                    self._verified(
+                    _deleted()
+                    if c.delete
+                    else self._verified(
                         c.path,
                         uri_of(c.path),
                         c.new_text,
@@ -327,6 +335,11 @@ class LspWorkspace:
         caps = self.caps()
         edit = types.WorkspaceEdit()
         for change in changes:
+            if change.delete:  # without DeleteFile in the client: deleted on disk after the edit
+                if caps.document_changes and caps.delete_files:
+                    gone = types.DeleteFile(uri=uri_of(change.path))
+                    edit.document_changes = [*(edit.document_changes or []), gone]
+                continue
             if change.old_text is None and not (caps.document_changes and caps.create_files):
                 continue  # written to disk after the edit, as write_text does
             one = self.build_edit(change.path, change.new_text, change.old_text)
@@ -357,7 +370,7 @@ class LspWorkspace:
         for change in changes:
             uri = uri_of(change.path)
             doc = self.open_document(change.path)
-            if doc is not None and str(doc.source) != change.new_text:
+            if doc is not None and not change.delete and str(doc.source) != change.new_text:
                 try:
                     await asyncio.wait_for(waiters[uri].wait(), BUFFER_SYNC_WAIT_S)
                 except TimeoutError:

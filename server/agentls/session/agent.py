@@ -40,9 +40,15 @@ from agentls.session.mcp_servers import AgentMcp
 from agentls.session.modes import MODES, set_mode
 from agentls.session.policy import Policy, stored_rule
 from agentls.session.questions import AskContext, Asker, QuestionPresenter, ask_through_broker
+from agentls.session.revert import (
+    RevertOutcome,
+    UnrevertOutcome,
+    held_idle,
+    revert_messages,
+    unrevert_messages,
+)
 from agentls.session.review import SessionReview
-from agentls.session.revert import RevertOutcome, revert_messages
-from agentls.session.state import SessionBusyError, SessionState, Steer, Ticket, TurnResult
+from agentls.session.state import SessionState, Steer, Ticket, TurnResult
 from agentls.session.subagents import SubAgents
 from agentls.session.turn import Turn, TurnParts, uncancel
 from agentls.store import ProjectGrant, SessionRecord, Store, StoreError, default_db_path
@@ -318,17 +324,22 @@ class Agent(SessionManagement, SessionReview):
             # a cycle the collector would not free (the heap is frozen, see heap.py).
             self._sessions.pop(sid).task = None
 
-    async def revert(self, session_id: str, message_id: str) -> RevertOutcome:
-        """Undo every file change the tools made from `message_id` on (newest first) and mark those
-        messages reverted: kept for the record, no longer sent to the model."""
+    async def revert(
+        self, session_id: str, message_id: str, scope: str = "both", dry_run: bool = False
+    ) -> RevertOutcome:
+        """Back to just before the user message `message_id` (revert.py): its files ("code"),
+        its conversation, or both. KeyError, NotACheckpoint, SessionBusyError."""
         state = await self.session(session_id)
-        if state.busy or state.queue:
-            raise SessionBusyError(f"session {session_id!r} is busy; cancel the turn first")
-        state.users += 1  # loaded until the end: its messages' flags are set below
-        try:
-            return await revert_messages(state, self.store, self.workspace, message_id)
-        finally:
-            state.users -= 1
+        async with held_idle(state, self.store, self.lock_owner):
+            return await revert_messages(
+                state, self.store, self.workspace, message_id, scope, dry_run
+            )
+
+    async def unrevert(self, session_id: str) -> UnrevertOutcome:
+        """Redo the last revert (revert.py); NothingToRedo after a prompt sent since."""
+        state = await self.session(session_id)
+        async with held_idle(state, self.store, self.lock_owner):
+            return await unrevert_messages(state, self.store, self.workspace)
 
     # ---- permissions --------------------------------------------------------------------
 
@@ -519,6 +530,7 @@ class Agent(SessionManagement, SessionReview):
         try:
             last = await self.store.lock_session(session_id, self.lock_owner)
             locked = True
+            await self.store.clear_revert(session_id)  # a prompt since: nothing to redo
             if last != (state.messages[-1].id if state.messages else None):
                 # Another process ran a turn of it since it was loaded: continue from the store.
                 await self._reload(state)

@@ -120,7 +120,10 @@ class DiskWorkspace:
         written: list[FileChange] = []
         for change in changes:
             try:
-                await asyncio.to_thread(self._write, change.path, change.new_text)
+                if change.delete:
+                    await asyncio.to_thread(change.path.unlink, missing_ok=True)
+                else:
+                    await asyncio.to_thread(self._write, change.path, change.new_text)
             except (OSError, UnicodeEncodeError) as exc:
                 detail = getattr(exc, "strerror", None) or str(exc)
                 for done in reversed(written):
@@ -138,7 +141,7 @@ class DiskWorkspace:
         outcomes = []
         for change, before in zip(changes, befores, strict=True):
             diagnostics = None
-            if self.verifier.applies_to(change.path):
+            if self.verifier.applies_to(change.path) and not change.delete:
                 diagnostics = await self.verifier.after(change.path, change.new_text, before)
             outcomes.append(EditOutcome(applied=True, diagnostics=diagnostics))
         return outcomes

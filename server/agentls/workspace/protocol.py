@@ -40,11 +40,13 @@ class EditOutcome:
 
 @dataclass(frozen=True)
 class FileChange:
-    """One file's part of a change to several files (a rename across files)."""
+    """One file's part of a change to several files (a rename across files, a revert)."""
 
     path: Path
-    new_text: str
+    new_text: str  # ignored when delete
     old_text: str | None  # what the change was made from; None: a new file
+    # Delete the file (a revert of a file the agent created); old_text is what it must still be.
+    delete: bool = False
 
 
 class Languages(Protocol):
