@@ -286,7 +286,7 @@ async def test_ask_shows_diff_and_edit_and_waits_for_approve(
     finally:
         editor.auto_approve = True
     assert request["tool"] == "edit" and "-value = 'old'" in request["diff"]
-    assert request["edit"]["documentChanges"][0]["edits"][0]["newText"] == "new"
+    assert request["edit"]["documentChanges"][0]["edits"][0]["newText"] == "value = 'new'\n"
     assert (editor.root / "ask.py").read_text() == "value = 'old'\n"
     await editor.request(
         "agent/approve",

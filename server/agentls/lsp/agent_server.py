@@ -9,7 +9,7 @@ import itertools
 import logging
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from agentls import __version__
 from agentls.config import Settings
 from agentls.language import NoLanguages
 from agentls.language.headless import HeadlessLanguages
+from agentls.lsp.accepted import Proposal
 from agentls.lsp.capabilities import ClientCaps
 from agentls.lsp.language import EditorLanguages
 from agentls.lsp.relay import EventRelay
@@ -39,6 +40,10 @@ class PendingEdit:
     uri: str
     range: types.Range
     title: str
+    # The proposal's TextEdits, one per hunk, in order (none for a new file), and the version of
+    # the document they were made against: "Accept this hunk" sends back some of them.
+    hunks: list[types.TextEdit] = field(default_factory=list)
+    version: int | None = None
 
 
 class AgentServer(LanguageServer):
@@ -70,6 +75,9 @@ class AgentServer(LanguageServer):
         # How a permission question is shown (lsp/approvals.py, set when the server is built).
         self.presenter: QuestionPresenter | None = None
         self.pending_edits: dict[str, PendingEdit] = {}
+        # The open questions by request id, with the change each proposes: an accepted `edit`
+        # (agent/approve) is checked against it.
+        self.proposals: dict[str, Proposal] = {}
         self.ws: LspWorkspace | None = None
         self.relay = EventRelay(
             lambda payload: self.protocol.notify("agent/event", payload),

@@ -14,10 +14,12 @@ import functools
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 
+from agentls.lsp.accepted import EditRefused, Proposal, ProposedFile, accepted_texts
 from agentls.lsp.agent_server import AgentServer, PendingEdit
 from agentls.lsp.transport import invalid, parse
 from agentls.lsp.workspace import uri_of
@@ -33,7 +35,8 @@ MESSAGE_DIFF_CHARS = 1500
 
 
 async def approve(ls: AgentServer, raw: Any) -> dict[str, Any]:
-    """agent/approve (and the agent.approve command): answer a question once, always or reject."""
+    """agent/approve (and the agent.approve command): answer a question once, always or reject;
+    with `edit`, accept that change instead of the proposal (see accepted_change)."""
     if (
         isinstance(raw, dict)
         and "decision" in raw
@@ -48,13 +51,58 @@ async def approve(ls: AgentServer, raw: Any) -> dict[str, Any]:
         await agent.session(params.session_id)
     except KeyError:
         raise invalid(f"Invalid params: sessionId: unknown session {params.session_id!r}") from None
+    decision, accepted = params.decision, None
+    if params.edit is not None:
+        accepted = accepted_change(ls, params)
+        if accepted is not None and not accepted:
+            decision, accepted = "reject", None  # none of it accepted
     try:
         agent.approve(
-            params.session_id, params.request_id, params.decision, params.feedback, params.scope
+            params.session_id,
+            params.request_id,
+            decision,
+            params.feedback,
+            params.scope,
+            accepted=accepted,
         )
     except ApprovalError as exc:
         raise invalid(f"Invalid params: requestId: {exc}") from None
     return ApproveResult().wire()
+
+
+def accepted_change(ls: AgentServer, params: ApproveParams) -> dict[Path, str] | None:
+    """The accepted texts of agent/approve's `edit` (empty: nothing accepted, a reject; None:
+    exactly the proposal, a plain accept); an Invalid params error naming `edit` (or
+    `requestId`) when it cannot be taken, the question left open."""
+    assert params.edit is not None
+    proposal = ls.proposals.get(params.request_id)
+    if proposal is None:
+        raise invalid(
+            f"Invalid params: requestId: no open question {params.request_id!r} "
+            "(unknown, answered or expired)"
+        )
+    if proposal.session_id != params.session_id:
+        raise invalid(
+            f"Invalid params: requestId: {params.request_id!r} does not belong to session "
+            f"{params.session_id!r}"
+        )
+    if params.decision != "once":
+        raise invalid(
+            f"Invalid params: edit: an accepted change goes with decision once "
+            f"(got {params.decision!r})"
+        )
+    if not proposal.files:
+        raise invalid("Invalid params: edit: the question does not propose a change to files")
+    try:
+        texts = accepted_texts(
+            proposal,
+            params.edit,
+            ls.protocol._converter.structure,
+            ls.client_caps.position_encoding,
+        )
+    except EditRefused as exc:
+        raise invalid(f"Invalid params: edit: {exc}") from None
+    return None if texts == proposal.proposed() else texts
 
 
 async def approve_command(ls: AgentServer, *args: Any) -> dict[str, Any]:
@@ -76,12 +124,28 @@ def presenting(ls: AgentServer, question: Question) -> Iterator[None]:
     query = question.query
     request_id = question.request_id
     pending: PendingEdit | None = None
-    if query.path is not None and query.new_text is not None and ls.ws is not None:
-        edit = ls.ws.build_edit(query.path, query.new_text, query.old_text)
+    files = proposed_files(ls, question)
+    if files and ls.ws is not None:
+        edit = types.WorkspaceEdit()
+        for file in files:
+            one = ls.ws.build_edit(file.path, file.new_text, file.old_text, per_hunk=True)
+            if one.document_changes is not None:
+                edit.document_changes = [*(edit.document_changes or []), *one.document_changes]
+            if one.changes is not None:
+                edit.changes = {**(edit.changes or {}), **one.changes}
         question.edit = ls.protocol._converter.unstructure(edit)
-        pending = PendingEdit(
-            question.session_id, request_id, uri_of(query.path), edit_range(edit), query.title
-        )
+        if query.path is not None:
+            file = files[0]
+            pending = PendingEdit(
+                question.session_id,
+                request_id,
+                file.uri,
+                edit_range(edit),
+                query.title,
+                hunks=[] if file.old_text is None else text_edits_of(edit),
+                version=file.version,
+            )
+    ls.proposals[request_id] = Proposal(question.session_id, files)
     message_task = None
     if not ls.client_caps.agent.approvals:
         # No panel to answer in: ask with the standard message request, and offer a pending
@@ -93,8 +157,36 @@ def presenting(ls: AgentServer, question: Question) -> Iterator[None]:
         yield
     finally:
         ls.pending_edits.pop(request_id, None)
+        ls.proposals.pop(request_id, None)
         if message_task is not None and not message_task.done():
             message_task.cancel()
+
+
+def proposed_files(ls: AgentServer, question: Question) -> list[ProposedFile]:
+    """The files a question proposes to change (none: it is not a change to files)."""
+    query = question.query
+    if ls.ws is None:
+        return []
+    ws = ls.ws
+
+    def file(path: Path, old_text: str | None, new_text: str) -> ProposedFile:
+        doc = ws.open_document(path)
+        version = doc.version if doc is not None else None
+        return ProposedFile(path, uri_of(path), old_text, new_text, version)
+
+    if query.path is not None and query.new_text is not None:
+        return [file(query.path, query.old_text, query.new_text)]
+    return [file(c.path, c.old_text, c.new_text) for c in query.changes or []]
+
+
+def text_edits_of(edit: types.WorkspaceEdit) -> list[types.TextEdit]:
+    """The TextEdits of a one-document edit, in order."""
+    for change in edit.document_changes or []:
+        if isinstance(change, types.TextDocumentEdit):
+            return [e for e in change.edits if isinstance(e, types.TextEdit)]
+    for edits in (edit.changes or {}).values():
+        return list(edits)
+    return []
 
 
 async def ask_with_message(ls: AgentServer, question: Question) -> None:
@@ -146,25 +238,79 @@ async def ask_with_message(ls: AgentServer, question: Question) -> None:
 
 
 def pending_edit_actions(ls: AgentServer, uri: str, rng: types.Range) -> list[types.CodeAction]:
-    """Accept / reject code actions for the pending edits on the lines of `rng`."""
+    """Accept / reject code actions for the pending edits on the lines of `rng`: the whole edit,
+    and each hunk under it (accepted alone, or rejected with the others accepted)."""
     actions: list[types.CodeAction] = []
     for pending in list(ls.pending_edits.values()):
-        if pending.uri != uri or not ranges_touch(pending.range, rng):
+        if pending.uri != uri:
             continue
-        for title, decision in (("Accept agent edit", "once"), ("Reject agent edit", "reject")):
-            answer = {
-                "sessionId": pending.session_id,
-                "requestId": pending.request_id,
-                "decision": decision,
-            }
-            actions.append(
-                types.CodeAction(
-                    title=f"{title}: {pending.title}",
-                    kind=types.CodeActionKind.QuickFix,
-                    command=types.Command(title=title, command="agent.approve", arguments=[answer]),
+        answer = {"sessionId": pending.session_id, "requestId": pending.request_id}
+        under = [h for h in pending.hunks if ranges_touch(hunk_lines(h.range), rng)]
+        if under or ranges_touch(hunk_lines(pending.range), rng):
+            for title, decision in (
+                ("Accept agent edit", "once"),
+                ("Reject agent edit", "reject"),
+            ):
+                actions.append(
+                    approve_action(f"{title}: {pending.title}", {**answer, "decision": decision})
                 )
-            )
+        for hunk in under:
+            index = pending.hunks.index(hunk)
+            where = f"{pending.title}, {lines_label(hunk.range)}"
+            accept = {**answer, "decision": "once", "edit": hunks_edit(ls, pending, [hunk])}
+            others = pending.hunks[:index] + pending.hunks[index + 1 :]
+            reject: dict[str, Any] = {**answer, "decision": "reject"}
+            if others:
+                reject = {**answer, "decision": "once", "edit": hunks_edit(ls, pending, others)}
+            actions.append(approve_action(f"Accept this hunk: {where}", accept))
+            actions.append(approve_action(f"Reject this hunk: {where}", reject))
     return actions
+
+
+def approve_action(title: str, answer: dict[str, Any]) -> types.CodeAction:
+    """A code action running the agent.approve command with `answer`."""
+    return types.CodeAction(
+        title=title,
+        kind=types.CodeActionKind.QuickFix,
+        command=types.Command(
+            title=title.split(":")[0], command="agent.approve", arguments=[answer]
+        ),
+    )
+
+
+def hunks_edit(
+    ls: AgentServer, pending: PendingEdit, hunks: list[types.TextEdit]
+) -> dict[str, Any]:
+    """The WorkspaceEdit of some of a pending edit's hunks, as agent/approve's `edit`."""
+    edit = types.WorkspaceEdit(
+        document_changes=[
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(
+                    uri=pending.uri, version=pending.version
+                ),
+                edits=hunks,
+            )
+        ]
+    )
+    unstructured: dict[str, Any] = ls.protocol._converter.unstructure(edit)
+    return unstructured
+
+
+def hunk_lines(rng: types.Range) -> types.Range:
+    """The lines a hunk's whole-line range covers: its end at the start of a line is not one of
+    them (an insertion covers the line it goes before)."""
+    end = rng.end
+    if end.character == 0 and end.line > rng.start.line:
+        end = types.Position(line=end.line - 1, character=0)
+    return types.Range(start=rng.start, end=end)
+
+
+def lines_label(rng: types.Range) -> str:
+    lines = hunk_lines(rng)
+    first, last = lines.start.line + 1, lines.end.line + 1
+    if rng.start == rng.end:
+        return f"before line {first}"
+    return f"line {first}" if first == last else f"lines {first}-{last}"
 
 
 def edit_range(edit: types.WorkspaceEdit) -> types.Range:

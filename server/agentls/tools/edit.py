@@ -12,6 +12,7 @@ from agentls.tools.base import Tool, ToolContext, ToolError, ToolInput, ToolResu
 from agentls.tools.read import cut_line, missing_file_error
 from agentls.tools.text import display_lines, number_lines, plural, to_crlf, uses_crlf
 from agentls.tools.writing import authorize_and_write, current_text, is_large, outcome_lines
+from agentls.workspace.hunks import hunks
 
 _SNIPPET_CONTEXT = 3
 _SNIPPET_MAX_LINES = 40
@@ -206,7 +207,7 @@ class EditTool(Tool):
         saw_all: bool = True,
     ) -> ToolResult:
         verb = "Create" if current is None else "Edit"
-        outcome = await authorize_and_write(
+        written = await authorize_and_write(
             ctx,
             tool=self.name,
             params=params,
@@ -218,20 +219,30 @@ class EditTool(Tool):
             not_done="was not changed",
             refusal="the workspace refused the edit",
         )
+        outcome, written_text = written.outcome, written.text
         if saw_all:
-            ctx.ledger.record(path, updated)
+            ctx.ledger.record(path, written_text)
         meta = {"path": rel, "replacements": count, "created": current is None}
+        if written.changed:
+            meta["userChanged"] = True
         if current is None:
-            summary = f"Created {rel} ({plural(len(display_lines(updated)), 'line')})."
-            output = "\n".join([summary, *notes, *outcome_lines(outcome)])
+            summary = f"Created {rel} ({plural(len(display_lines(written_text)), 'line')})."
+            output = "\n".join([*written.changed, summary, *notes, *outcome_lines(outcome)])
             return ToolResult(output, title=f"{verb} {rel}", metadata=meta)
 
         inserted = new if new is not None else updated
         start_line = _line_of(updated, first)
         end_line = start_line + inserted.count("\n") - (1 if inserted.endswith("\n") else 0)
         end_line = max(start_line, end_line)
-        lines = display_lines(updated)
-        parts = [f"Edited {rel}: replaced {plural(count, 'occurrence')}.", *notes]
+        summary = f"Edited {rel}: replaced {plural(count, 'occurrence')}."
+        if written.changed:  # the region the user's version changed, not the proposal's
+            changed = hunks(current, written_text)
+            start_line = changed[0].new_start if changed else 0
+            last = changed[-1] if changed else None
+            end_line = last.new_start + max(len(last.new_lines) - 1, 0) if last else 0
+            summary = f"Edited {rel} as the user accepted it."
+        lines = display_lines(written_text)
+        parts = [*written.changed, summary, *notes]
         if lines:
             label = "first change" if count > 1 else "the changed region"
             parts.append(f"Lines around {label} (after the edit):")

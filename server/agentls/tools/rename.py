@@ -1,6 +1,7 @@
 """rename: the language server's rename of a symbol across files, asked about once (the combined
 diff, every file's old and new text) under the edit rules of every file it touches, and applied
-as one edit to all of them (Workspace.write_all: all or none)."""
+as one edit to all of them (Workspace.write_all: all or none). The user may accept part of it
+(some files or hunks, or their own version): that is written, and the model told what differs."""
 
 from __future__ import annotations
 
@@ -25,7 +26,13 @@ from agentls.tools.base import (
 )
 from agentls.tools.lookup import SymbolInput, ask, ask_if_offered, locate
 from agentls.tools.text import unified_diff
-from agentls.tools.writing import check_new_size, current_text, is_large, outcome_lines
+from agentls.tools.writing import (
+    check_new_size,
+    current_text,
+    is_large,
+    outcome_lines,
+    user_changed,
+)
 from agentls.workspace.protocol import FileChange
 
 _NAME = re.compile(r"[^\s\"'`()\[\]{},;:]+")
@@ -92,7 +99,7 @@ class RenameTool(Tool):
             return ToolResult(f"Nothing to change: renaming {at.position.note} edits no text.")
         places = sum(counts.values())
         title = f"Rename {params.symbol} to {new_name} ({plural(len(changes), 'file')})"
-        await ctx.authorize(
+        accepted = await ctx.authorize(
             PermissionQuery(
                 tool=self.name,
                 subject=at.rel,
@@ -103,6 +110,25 @@ class RenameTool(Tool):
                 changes=changes,
             )
         )
+        changed: list[str] = []
+        if accepted is not None:  # the user took some files' hunks, or their own version
+            changed = user_changed(
+                [
+                    (ctx.relative(c.path), c.new_text, accepted.texts.get(c.path, c.old_text or ""))
+                    for c in changes
+                ],
+                accepted.note,
+            )
+            changes = [
+                FileChange(path=c.path, new_text=accepted.texts[c.path], old_text=c.old_text)
+                for c in changes
+                if c.path in accepted.texts
+            ]
+            counts = {
+                c.path: max(_uses(c.new_text, new_name) - _uses(c.old_text or "", new_name), 0)
+                for c in changes
+            }
+            places = sum(counts.values())
         outcomes = await ctx.workspace.write_all(changes)
         failed = [
             f"{ctx.relative(c.path)}: {o.reason or 'not applied'}"
@@ -112,8 +138,9 @@ class RenameTool(Tool):
         if failed:
             raise ToolError("Not renamed (no file was changed): " + "; ".join(failed))
         lines = [
+            *changed,
             f"Renamed {at.position.note} to `{new_name}`: {plural(places, 'place')} in "
-            f"{plural(len(changes), 'file')}."
+            f"{plural(len(changes), 'file')}.",
         ]
         for change, outcome in zip(changes, outcomes, strict=True):
             rel = ctx.relative(change.path)

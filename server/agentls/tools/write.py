@@ -65,7 +65,7 @@ class WriteTool(Tool):
                 )
 
         verb = "Create" if current is None else "Overwrite"
-        outcome = await authorize_and_write(
+        written = await authorize_and_write(
             ctx,
             tool=self.name,
             params=params,
@@ -77,11 +77,11 @@ class WriteTool(Tool):
             not_done="was not written",
             refusal="the workspace refused the change",
         )
-        ctx.ledger.record(path, content)
-        lines = line_count(content)
+        ctx.ledger.record(path, written.text)
+        lines = line_count(written.text)
         done = "Created" if current is None else "Overwrote"
         summary = f"{done} {rel} ({plural(lines, 'line')})."
-        output = "\n".join([summary, *notes, *outcome_lines(outcome)])
+        output = "\n".join([*written.changed, summary, *notes, *outcome_lines(written.outcome)])
         return ToolResult(
             output,
             title=f"{verb} {rel}",

@@ -3,12 +3,14 @@ diff, applying through the workspace, and the outcome's lines for the model."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentls.tools.base import PermissionQuery, ToolContext, ToolError, input_dict
 from agentls.tools.text import human_size, unified_diff
 from agentls.verify.reach import describe_reach
+from agentls.workspace import hunks
 from agentls.workspace.protocol import EditOutcome
 
 # Files bigger than this are paged straight from disk by `read` (never loaded whole); write and
@@ -60,6 +62,17 @@ async def current_text(ctx: ToolContext, path: Path, rel: str) -> str | None:
         ) from None
 
 
+@dataclass
+class Written:
+    """A change as it was written: the workspace's outcome, the text written (the proposal, or
+    what the user accepted instead), and when the user changed the proposal, the lines that tell
+    the model so (first in the tool result)."""
+
+    outcome: EditOutcome
+    text: str
+    changed: list[str] = field(default_factory=list)
+
+
 async def authorize_and_write(
     ctx: ToolContext,
     *,
@@ -72,11 +85,12 @@ async def authorize_and_write(
     new_text: str,
     not_done: str,
     refusal: str,
-) -> EditOutcome:
+) -> Written:
     """The shared end of edit and write: ask (with the diff and the proposed text), then apply
-    through the workspace; `not_done` and `refusal` word the error when it is not applied."""
+    through the workspace what the user accepted (the proposal, part of it, or their version of
+    it); `not_done` and `refusal` word the error when it is not applied."""
     check_new_size(new_text, rel)
-    await ctx.authorize(
+    accepted = await ctx.authorize(
         PermissionQuery(
             tool=tool,
             subject=rel,
@@ -89,13 +103,36 @@ async def authorize_and_write(
             new_text=new_text,
         )
     )
-    outcome = await ctx.workspace.write_text(path, new_text, current)
+    text, changed = new_text, []
+    if accepted is not None:
+        text = accepted.texts.get(path, current if current is not None else "")
+        check_new_size(text, rel)
+        changed = user_changed([(rel, new_text, text)], accepted.note)
+    outcome = await ctx.workspace.write_text(path, text, current)
     if not outcome.applied:
         raise ToolError(f"{rel} {not_done}: {outcome.reason or refusal}.")
     if outcome.reach is not None:  # other files' new errors: only those the model may read
         reach = describe_reach(outcome.reach, ctx.relative, ctx.may_show)
         outcome.diagnostics = f"{outcome.diagnostics}\n{reach}" if outcome.diagnostics else reach
-    return outcome
+    return Written(outcome, text, changed)
+
+
+def user_changed(files: list[tuple[str, str, str]], note: str | None) -> list[str]:
+    """What the model is told when the user accepted something else than its proposal: the
+    unified diff from proposed to accepted of each (name, proposed, accepted) file, and their
+    note."""
+    lines = [
+        "The user changed your proposal before accepting it: what was written differs from "
+        "what you proposed as this diff shows (proposed -> accepted). Take it as the file's "
+        "content now."
+    ]
+    for rel, proposed, accepted in files:
+        diff = hunks.unified_diff(proposed, accepted, f"{rel} (proposed)", f"{rel} (accepted)")
+        if diff:
+            lines.append(diff.rstrip("\n"))
+    if note:
+        lines.append(f"Their note: {note}")
+    return lines
 
 
 def is_large(text: str) -> bool:
