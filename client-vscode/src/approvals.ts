@@ -501,6 +501,11 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
     }
     const review = this.reviews.get(requestId);
     const edit = review && decision !== 'reject' ? this.acceptedEdit(review) : undefined;
+    if (edit && decision === 'always') {
+      // "Always" allows the agent's edits; the user's own version is accepted once.
+      void vscode.window.showInformationMessage('agentls: you edited this proposal: accept your version once (Accept my version), or undo your changes first.');
+      return;
+    }
     await this.host.approve(found.view.sessionId, requestId, decision, feedback, decision === 'always' ? scope : undefined, edit);
   }
 

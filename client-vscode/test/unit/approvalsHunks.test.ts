@@ -218,6 +218,9 @@ describe('a proposal of two hunks', () => {
     stub.textDocuments.push({ uri: proposedUri(), getText: () => mine, version: 2, isDirty: false, lineCount: 11 });
     const lenses = controller.provideCodeLenses(fileDoc);
     expect(lenses.map((l) => l.command?.title)).toEqual(['agentls: Edit calc.py', '$(check) Accept my version', '$(close) Reject']);
+    await controller.decide('perm_two', 'always');
+    expect(approvals).toEqual([]); // the server takes a changed proposal with "once" only
+    expect(stub.infoMessages.at(-1)).toContain('accept your version once');
     await controller.decide('perm_two', 'once');
     expect(approvals).toEqual([
       {
