@@ -122,6 +122,15 @@ GrantScope = Literal["session", "project"]
 
 
 class ApproveParams(Params):
+    """`agent/approve`: answer a permission question. With `edit` (decision "once"), accept that
+    change instead of the proposal: the permission-request's `edit` has one TextEdit per hunk,
+    each replacing whole lines; send back some of them (same documents and versions), or your own
+    edits against the text the proposal was made from, or CreateFile plus its text for a proposed
+    new file. Exactly that is applied, and the model is told the diff from its proposal (with
+    `feedback` as the user's note); an `edit` that changes nothing is a reject. Any other file, a
+    delete or rename, overlapping edits or another decision is an Invalid params error naming
+    `edit`, and the question stays open."""
+
     session_id: str
     request_id: str
     decision: Literal["once", "always", "reject"]
