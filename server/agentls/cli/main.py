@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     import argparse
 
     from agentls.cli.review import add_review_commands
+    from agentls.cli.rewind import add_rewind_command
     from agentls.cli.session_admin import add_session_commands
 
     parser = argparse.ArgumentParser(
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--search", default=None, help="only those whose title or text has it")
     add_session_commands(sub)  # export, rename, delete, fork
     add_review_commands(sub, run)  # review, run --review
+    add_rewind_command(sub)
 
     permissions = sub.add_parser(
         "permissions",

@@ -43,6 +43,7 @@ from agentls.session.questions import AskContext, Asker, QuestionPresenter, ask_
 from agentls.session.revert import (
     RevertOutcome,
     UnrevertOutcome,
+    checkpoints_of,
     held_idle,
     revert_messages,
     unrevert_messages,
@@ -340,6 +341,11 @@ class Agent(SessionManagement, SessionReview):
         state = await self.session(session_id)
         async with held_idle(state, self.store, self.lock_owner):
             return await unrevert_messages(state, self.store, self.workspace)
+
+    async def checkpoints(self, session_id: str) -> list[Message]:
+        """The messages the user sent, of the whole history (before a compaction too)."""
+        await self.session(session_id)  # KeyError if unknown
+        return checkpoints_of(await self.store.load_messages(session_id, repair=False))
 
     # ---- permissions --------------------------------------------------------------------
 

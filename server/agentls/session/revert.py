@@ -130,6 +130,11 @@ def checkpoint_index(messages: Sequence[Message], message_id: str, session_id: s
     raise KeyError(f"unknown messageId {message_id!r} in session {session_id!r}")
 
 
+def checkpoints_of(history: Sequence[Message]) -> list[Message]:
+    """The messages the user sent (a compaction summary is not one), oldest first."""
+    return [m for m in history if m.role == "user" and m.summary() is None]
+
+
 def bash_commands(messages: Sequence[Message]) -> list[str]:
     return [
         str(part.input.get("command", ""))
