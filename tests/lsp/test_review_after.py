@@ -22,13 +22,20 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 BEFORE = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\n"
 AFTER = "a = 10\nb = 2\nc = 3\nd = 4\ne = 50\n"
-RULES = {"write": {"locked/*": "deny"}}
+
+
+def rules(outside: Path) -> dict[str, Any]:
+    # A folder outside the workspace the rules open, asking.
+    return {"write": {"locked/*": "deny", f"{outside}/**": "ask"}}
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def editor(module_root: Path, module_api: MessagesAPIServer) -> AsyncIterator[Editor]:
     editor = await start_editor(
-        module_root / "after", module_api, Profile(), {"review": "after", "permissions": RULES}
+        module_root / "after",
+        module_api,
+        Profile(),
+        {"review": "after", "permissions": rules(module_root / "outside")},
     )
     yield editor
     await stop_editor(editor)
@@ -144,13 +151,16 @@ async def test_an_undone_new_file_is_deleted(editor: Editor, module_api: Message
     assert [c.get("kind") for c in changes] == ["delete"]
 
 
-async def test_deny_protected_paths_and_bash_are_unchanged(
-    editor: Editor, module_api: MessagesAPIServer
+async def test_deny_outside_protected_paths_and_bash_are_unchanged(
+    editor: Editor, module_api: MessagesAPIServer, module_root: Path
 ) -> None:
     (editor.root / "locked").mkdir(exist_ok=True)
+    outside = module_root / "outside"
+    outside.mkdir(exist_ok=True)
     module_api.enqueue(
         reply(tool_use("write", {"path": "locked/x.txt", "content": "no\n"})),
         reply(tool_use("write", {"path": ".vscode/tasks.json", "content": "{}\n"})),
+        reply(tool_use("write", {"path": str(outside / "o.txt"), "content": "o\n"})),
         reply(tool_use("bash", {"command": "touch ran.txt"})),
         reply(text("done")),
     )
@@ -162,10 +172,10 @@ async def test_deny_protected_paths_and_bash_are_unchanged(
     denied = results["write0"]
     assert denied["isError"] and "Permission denied" in denied["output"]
     assert not (editor.root / "locked" / "x.txt").exists()
-    # The protected file and the bash call still asked (this editor answers "once").
-    asked = [e["tool"] for e in editor.session_events(session, "permission-request")]
-    assert asked == ["write", "bash"]
-    assert (editor.root / ".vscode" / "tasks.json").exists()
+    # The protected file, the file outside and the bash call still asked (answered "once").
+    asked = [e["title"] for e in editor.session_events(session, "permission-request")]
+    assert asked == ["Create .vscode/tasks.json", f"Create {outside / 'o.txt'}", "touch ran.txt"]
+    assert (editor.root / ".vscode" / "tasks.json").exists() and (outside / "o.txt").exists()
     # What was asked is not pending review.
     assert editor.session_events(session, "review") == []
     assert (await editor.request("agent/listReview", {"sessionId": session}))["files"] == []
