@@ -203,3 +203,18 @@ async def test_review_after_from_an_untrusted_workspace_config_is_ignored(
         assert (await editor.request("agent/listReview", {"sessionId": session}))["files"] == []
     finally:
         await stop_editor(editor)
+
+
+async def test_plan_mode_still_refuses_the_write(
+    editor: Editor, module_api: MessagesAPIServer
+) -> None:
+    module_api.enqueue(
+        reply(tool_use("write", {"path": "plan.txt", "content": "x\n"})),
+        reply(text("done")),
+    )
+    session = await editor.new_session()
+    await editor.request("agent/setMode", {"sessionId": session, "mode": "plan"})
+    await editor.prompt(session, "write")
+    [result] = editor.session_events(session, "tool-result")
+    assert result["isError"] and not (editor.root / "plan.txt").exists()
+    assert editor.session_events(session, "review") == []
