@@ -47,3 +47,30 @@ async def test_a_failed_write_puts_back_the_files_written_before_it(tmp_path: Pa
     assert [o.applied for o in outcomes] == [False, False]
     assert outcomes[1].reason and "could not write" in outcomes[1].reason
     assert a.read_text() == "x = 1\n"
+
+
+async def test_a_delete_is_part_of_the_change_and_put_back_when_a_later_write_fails(
+    tmp_path: Path,
+) -> None:
+    made, kept = tmp_path / "made.py", tmp_path / "kept.py"
+    made.write_text("made = 1\n")
+    kept.write_text("k = 2\n")
+    ws = DiskWorkspace(tmp_path)
+    # A delete checks what the file must still be, as a write does.
+    stale = await ws.write_all([FileChange(made, "", "made = 0\n", delete=True)])
+    assert not stale[0].applied and made.exists()
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, so nothing can be created under it\n")
+    failed = await ws.write_all(
+        [
+            FileChange(made, "", "made = 1\n", delete=True),
+            FileChange(blocked / "new.py", "z\n", None),
+        ]
+    )
+    assert [o.applied for o in failed] == [False, False]
+    assert made.read_text() == "made = 1\n"  # deleted, then put back
+    done = await ws.write_all(
+        [FileChange(made, "", "made = 1\n", delete=True), FileChange(kept, "k = 1\n", "k = 2\n")]
+    )
+    assert [o.applied for o in done] == [True, True]
+    assert not made.exists() and kept.read_text() == "k = 1\n"
