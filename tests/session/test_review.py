@@ -54,3 +54,31 @@ async def test_undo_one_hunk_then_the_agent_edits_again(
     # Undo it all: back to the base, nothing pending.
     files, _ = await h.agent.review(session, "calc.py", "undo")
     assert files == [] and path.read_text() == BEFORE
+
+
+async def test_two_answers_at_once_lose_nothing(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    h = await make_harness({"review": "after"})
+    path = h.root / "calc.py"
+    path.write_text(BEFORE)
+    api.enqueue(
+        reply(tool_use("read", {"path": "calc.py"})),
+        reply(tool_use("write", {"path": "calc.py", "content": SECOND})),
+        reply(text("done")),
+    )
+    session = (await h.agent.new_session()).id
+    await asyncio.wait_for(h.agent.prompt(session, "change"), 60)
+    # Two clicks sent before the first answer came back: the first keeps hunk 0 (a), after
+    # which the list has one hunk, so the second's index 1 no longer exists and is refused.
+    # Kept hunk a is never pending again.
+    first, second = await asyncio.gather(
+        h.agent.review(session, "calc.py", "keep", [0]),
+        h.agent.review(session, "calc.py", "keep", [1]),
+        return_exceptions=True,
+    )
+    assert isinstance(second, ValueError) and "has no hunk 1" in str(second)
+    [left] = await h.agent.list_review(session)
+    assert left.base == FIRST and [hunk.diff for hunk in left.hunks] == [
+        "@@ -5 +5 @@\n-e = 5\n+e = 50\n"
+    ]

@@ -21,6 +21,7 @@ kept pending review; the user keeps or undoes it later, a file or some hunks at 
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -130,6 +131,8 @@ class SessionReview:
     workspace: Workspace
     root: Path
     _sessions: OrderedDict[str, SessionState]
+    # One answer at a time: two keeps of one file's hunks sent at once must not lose one.
+    _review_lock: asyncio.Lock | None = None
 
     def emit(self, event: Any) -> None:
         raise NotImplementedError  # Agent's
@@ -158,6 +161,14 @@ class SessionReview:
         (nothing written) when the file is no longer the agent's text. KeyError: unknown
         session; ValueError: the path is not pending or a hunk does not exist; ReviewFailed:
         the workspace refused the undo."""
+        if self._review_lock is None:
+            self._review_lock = asyncio.Lock()
+        async with self._review_lock:
+            return await self._review(session_id, path, action, hunk_indexes)
+
+    async def _review(
+        self, session_id: str, path: str, action: str, hunk_indexes: Sequence[int] | None
+    ) -> tuple[list[ReviewFile], RevertConflict | None]:
         state = await self.session(session_id)
         key = self.review_path(path)
         rows = {
