@@ -9,6 +9,8 @@
 //  7. the status bar went through working, waiting for approval, and idle with a cost;
 //  8. references and a rename across two TypeScript files, answered by VS Code's own TypeScript
 //     server (agent/languageRequest), the rename's two diffs accepted from the editor title.
+// 11. a proposal of two hunks: one accepted and one rejected from their CodeLenses; only the
+//     accepted hunk on disk, and the model told its proposal was changed.
 // The model is `scripted:e2e` (server/agentls/model/scenarios/e2e.json): one scenario turn per prompt.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -59,6 +61,7 @@ function unittest(workspace) {
 }
 
 const PROBLEMS_PROMPT = 'What do the attached problems say?'; // e2e.json's prompts
+const HUNKS_PROMPT = 'Reword the docstrings of mean and median.'; // e2e.json's prompts: one edit, two hunks
 
 /** A TypeScript file with a type error in the editor; in a new session, "@pro" + Enter in the
  * prompt box attaches @problems as a chip; the scripted model quotes the context blocks of the
@@ -537,6 +540,44 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
     await step('10. @problems attached from the prompt box reaches the model', () =>
       problemsMention({ page, panel: () => panel, workspace, assistantTexts, openPanel, waitIdle, screenshot, log }),
     );
+
+    await step('11. accept one hunk of two from its CodeLens; only that hunk on disk', async () => {
+      const before = onDisk();
+      check(before.includes('The arithmetic mean of a non-empty list.'), 'calc.py should have its first docstring');
+      await sendPrompt(HUNKS_PROMPT);
+      await diffTab.first().waitFor({ timeout: 30_000 });
+      // Listed in the panel as waiting for review.
+      await panel.locator('#proposals .proposal', { hasText: 'calc.py' }).waitFor({ timeout: 10_000 });
+      await calcTab.first().click();
+      const lens = (text) => page.locator('.editor-instance .codelens-decoration a', { hasText: text }).first();
+      await lens('Accept hunk 1/2').waitFor({ timeout: 15_000 });
+      await lens('Reject hunk 2/2').waitFor();
+      await screenshot('two-hunks');
+      await lens('Accept hunk 1/2').click();
+      await lens('hunk 1/2 accepted').waitFor({ timeout: 5000 });
+      check(onDisk() === before, 'nothing should be written while a hunk is undecided');
+      await lens('Reject hunk 2/2').click();
+      // The optional note for the rejected hunk: Enter sends none.
+      await page.locator('.quick-input-widget', { hasText: 'Accept 1 of 2 hunks' }).waitFor();
+      await page.keyboard.press('Enter');
+      await diffTab.first().waitFor({ state: 'detached', timeout: 15_000 });
+      await poll('the accepted hunk on disk', async () => onDisk().includes('"""Mean of a non-empty list."""'), { timeout: 15_000 });
+      const after = onDisk();
+      check(
+        after.includes('"""The middle value; for an even count, the mean of the two middle values."""') && !after.includes('Median;'),
+        `the rejected hunk should not be on disk:\n${after}`,
+      );
+      check(
+        after === before.replace('The arithmetic mean of a non-empty list.', 'Mean of a non-empty list.'),
+        `only the accepted hunk should have changed calc.py:\n${after}`,
+      );
+      await poll('the model told its proposal was changed', async () =>
+        (await assistantTexts()).some((t) => t.includes("The edit's result:") && /changed your proposal/i.test(t)),
+      );
+      await waitIdle();
+      check(await panel.locator('#proposals').isHidden(), 'nothing should be listed as waiting for review');
+      await screenshot('one-hunk-accepted');
+    });
   } finally {
     writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');
     await context.close().catch(() => undefined);
