@@ -158,13 +158,18 @@ async def revert_messages(
     history = await store.load_messages(session_id)
     start = checkpoint_index(history, message_id, session_id)
     affected = history[start:]
-    outcome = RevertOutcome(bash_commands=bash_commands(affected))
+    # The sub-agents' sessions started since (the task tool's): their changes and commands too.
+    subs = await store.sub_sessions(session_id, history[start].created_at)
+    ran = list(affected)
+    for sub in subs:
+        ran += await store.load_messages(sub, repair=False)
+    outcome = RevertOutcome(bash_commands=bash_commands(ran))
     restore: list[RestoredFile] = []
     if scope in ("code", "both"):
-        changes = await store.list_file_changes(session_id, [m.id for m in affected])
+        changes = await store.range_file_changes(session_id, [m.id for m in affected], subs)
         befores: dict[str, str | None] = {}
         agents: dict[str, str | None] = {}
-        for _, path, before, after in changes:
+        for path, before, after in changes:
             befores.setdefault(path, before)
             agents[path] = after
         for path, before in befores.items():

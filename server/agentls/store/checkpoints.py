@@ -108,6 +108,35 @@ class Checkpoints:
         """Forget the session's last revert (a prompt was sent: there is nothing to redo)."""
         await self._execute("DELETE FROM reverts WHERE session_id = ?", (session_id,))
 
+    async def sub_sessions(self, session_id: str, since_ms: int) -> list[str]:
+        """The sub-agents' sessions (the task tool's, at any depth) the session started at or
+        after since_ms, oldest first: their file changes are part of a revert to then."""
+        rows = await self._fetchall(
+            "WITH RECURSIVE tree(id, created_at) AS ("
+            " SELECT id, created_at FROM sessions WHERE parent_id = ? AND created_at >= ?"
+            " UNION SELECT s.id, s.created_at FROM sessions s JOIN tree t ON s.parent_id = t.id)"
+            " SELECT id FROM tree ORDER BY created_at, id",
+            (session_id, since_ms),
+        )
+        return [str(row[0]) for row in rows]
+
+    async def range_file_changes(
+        self, session_id: str, message_ids: Sequence[str], sub_sessions: Sequence[str]
+    ) -> list[tuple[str, str | None, str]]:
+        """(path, before, after) of the changes those messages of the session made and of every
+        change of those sub-agents' sessions, oldest first."""
+        if not message_ids and not sub_sessions:
+            return []
+        messages = ",".join("?" for _ in message_ids)
+        subs = ",".join("?" for _ in sub_sessions)
+        rows = await self._fetchall(
+            "SELECT path, before, after FROM file_changes"
+            f" WHERE (session_id = ? AND message_id IN ({messages})) OR session_id IN ({subs})"
+            " ORDER BY id",
+            (session_id, *message_ids, *sub_sessions),
+        )
+        return [(str(row[0]), row[1], str(row[2])) for row in rows]
+
     async def set_summary_message(self, session_id: str, message_id: str | None) -> None:
         """Point the session at the compaction summary its history starts from (None: it starts
         at its first message), after a revert dropped or an unrevert brought back a summary."""
