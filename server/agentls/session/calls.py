@@ -274,13 +274,14 @@ class CallContext:
         action = evaluate(policy.rules)
         if action == "ask" and (policy.project_grants or self._env.state.grants):
             action = evaluate(self.rules)
-        if action == "allow":
-            return None
-        if action == "ask" and applies_at_once(
+        if action in ("allow", "ask") and applies_at_once(
             policy.settings, query, self.is_outside, self.relative
-        ):  # review "after": applied without the question, pending review (session/review.py)
+        ):  # review "after": applied without a question, pending review (session/review.py);
+            # an edit a rule allows is tracked too, so the review shows every change.
             env = self._env
             self._recording.review = PendingReview(env.store, env.emit, self.session_id)
+            return None
+        if action == "allow":
             return None
         if action == "deny":
             subject = query.subject
