@@ -124,6 +124,8 @@ class RenameTool(Tool):
                 for c in changes
                 if c.path in accepted.texts
             ]
+            for change in changes:
+                check_new_size(change.new_text, ctx.relative(change.path))
             counts = {
                 c.path: max(_uses(c.new_text, new_name) - _uses(c.old_text or "", new_name), 0)
                 for c in changes
