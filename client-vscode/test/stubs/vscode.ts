@@ -13,6 +13,8 @@ export const stub = {
   tabs: [] as { input: unknown }[],
   activeTab: undefined as { input: unknown } | undefined,
   config: new Map<string, unknown>(),
+  /** The active text editor (a document and a cursor), if a test sets one. */
+  activeEditor: undefined as { document: { uri: Uri }; selection: { active: Position }; revealed?: Range } | undefined,
   reset(): void {
     calls.length = 0;
     this.inputBoxAnswers = [];
@@ -23,6 +25,7 @@ export const stub = {
     this.tabs = [];
     this.activeTab = undefined;
     this.config.clear();
+    this.activeEditor = undefined;
   },
 };
 
@@ -104,6 +107,17 @@ export class Range {
   }
 }
 
+export class Selection {
+  constructor(
+    readonly anchor: Position,
+    readonly active: Position,
+  ) {}
+}
+
+export enum TextEditorRevealType {
+  InCenterIfOutsideViewport = 2,
+}
+
 export class CodeLens {
   constructor(
     readonly range: Range,
@@ -167,8 +181,21 @@ export const window = {
     stub.infoMessages.push(message);
     return undefined;
   },
-  get activeTextEditor(): undefined {
-    return undefined;
+  get activeTextEditor() {
+    const editor = stub.activeEditor;
+    if (!editor) return undefined;
+    return {
+      document: editor.document,
+      get selection() {
+        return editor.selection;
+      },
+      set selection(selection: { active: Position }) {
+        editor.selection = selection;
+      },
+      revealRange: (range: Range): void => {
+        editor.revealed = range;
+      },
+    };
   },
   tabGroups: {
     get all() {

@@ -232,6 +232,35 @@ describe('a proposal of two hunks', () => {
     ]);
   });
 
+  it('the keys act on the hunk at the cursor, then move to the next undecided one', async () => {
+    const editor = { document: { uri: vscode.Uri.parse(URI) }, selection: { active: new vscode.Position(6, 4) } };
+    stub.activeEditor = editor;
+    await controller.decideHunk(undefined, 'rejected'); // the cursor is in the second hunk (line 6)
+    expect(editor.selection.active.line).toBe(2); // on to the first, still undecided
+    await controller.nextHunk();
+    expect(editor.selection.active.line).toBe(6);
+    await controller.nextHunk(); // from the last: the first
+    expect(editor.selection.active.line).toBe(2);
+    stub.inputBoxAnswers = [''];
+    await controller.decideHunk(undefined, 'accepted');
+    expect(approvals).toEqual([
+      { sessionId: 's1', requestId: 'perm_two', decision: 'once', edit: { documentChanges: [{ textDocument: { uri: URI, version: 3 }, edits: [EDITS[0]] }] } },
+    ]);
+  });
+
+  it('in the proposed document, the cursor is placed by the proposal\'s lines', async () => {
+    const editor = { document: { uri: proposedUri() }, selection: { active: new vscode.Position(0, 0) } };
+    stub.activeEditor = editor;
+    await controller.nextHunk();
+    expect(editor.selection.active.line).toBe(2);
+    await controller.nextHunk();
+    expect(editor.selection.active.line).toBe(8); // the second hunk, two lines down in the proposal
+    await controller.decideHunk(undefined, 'accepted');
+    expect(controller.provideCodeLenses(fileDoc).find((l) => l.command?.command === 'agentls.resetHunk')?.command?.title).toBe(
+      '$(pass-filled) hunk 2/2 accepted',
+    );
+  });
+
   it('a hunk command with no hunk to act on says so', async () => {
     await controller.decideHunk({ requestId: 'perm_two', file: 0, hunk: 5 }, 'accepted');
     await controller.decideHunk(undefined, 'accepted'); // no editor open
