@@ -319,6 +319,12 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
     return changed && typeof edit === 'object' && edit !== null ? (edit as Record<string, unknown>) : undefined;
   }
 
+  /** The user's version of a proposal they edited (undefined: not edited, or no such proposal). */
+  editedProposal(requestId: string): Record<string, unknown> | undefined {
+    const review = this.reviews.get(requestId);
+    return review ? this.acceptedEdit(review) : undefined;
+  }
+
   // ---- hunks --------------------------------------------------------------------------
 
   private hunkCount(review: Review): number {

@@ -24,6 +24,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       post: (message) => panel.post(message),
       showError: (message) => void vscode.window.showErrorMessage(message),
       openDiff: (requestId) => void approvals?.openDiff(requestId),
+      editedProposal: (requestId) => approvals?.editedProposal(requestId),
       openFile: (path) => {
         const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
         const uri = path.startsWith('/') || !folder ? vscode.Uri.file(path) : vscode.Uri.joinPath(folder, path);

@@ -217,9 +217,12 @@ export class AgentHost {
       case 'select-session':
         await this.select(message.sessionId);
         return;
-      case 'approve':
-        await this.approve(message.sessionId, message.requestId, message.decision, message.feedback, message.scope);
+      case 'approve': {
+        // Accepted from the panel: a proposal the user edited in its diff goes as their version.
+        const edit = message.decision === 'once' ? this.ui.editedProposal?.(message.requestId) : undefined;
+        await this.approve(message.sessionId, message.requestId, message.decision, message.feedback, message.scope, edit);
         return;
+      }
       case 'open-diff':
         this.ui.openDiff(message.requestId);
         return;

@@ -16,6 +16,8 @@ export interface HostUi {
   post(message: HostMessage): void;
   showError(message: string): void;
   openDiff(requestId: string): void;
+  /** The user's version of a proposal they edited in its diff, as agent/approve's `edit` (approvals.ts). */
+  editedProposal?(requestId: string): Record<string, unknown> | undefined;
   openFile(path: string): void;
   /** What @-mentions attach (mentions.ts); without it the panel's @ completion finds nothing. */
   mentions?: {

@@ -136,7 +136,13 @@ beforeEach(async () => {
     },
   };
   host = new AgentHost(
-    { post: (m) => posted.push(m), showError: () => undefined, openDiff: () => undefined, openFile: () => undefined },
+    {
+      post: (m) => posted.push(m),
+      showError: () => undefined,
+      openDiff: () => undefined,
+      openFile: () => undefined,
+      editedProposal: (requestId) => controller.editedProposal(requestId),
+    },
     { get: () => undefined, update: () => Promise.resolve() },
   );
   await host.connected(server);
@@ -259,6 +265,23 @@ describe('a proposal of two hunks', () => {
     expect(controller.provideCodeLenses(fileDoc).find((l) => l.command?.command === 'agentls.resetHunk')?.command?.title).toBe(
       '$(pass-filled) hunk 2/2 accepted',
     );
+  });
+
+  it("Accept in the panel takes the user's version of an edited proposal too", async () => {
+    await host.handlePanelMessage({ type: 'approve', sessionId: 's1', requestId: 'perm_two', decision: 'once' });
+    expect(approvals).toEqual([{ sessionId: 's1', requestId: 'perm_two', decision: 'once' }]); // not edited: as proposed
+    approvals.length = 0;
+    const mine = 'import math\n';
+    stub.textDocuments.push({ uri: proposedUri(), getText: () => mine, version: 2, isDirty: false, lineCount: 2 });
+    await host.handlePanelMessage({ type: 'approve', sessionId: 's1', requestId: 'perm_two', decision: 'once' });
+    expect(approvals).toEqual([
+      {
+        sessionId: 's1',
+        requestId: 'perm_two',
+        decision: 'once',
+        edit: { documentChanges: [{ textDocument: { uri: URI, version: 3 }, edits: [{ range: { start: line(0), end: endOf(BEFORE) }, newText: mine }] }] },
+      },
+    ]);
   });
 
   it('a hunk command with no hunk to act on says so', async () => {
