@@ -13,7 +13,8 @@ from pygls.exceptions import JsonRpcException
 
 from agentls.store import Store
 from messages_api import MessagesAPIServer, reply, text, tool_use
-from tests.lsp.editor import Editor
+from tests.lsp.conftest import start_editor, stop_editor
+from tests.lsp.editor import Editor, Profile
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -242,3 +243,41 @@ async def test_bad_checkpoints_are_errors_naming_the_field(
         editor, "agent/revert", {**base, "messageId": answer, "scope": "all"}, "scope"
     )
     await expect_invalid(editor, "agent/unrevert", {"sessionId": "ses_nope"}, "ses_nope")
+
+
+async def test_a_client_without_document_changes_gets_the_deletes_on_disk(
+    module_root: Path, module_api: MessagesAPIServer
+) -> None:
+    plain = Profile(document_changes=False, resource_operations=(), approvals=False)
+    editor = await start_editor(
+        module_root / "plain", module_api, plain, {"permissions": {"*": "allow"}}
+    )
+    try:
+        (editor.root / "kept.py").write_text("k = 1\n")
+        module_api.enqueue(
+            reply(tool_use("read", {"path": "kept.py"})),
+            reply(
+                tool_use("edit", {"path": "kept.py", "old_string": "k = 1", "new_string": "k = 2"})
+            ),
+            reply(tool_use("write", {"path": "brand_new.py", "content": "new = 1\n"})),
+            reply(text("done")),
+        )
+        session = await editor.new_session()
+        await editor.prompt(session, "change and create")
+        [checkpoint] = await user_ids(editor, session)
+        edits = len(editor.applied_edits)
+        result = await revert(editor, session, checkpoint)
+        assert sorted(result["files"]) == sorted(
+            [editor.uri("kept.py"), editor.uri("brand_new.py")]
+        )
+        # One edit, the changes map of kept.py; the new file deleted on disk.
+        assert len(editor.applied_edits) == edits + 1
+        assert list(editor.applied_edits[-1]["changes"]) == [editor.uri("kept.py")]
+        assert "documentChanges" not in editor.applied_edits[-1]
+        assert editor.buffers[editor.uri("kept.py")].text == "k = 1\n"
+        assert not (editor.root / "brand_new.py").exists()
+        await unrevert(editor, session)
+        assert (editor.root / "brand_new.py").read_text() == "new = 1\n"
+        assert editor.buffers[editor.uri("kept.py")].text == "k = 2\n"
+    finally:
+        await stop_editor(editor)
