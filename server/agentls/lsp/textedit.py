@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from agentls.workspace.hunks import hunks, line_offsets
+from agentls.workspace.hunks import hunks, split_lines
 
 
 def _units(text: str, encoding: str) -> int:
@@ -60,13 +60,17 @@ def minimal_edit(old: str, new: str, encoding: str = "utf-16") -> types.TextEdit
 def hunk_edits(old: str, new: str, encoding: str = "utf-16") -> list[types.TextEdit]:
     """One TextEdit per hunk (workspace/hunks.py), in order, each replacing whole lines: how a
     proposal is offered, so a client can take some of its hunks."""
-    offsets = line_offsets(old)
+    lines = split_lines(old)
+
+    def line_start(index: int) -> types.Position:
+        # A hunk starts and ends at a line start, or at the end of a last line without a break.
+        if index == len(lines) and lines and not lines[-1].endswith("\n"):
+            return types.Position(line=index - 1, character=_units(lines[-1], encoding))
+        return types.Position(line=index, character=0)
+
     return [
         types.TextEdit(
-            range=types.Range(
-                start=position_at(old, offsets[hunk.old_start], encoding),
-                end=position_at(old, offsets[hunk.old_end], encoding),
-            ),
+            range=types.Range(start=line_start(hunk.old_start), end=line_start(hunk.old_end)),
             new_text="".join(hunk.new_lines),
         )
         for hunk in hunks(old, new)

@@ -57,11 +57,24 @@ def _line(line: str) -> str:
 def hunks(old: str, new: str) -> list[Hunk]:
     """The hunks that turn old into new, in order (none when they are equal)."""
     a, b = split_lines(old), split_lines(new)
+    # The lines both texts start and end with are in no hunk: the matcher only sees the middle
+    # (it takes time quadratic in a text's repeated lines, such as blank ones, so a small change
+    # to a big file would otherwise cost seconds).
+    limit = min(len(a), len(b))
+    head = 0
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
     out: list[Hunk] = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        None, a[head : len(a) - tail], b[head : len(b) - tail], autojunk=False
+    )
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
+        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
         out.append(Hunk(i1, i2, j1, tuple(b[j1:j2]), tuple(a[i1:i2])))
     return out
 
