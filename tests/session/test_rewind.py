@@ -1,10 +1,15 @@
-"""A revert through the Agent covers what the sub-agents it started did: their file changes are
-restored and their bash commands listed (they are stored under their own sessions)."""
+"""Reverts through the Agent: what the sub-agents it started did counts (their file changes are
+restored and their bash commands listed; they are stored under their own sessions), and a busy
+session (a turn running here, or in another process) is refused."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 
+import pytest
+
+from agentls.session import SessionBusyError
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 
@@ -48,3 +53,35 @@ async def test_a_revert_restores_what_a_sub_agent_changed(
     await h.agent.unrevert(session)
     assert (h.root / "notes.txt").read_text() == "new notes\n"
     assert (await h.agent.revert(session, first, dry_run=True)).files == [str(h.root / "notes.txt")]
+
+
+async def test_a_busy_session_is_not_reverted(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    h = await make_harness()
+    api.enqueue(reply(text("first")))
+    session = (await h.agent.new_session()).id
+    await asyncio.wait_for(h.agent.prompt(session, "one"), 30)
+    [checkpoint] = await h.agent.checkpoints(session)
+    hold = threading.Event()
+    api.enqueue(reply(text("a long answer"), chunk_size=4, hold=hold, hold_after=5))
+    turn = asyncio.create_task(h.agent.prompt(session, "two"))
+    await h.wait_for("text-delta")
+    try:
+        with pytest.raises(SessionBusyError, match="busy"):
+            await h.agent.revert(session, checkpoint.id)
+        with pytest.raises(SessionBusyError, match="busy"):
+            await h.agent.unrevert(session)
+    finally:
+        hold.set()
+        await asyncio.wait_for(turn, 10)
+    # A turn of it in another process (its lock in the store) is refused the same way.
+    await h.store.lock_session(session, "another-process-owner")
+    try:
+        with pytest.raises(SessionBusyError):
+            await h.agent.revert(session, checkpoint.id)
+    finally:
+        await h.store.unlock_session(session, "another-process-owner")
+    assert not any(m.reverted for m in await h.store.load_messages(session))
+    outcome = await h.agent.revert(session, checkpoint.id)
+    assert outcome.prompt == "one"
