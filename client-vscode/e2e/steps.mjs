@@ -10,7 +10,8 @@
 //  8. references and a rename across two TypeScript files, answered by VS Code's own TypeScript
 //     server (agent/languageRequest), the rename's two diffs accepted from the editor title.
 // 11. a proposal of two hunks: one accepted and one rejected from their CodeLenses; only the
-//     accepted hunk on disk, and the model told its proposal was changed.
+//     accepted hunk on disk, and the model told its proposal was changed;
+// 11b. a proposal edited in the diff's proposed side, then accepted: the user's version on disk.
 // The model is `scripted:e2e` (server/agentls/model/scenarios/e2e.json): one scenario turn per prompt.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -62,6 +63,7 @@ function unittest(workspace) {
 
 const PROBLEMS_PROMPT = 'What do the attached problems say?'; // e2e.json's prompts
 const HUNKS_PROMPT = 'Reword the docstrings of mean and median.'; // e2e.json's prompts: one edit, two hunks
+const EDITED_PROMPT = 'Comment the middle index in median.'; // e2e.json's prompts
 
 /** A TypeScript file with a type error in the editor; in a new session, "@pro" + Enter in the
  * prompt box attaches @problems as a chip; the scripted model quotes the context blocks of the
@@ -577,6 +579,35 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       await waitIdle();
       check(await panel.locator('#proposals').isHidden(), 'nothing should be listed as waiting for review');
       await screenshot('one-hunk-accepted');
+    });
+
+    await step("11b. edit the proposal in the diff, accept it: the user's version on disk", async () => {
+      const before = onDisk();
+      await sendPrompt(EDITED_PROMPT);
+      await diffTab.first().waitFor({ timeout: 30_000 });
+      await diffTab.first().click();
+      const proposedLine = page.locator('.monaco-diff-editor .editor.modified .view-line', { hasText: 'the upper middle index' });
+      await proposedLine.first().waitFor({ timeout: 15_000 });
+      await proposedLine.first().click();
+      await page.keyboard.press('End');
+      await page.keyboard.type(' (0-based)', { delay: 5 });
+      await poll('the edit in the proposed side', async () =>
+        (await page.locator('.monaco-diff-editor .editor.modified .view-lines').innerText()).replace(/\u00a0/g, ' ').includes('index (0-based)'),
+      );
+      check(onDisk() === before, 'nothing should be written before the edit is accepted');
+      await screenshot('proposal-edited');
+      await page.locator('.editor-actions [aria-label^="Accept proposed edit"]').first().click();
+      await diffTab.first().waitFor({ state: 'detached', timeout: 15_000 });
+      const mine = '    middle = len(ordered) // 2  # the upper middle index (0-based)';
+      await poll("the user's version on disk", async () => onDisk().includes(mine), { timeout: 15_000 });
+      check(
+        onDisk() === before.replace('    middle = len(ordered) // 2', mine),
+        `calc.py should be the user's version of the proposal:\n${onDisk()}`,
+      );
+      await poll('the model told its proposal was changed', async () =>
+        (await assistantTexts()).some((t) => t.includes("The comment's result:") && /changed your proposal/i.test(t)),
+      );
+      await waitIdle();
     });
   } finally {
     writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');
