@@ -12,6 +12,8 @@
 // 11. a proposal of two hunks: one accepted and one rejected from their CodeLenses; only the
 //     accepted hunk on disk, and the model told its proposal was changed;
 // 11b. a proposal edited in the diff's proposed side, then accepted: the user's version on disk.
+// 12. in a new session, an accepted edit, then Restore (code and conversation) at its prompt: the
+//     file back on disk, the turn gone from the transcript, the prompt back in the prompt box.
 // The model is `scripted:e2e` (server/agentls/model/scenarios/e2e.json): one scenario turn per prompt.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -62,6 +64,53 @@ function unittest(workspace) {
 }
 
 const PROBLEMS_PROMPT = 'What do the attached problems say?'; // e2e.json's prompts
+const RESTORE_PROMPT = 'Shorten the module docstring of calc.py.'; // e2e.json's prompts
+const SHORT_DOCSTRING = '"""Statistics helpers: mean and median."""';
+
+/** Step 12: a new session whose first turn edits calc.py (accepted from the editor title); the
+ * user message's Restore with "Code and conversation": the preview names calc.py, then calc.py is
+ * on disk as before the turn, the turn leaves the transcript, its prompt is back in the prompt box
+ * and Redo is offered. The panel goes back to the session it showed. */
+async function restoreCheckpoint({ page, panel, onDisk, diffTab, assistantTexts, openPanel, waitIdle, sendPrompt, screenshot, log }) {
+  await openPanel();
+  const earlier = await panel().locator('#session').inputValue();
+  await panel().locator('#new-session').click();
+  await poll('the new session', async () => (await panel().locator('#session').inputValue()) !== earlier);
+  await waitIdle();
+  const before = onDisk();
+  await sendPrompt(RESTORE_PROMPT);
+  await diffTab.first().waitFor({ timeout: 30_000 });
+  await page.locator('.editor-actions [aria-label^="Accept proposed edit"]').first().click();
+  await poll('the edit on disk', async () => onDisk().includes(SHORT_DOCSTRING), { timeout: 15_000 });
+  await poll('the answer after the edit', async () => (await assistantTexts()).some((t) => t.includes('one short line now')));
+  await waitIdle();
+  const message = panel().locator('.message.user', { hasText: RESTORE_PROMPT });
+  await message.hover();
+  await message.getByRole('button', { name: 'Restore to before this message' }).click();
+  const form = message.getByRole('group', { name: 'Restore to before this message' });
+  const preview = await poll('the preview naming calc.py', async () => {
+    const text = (await form.locator('.restore-preview').textContent().catch(() => '')) ?? '';
+    return text.includes('Files restored:') && text.includes('calc.py') ? text : undefined;
+  });
+  log(`  preview: ${preview.replace(/\s+/g, ' ').slice(0, 200)}`);
+  check(
+    (await form.getByRole('button', { name: 'Code and conversation' }).getAttribute('aria-pressed')) === 'true',
+    'Restore should offer code and conversation first',
+  );
+  await screenshot('restore-preview');
+  await form.getByRole('button', { name: 'Restore', exact: true }).click();
+  await poll('calc.py on disk as before the turn', async () => onDisk() === before, { timeout: 15_000 });
+  await poll('the prompt back in the prompt box', async () => (await panel().locator('#prompt').inputValue()) === RESTORE_PROMPT);
+  await poll('the turn gone from the transcript', async () =>
+    (await panel().locator('.message.user:visible', { hasText: RESTORE_PROMPT }).count()) === 0 &&
+    (await panel().locator('.message.assistant:visible', { hasText: 'one short line now' }).count()) === 0,
+  );
+  await panel().getByRole('button', { name: 'Redo: undo the restore' }).waitFor({ timeout: 10_000 });
+  await screenshot('restored');
+  await panel().locator('#prompt').fill('');
+  await panel().locator('#session').selectOption(earlier);
+  await waitIdle();
+}
 const HUNKS_PROMPT = 'Reword the docstrings of mean and median.'; // e2e.json's prompts: one edit, two hunks
 const EDITED_PROMPT = 'Comment the middle index in median.'; // e2e.json's prompts
 
@@ -609,6 +658,10 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       );
       await waitIdle();
     });
+
+    await step('12. restore a checkpoint: the file and the transcript go back, the prompt is in the box', () =>
+      restoreCheckpoint({ page, panel: () => panel, onDisk, diffTab, assistantTexts, openPanel, waitIdle, sendPrompt, screenshot, log }),
+    );
   } finally {
     writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');
     await context.close().catch(() => undefined);

@@ -59,7 +59,7 @@ export class Checkpoints {
           this.ui.post({ type: 'revert-preview', sessionId: m.sessionId, messageId: m.messageId, scope: m.scope, error: message(err) });
           return;
         }
-        await this.host.reload();
+        await this.reload();
         this.ui.post({ type: 'reverted', sessionId: m.sessionId, messageId: m.messageId, scope: m.scope, result });
         // The dropped message goes back into the prompt box, to edit and send again.
         if (m.scope !== 'code' && result.prompt) this.ui.post({ type: 'focus-prompt', text: result.prompt });
@@ -75,7 +75,7 @@ export class Checkpoints {
           this.ui.post({ type: 'unreverted', sessionId: m.sessionId, error: message(err) });
           return;
         }
-        await this.host.reload();
+        await this.reload();
         this.ui.post({ type: 'unreverted', sessionId: m.sessionId, result });
         await this.conflicts(result.conflicts ?? []);
         return;
@@ -114,6 +114,15 @@ export class Checkpoints {
         if (file) await this.ui.review?.openReviewDiff(file);
         return;
       }
+    }
+  }
+
+  /** The transcript as the server has it now (a failed reload is only a stale transcript). */
+  private async reload(): Promise<void> {
+    try {
+      await this.host.reload();
+    } catch (err) {
+      this.ui.showError(`agentls: could not reload the session: ${message(err)}`);
     }
   }
 

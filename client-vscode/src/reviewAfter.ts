@@ -26,8 +26,10 @@ export class ReviewViews implements ReviewUi, vscode.TextDocumentContentProvider
     return this.versions.get(uri.query) ?? '';
   }
 
-  /** The file a server path names (workspace-relative or absolute). */
+  /** The file a server path names: a uri (agent/revert's), or a path, absolute or
+   * workspace-relative (agent/review's). */
   fileUri(path: string): vscode.Uri {
+    if (/^[a-zA-Z][\w+.-]+:/.test(path)) return vscode.Uri.parse(path);
     const folder = this.root();
     return path.startsWith('/') || !folder ? vscode.Uri.file(path) : vscode.Uri.joinPath(folder, path);
   }
@@ -41,8 +43,8 @@ export class ReviewViews implements ReviewUi, vscode.TextDocumentContentProvider
   }
 
   async openConflict(conflict: RevertConflict): Promise<void> {
-    const name = conflict.path.split('/').pop() ?? conflict.path;
     const output = this.fileUri(conflict.path);
+    const name = output.path.split('/').pop() ?? conflict.path;
     const agent = this.version(conflict.path, 'agent', conflict.agent);
     const note = `agentls: you changed ${name} after the agent's edit, so it was not overwritten.`;
     if (conflict.current !== null) {
@@ -65,9 +67,10 @@ export class ReviewViews implements ReviewUi, vscode.TextDocumentContentProvider
   }
 
   async openReviewDiff(file: ReviewFile): Promise<void> {
-    const name = file.path.split('/').pop() ?? file.path;
+    const uri = this.fileUri(file.path);
+    const name = uri.path.split('/').pop() ?? file.path;
     const base = this.version(file.path, 'base', file.base);
-    await vscode.commands.executeCommand('vscode.diff', base, this.fileUri(file.path), `${name}: the agent's changes under review`);
+    await vscode.commands.executeCommand('vscode.diff', base, uri, `${name}: the agent's changes under review`);
   }
 
   dispose(): void {

@@ -40,6 +40,16 @@ function button(text: string, className: string, onClick: () => void, label?: st
   return b;
 }
 
+/** A file as the server names it (agent/revert's are file uris), as a path to read. */
+export function shownPath(path: string): string {
+  if (!path.startsWith('file://')) return path;
+  try {
+    return decodeURIComponent(new URL(path).pathname);
+  } catch {
+    return path;
+  }
+}
+
 function list(className: string, heading: string, items: string[], code = false): HTMLElement {
   const box = el('div', className);
   box.append(el('div', 'restore-heading', heading));
@@ -138,9 +148,9 @@ export class Restore {
       return out;
     }
     if (form.scope !== 'conversation') {
-      if (p.files.length) out.append(list('restore-files', 'Files restored:', p.files, true));
+      if (p.files.length) out.append(list('restore-files', 'Files restored:', p.files.map(shownPath), true));
       else out.append(el('div', 'restore-none', 'No file to restore.'));
-      const conflicts = (p.conflicts ?? []).map((c) => c.path);
+      const conflicts = (p.conflicts ?? []).map((c) => shownPath(c.path));
       if (conflicts.length) {
         out.append(list('restore-conflicts', 'Changed by you since, so not overwritten (opened in the merge editor):', conflicts, true));
       }

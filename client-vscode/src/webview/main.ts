@@ -382,7 +382,7 @@ function renderItem(view: SessionView, item: Item): HTMLElement {
         h('div', { class: 'user-text' }, item.text),
         item.images?.length ? thumbnails(item.images) : null,
         item.context.length ? h('div', { class: 'context' }, 'with ' + item.context.join(', ')) : null,
-        restore.forMessage(view.sessionId, item),
+        view === state.view ? restore.forMessage(view.sessionId, item) : null, // not in a sub-agent's card
       );
       break;
     case 'text':

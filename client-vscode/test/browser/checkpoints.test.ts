@@ -75,7 +75,7 @@ describe.skipIf(!existsSync(CHROMIUM))('checkpoints in the panel (Chromium)', ()
       messageId: 'u1',
       scope: 'both',
       preview: {
-        files: ['calc.py', 'test_calc.py'],
+        files: ['file:///w/calc.py', 'file:///w/my%20tests/test_calc.py'],
         conflicts: [{ path: 'notes.md', before: 'a\n', agent: 'b\n', current: 'c\n' }],
         bashNotUndone: true,
         bashCommands: ['make build'],
@@ -83,8 +83,8 @@ describe.skipIf(!existsSync(CHROMIUM))('checkpoints in the panel (Chromium)', ()
     });
     await expect.poll(() => form().textContent()).toContain('Files restored:');
     const text = (await form().textContent()) ?? '';
-    expect(text).toContain('calc.py');
-    expect(text).toContain('test_calc.py');
+    // The server's file uris, as paths.
+    expect(await form().locator('.restore-files li').allTextContents()).toEqual(['/w/calc.py', '/w/my tests/test_calc.py']);
     expect(text).toContain('notes.md');
     expect(text).toContain('not overwritten');
     expect(text).toContain('make build');

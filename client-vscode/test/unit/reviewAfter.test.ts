@@ -37,6 +37,15 @@ describe('conflicts', () => {
     expect(stub.infoMessages[0]).toContain('notes.md after the agent');
   });
 
+  it('takes the file uri agent/revert names a conflict by', async () => {
+    await views.openConflict({ path: 'file:///work/demo/calc%20two.py', before: 'a\n', agent: 'b\n', current: 'c\n' });
+    const args = calls[0].args[0] as { base: vscode.Uri; output: vscode.Uri };
+    expect(args.output.toString()).toBe('file:///work/demo/calc%20two.py');
+    expect(args.base.scheme).toBe(VERSION_SCHEME);
+    expect(args.base.path).toBe('/work/demo/calc two.py');
+    expect(stub.infoMessages[0]).toContain('you changed calc two.py after');
+  });
+
   it('falls back to a diff of the agent against the file when the merge editor fails', async () => {
     (vscode.commands as { executeCommand: unknown }).executeCommand = async (command: string, ...args: unknown[]) => {
       calls.push({ command, args });
