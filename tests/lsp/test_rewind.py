@@ -4,7 +4,10 @@ file the user changed since is a conflict, a checkpoint older than a compaction 
 
 from __future__ import annotations
 
+import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,7 @@ from pygls.exceptions import JsonRpcException
 
 from agentls.store import Store
 from messages_api import MessagesAPIServer, reply, text, tool_use
-from tests.lsp.conftest import start_editor, stop_editor
+from tests.lsp.conftest import server_env, start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -224,6 +227,35 @@ async def test_revert_to_a_checkpoint_older_than_the_compaction(
     assert sent[0]["role"] == "user" and sent[-1]["role"] == "user"
     rejected = [r for r in api.all_requests if r.rejected]
     assert not rejected, rejected[0].error
+
+
+async def test_a_rewind_from_the_terminal_is_seen_by_the_server_at_the_next_prompt(
+    vscode_like: Editor, module_api: MessagesAPIServer, module_root: Path
+) -> None:
+    editor, api = vscode_like, module_api
+    api.enqueue(reply(text("answer one")), reply(text("answer two")))
+    session = await editor.new_session()
+    await editor.prompt(session, "question one")
+    await editor.prompt(session, "question two")  # the server holds the session loaded
+    rewound = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "agentls.cli.main", "rewind", "--session", session, "--to", "2"],
+        env=server_env(api, module_root / "data"),
+        cwd=editor.root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert rewound.returncode == 0, rewound.stderr
+    assert "question two" in rewound.stdout
+    api.enqueue(reply(text("answer three")))
+    await editor.prompt(session, "question three")
+    sent = sent_text(api)
+    assert "question one" in sent and "question three" in sent
+    assert "question two" not in sent and "answer two" not in sent
+    reverted = [m for m in await messages(editor, session) if m.get("reverted")]
+    assert len(reverted) == 2
 
 
 async def test_bad_checkpoints_are_errors_naming_the_field(

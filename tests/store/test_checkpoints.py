@@ -43,8 +43,9 @@ async def test_the_last_revert_is_kept_replaced_and_cleared(store: Store, tmp_pa
         kept = await again.last_revert(a.id)
         assert kept is not None and (kept.message_id, kept.scope) == ("msg_2", "conversation")
         assert kept.message_ids == ["msg_2"] and kept.files == []
-        await again.clear_revert(a.id)
+        assert await again.clear_revert(a.id) is True
         assert await again.last_revert(a.id) is None
+        assert await again.clear_revert(a.id) is False  # none left: nothing had changed
         other = await again.last_revert(b.id)  # another session's row is untouched
         assert other is not None and other.files == files[:1]
         await again.delete_session(b.id)

@@ -536,9 +536,9 @@ class Agent(SessionManagement, SessionReview):
         try:
             last = await self.store.lock_session(session_id, self.lock_owner)
             locked = True
-            await self.store.clear_revert(session_id)  # a prompt since: nothing to redo
-            if last != (state.messages[-1].id if state.messages else None):
-                # Another process ran a turn of it since it was loaded: continue from the store.
+            reverted = await self.store.clear_revert(session_id)  # nothing to redo from now on
+            if reverted or last != (state.messages[-1].id if state.messages else None):
+                # Another process ran a turn of it (or reverted it) since it was loaded.
                 await self._reload(state)
         except asyncio.CancelledError:
             uncancel()

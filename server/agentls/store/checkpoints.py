@@ -104,9 +104,13 @@ class Checkpoints:
             created_at=int(created_at),
         )
 
-    async def clear_revert(self, session_id: str) -> None:
-        """Forget the session's last revert (a prompt was sent: there is nothing to redo)."""
-        await self._execute("DELETE FROM reverts WHERE session_id = ?", (session_id,))
+    async def clear_revert(self, session_id: str) -> bool:
+        """Forget the session's last revert (a prompt was sent: there is nothing to redo);
+        whether there was one (then its history may have changed since it was loaded)."""
+        rows = await self._fetchall("SELECT 1 FROM reverts WHERE session_id = ?", (session_id,))
+        if rows:
+            await self._execute("DELETE FROM reverts WHERE session_id = ?", (session_id,))
+        return bool(rows)
 
     async def sub_sessions(self, session_id: str, since_ms: int) -> list[str]:
         """The sub-agents' sessions (the task tool's, at any depth) the session started at or
