@@ -105,9 +105,13 @@ $(BENCH_STAMP): $(STAMP)
 	@rm -f $(VENV)/.bench-*
 	@touch $@
 
-.PHONY: bench
+.PHONY: bench bench-peers
 bench: $(BENCH_STAMP)
 	$(BIN)/python -m bench $(BENCH)
+
+# agentls run beside Claude Code and opencode (installed from npm into a cache the first time).
+bench-peers: $(BENCH_STAMP)
+	PYTHON=$(BIN)/python bench/peers.sh --runs $(or $(BENCH_RUNS),5)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
