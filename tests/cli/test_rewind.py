@@ -4,10 +4,13 @@ commands not undone, the dropped prompt, and --redo."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import subprocess
 from pathlib import Path
 
+from agentls.store import Store
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.cli.test_cli import agentls
 
@@ -121,3 +124,32 @@ def test_rewind_of_the_code_only_keeps_the_conversation(
     more = agentls("run", "--cwd", str(ws), "--session", session, "again", env=env)
     assert more.returncode == 0, more.stderr
     assert "write w" in json.dumps(api.requests[-1].body["messages"])
+
+
+def test_a_session_busy_in_another_process_is_listed_but_not_rewound(
+    api: MessagesAPIServer, env: dict[str, str], tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    api.enqueue(reply(text("ok")))
+    done = agentls("run", "--cwd", str(ws), "--json", "hello there", env=env)
+    session = json.loads(done.stdout.splitlines()[-1])["sessionId"]
+
+    async def locked(*args: str) -> subprocess.CompletedProcess[str]:
+        # This test process runs "a turn" of the session: it holds its lock in the store.
+        store = await Store.open(Path(env["AGENTLS_DATA_DIR"]) / "agentls.db")
+        try:
+            await store.lock_session(session, "a-turn-elsewhere")
+            return await asyncio.to_thread(
+                agentls, "rewind", "--session", session, *args, env=env, cwd=ws
+            )
+        finally:
+            await store.unlock_session(session, "a-turn-elsewhere")
+            await store.close()
+
+    listed = asyncio.run(locked())
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.rstrip().endswith("hello there") and "busy" in listed.stderr
+    refused = asyncio.run(locked("--to", "1"))
+    assert refused.returncode == 2 and "busy" in refused.stderr
+    assert "reverted" not in agentls("rewind", "--session", session, env=env, cwd=ws).stdout

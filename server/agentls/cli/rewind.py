@@ -75,15 +75,26 @@ async def rewind_command(args: argparse.Namespace) -> int:
 
 async def _list(agent: Agent, session_id: str, scope: str, ids: list[str]) -> int:
     checkpoints = {m.id: m for m in await agent.checkpoints(session_id)}
+    from agentls.session import SessionBusyError
+
     if not ids:
         print("no messages yet")
+    previews = {}
+    try:
+        for message_id in ids:
+            previews[message_id] = await agent.revert(session_id, message_id, scope, dry_run=True)
+    except SessionBusyError as exc:  # a turn runs: the list still shows, without what each does
+        previews = {}
+        print(f"agentls: {visible(str(exc))}; not saying what each restores", file=sys.stderr)
     for number, message_id in enumerate(ids, 1):
         message = checkpoints[message_id]
         first = (message.text().strip().splitlines() or ["(no text)"])[0]
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(message.created_at / 1000))
         reverted = " (reverted)" if message.reverted else ""
         print(f"{number:>3}  {when}  {visible(first[:72])}{reverted}")
-        preview = await agent.revert(session_id, message_id, scope, dry_run=True)
+        preview = previews.get(message_id)
+        if preview is None:
+            continue
         what = [f"restores {_names(agent, preview.files)}"] if preview.files else []
         if preview.conflicts:
             what.append(f"conflicts {_names(agent, [c.path for c in preview.conflicts])}")
