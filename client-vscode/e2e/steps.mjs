@@ -13,7 +13,8 @@
 //     accepted hunk on disk, and the model told its proposal was changed;
 // 11b. a proposal edited in the diff's proposed side, then accepted: the user's version on disk.
 // 12. in a new session, an accepted edit, then Restore (code and conversation) at its prompt: the
-//     file back on disk, the turn gone from the transcript, the prompt back in the prompt box.
+//     file back on disk, the turn gone from the transcript, the prompt back in the prompt box;
+//     then Redo brings the edit and the turn back.
 // The model is `scripted:e2e` (server/agentls/model/scenarios/e2e.json): one scenario turn per prompt.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -69,8 +70,8 @@ const SHORT_DOCSTRING = '"""Statistics helpers: mean and median."""';
 
 /** Step 12: a new session whose first turn edits calc.py (accepted from the editor title); the
  * user message's Restore with "Code and conversation": the preview names calc.py, then calc.py is
- * on disk as before the turn, the turn leaves the transcript, its prompt is back in the prompt box
- * and Redo is offered. The panel goes back to the session it showed. */
+ * on disk as before the turn, the turn leaves the transcript, its prompt is back in the prompt box;
+ * Redo brings the edit and the turn back. The panel goes back to the session it showed. */
 async function restoreCheckpoint({ page, panel, onDisk, diffTab, assistantTexts, openPanel, waitIdle, sendPrompt, screenshot, log }) {
   await openPanel();
   const earlier = await panel().locator('#session').inputValue();
@@ -105,9 +106,17 @@ async function restoreCheckpoint({ page, panel, onDisk, diffTab, assistantTexts,
     (await panel().locator('.message.user:visible', { hasText: RESTORE_PROMPT }).count()) === 0 &&
     (await panel().locator('.message.assistant:visible', { hasText: 'one short line now' }).count()) === 0,
   );
-  await panel().getByRole('button', { name: 'Redo: undo the restore' }).waitFor({ timeout: 10_000 });
+  const redo = panel().getByRole('button', { name: 'Redo: undo the restore' });
+  await redo.waitFor({ timeout: 10_000 });
   await screenshot('restored');
-  await panel().locator('#prompt').fill('');
+  // Redo (agent/unrevert): the edit and the turn come back, the prompt leaves the box.
+  await redo.click();
+  await poll('the edit on disk again', async () => onDisk().includes(SHORT_DOCSTRING), { timeout: 15_000 });
+  await panel().locator('.message.user:visible', { hasText: RESTORE_PROMPT }).waitFor({ timeout: 10_000 });
+  await panel().locator('.message.assistant:visible', { hasText: 'one short line now' }).waitFor({ timeout: 10_000 });
+  await redo.waitFor({ state: 'hidden', timeout: 10_000 });
+  check((await panel().locator('#prompt').inputValue()) === '', 'the prompt box should be empty after Redo');
+  await screenshot('redone');
   await panel().locator('#session').selectOption(earlier);
   await waitIdle();
 }

@@ -70,11 +70,17 @@ export class Restore {
   private readonly boxes = new Map<string, { box: HTMLElement; sessionId: string }>();
   /** The session whose last revert can be redone (until its next prompt). */
   private redoable?: string;
+  /** The message that revert put back in the prompt box. */
+  private restoredPrompt?: string;
   readonly redoBar: HTMLElement;
   private readonly redoText: HTMLElement;
   private readonly redoButton: HTMLButtonElement;
 
-  constructor(private readonly post: (message: CheckpointMessage) => void) {
+  constructor(
+    private readonly post: (message: CheckpointMessage) => void,
+    /** After a Redo: the message is back in the transcript, so not in the prompt box too. */
+    private readonly redone: (prompt: string) => void = () => undefined,
+  ) {
     this.redoBar = el('div', 'redo-bar');
     this.redoBar.setAttribute('role', 'status');
     this.redoBar.hidden = true;
@@ -197,6 +203,7 @@ export class Restore {
   reverted(message: Reverted): void {
     this.forms.delete(message.messageId);
     this.redoable = message.sessionId;
+    this.restoredPrompt = message.scope === 'code' ? undefined : (message.result.prompt ?? undefined);
     const files = message.result.files.length;
     const what =
       message.scope === 'conversation'
@@ -215,14 +222,19 @@ export class Restore {
 
   /** Redo's answer: done, or failed (the button again). */
   unreverted(sessionId: string, error?: string): void {
-    if (error) this.redoButton.disabled = false;
-    else this.done(sessionId);
+    if (error) {
+      this.redoButton.disabled = false;
+      return;
+    }
+    if (this.redoable === sessionId && this.restoredPrompt) this.redone(this.restoredPrompt);
+    this.done(sessionId);
   }
 
   /** Redo went through, or a prompt was sent (the server keeps no redo past it). */
   done(sessionId: string): void {
     if (this.redoable !== sessionId) return;
     this.redoable = undefined;
+    this.restoredPrompt = undefined;
     this.redoBar.hidden = true;
   }
 

@@ -93,7 +93,11 @@ stopButton.before(modeButton);
 const modelPicker = new ModelPicker(newSessionButton.parentElement ?? document.body, (model) => post({ type: 'set-model', model }), () => post({ type: 'list-models' }));
 const announcer = new Announcer($<HTMLElement>('announcer'));
 /** Restore at a user message, and Redo (checkpoints.ts); the pending review "after" (review.ts). */
-const restore = new Restore(post);
+const restore = new Restore(post, (prompt) => {
+  if (promptBox.value.trim() !== prompt.trim()) return; // the user has typed something else since
+  promptBox.value = '';
+  saveUi();
+});
 transcript.after(restore.redoBar);
 const reviewList = new ReviewList(post);
 transcript.before(reviewList.el);

@@ -144,13 +144,23 @@ describe.skipIf(!existsSync(CHROMIUM))('checkpoints in the panel (Chromium)', ()
     await expect.poll(() => redo.isVisible()).toBe(false);
   });
 
-  it('hides Redo once it went through', async () => {
-    await send({ type: 'reverted', sessionId: 's', messageId: 'u1', scope: 'conversation', result: { files: [] } });
+  it('hides Redo once it went through, and takes the message back out of the prompt box', async () => {
+    await send({ type: 'reverted', sessionId: 's', messageId: 'u1', scope: 'conversation', result: { files: [], prompt: 'add a parser' } });
+    await send({ type: 'focus-prompt', text: 'add a parser' });
     const redo = page.getByRole('button', { name: 'Redo: undo the restore' });
     await expect.poll(() => redo.isVisible()).toBe(true);
     expect(await page.locator('.redo-bar').textContent()).toContain('Conversation restored.');
+    await redo.click();
     await send({ type: 'unreverted', sessionId: 's', result: { files: [], messageIds: ['u1', 'a1'] } });
     await expect.poll(() => redo.isVisible()).toBe(false);
+    expect(await page.locator('#prompt').inputValue()).toBe('');
+    // A prompt box the user changed since is left alone.
+    await send({ type: 'reverted', sessionId: 's', messageId: 'u1', scope: 'both', result: { files: [], prompt: 'add a parser' } });
+    await page.locator('#prompt').fill('add a parser, with tests');
+    await redo.click();
+    await send({ type: 'unreverted', sessionId: 's', result: { files: [], messageIds: ['u1', 'a1'] } });
+    await expect.poll(() => redo.isVisible()).toBe(false);
+    expect(await page.locator('#prompt').inputValue()).toBe('add a parser, with tests');
   });
 
   it('broke no Content-Security-Policy rule and logged no error', async () => {
