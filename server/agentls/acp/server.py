@@ -121,7 +121,9 @@ class AcpServer:
 
     async def _open(self, root: Path) -> Agent:
         try:
-            settings = load_settings(root)
+            # Review "after" needs agent/listReview and agent/review, which ACP has not: an ACP
+            # client is asked before each edit whatever the user's config says.
+            settings = load_settings(root, {"review": "before"})
         except ValueError as exc:
             raise _failed(f"agentls: bad configuration: {exc}") from None
         if settings.untrusted_notice:

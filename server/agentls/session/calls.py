@@ -274,10 +274,13 @@ class CallContext:
         action = evaluate(policy.rules)
         if action == "ask" and (policy.project_grants or self._env.state.grants):
             action = evaluate(self.rules)
-        if action in ("allow", "ask") and applies_at_once(
-            policy.settings, query, self.is_outside, self.relative
+        if (
+            action in ("allow", "ask")
+            and self._env.state.record.parent_id is None
+            and applies_at_once(policy.settings, query, self.is_outside, self.relative)
         ):  # review "after": applied without a question, pending review (session/review.py);
-            # an edit a rule allows is tracked too, so the review shows every change.
+            # an edit a rule allows is tracked too, so the review shows every change. Not for a
+            # sub-agent: its session's review list is shown nowhere, so its edits still ask.
             env = self._env
             self._recording.review = PendingReview(env.store, env.emit, self.session_id)
             return None

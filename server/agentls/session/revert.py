@@ -22,6 +22,8 @@ bash effects are not undone: the commands run since the checkpoint are listed in
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -108,8 +110,30 @@ async def held_idle(state: SessionState, store: Store, owner: str) -> AsyncItera
         state.users -= 1
 
 
+# What a file that is no longer a file of its own reads as: never equal to a recorded text.
+NOT_ITS_OWN = "\0(not a file of its own now: a link, a directory or a device)"
+
+
+def not_its_own_file(path: Path) -> bool:
+    """Whether a path agentls recorded (a real path when written) no longer names a regular file
+    of its own on disk: it, or a folder on its way, is now a link to elsewhere (a command the
+    agent ran can leave a.txt -> ~/.bashrc), or it is a directory, a FIFO, a device. A revert or
+    an undo never writes such a path: it is a conflict."""
+    if os.path.realpath(path) != os.path.normpath(path):
+        return True
+    try:
+        return not stat.S_ISREG(os.lstat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+
+
 async def current_text(workspace: Workspace, path: Path) -> str | None:
-    """The file's text now (an open buffer's); None when it does not exist."""
+    """The file's text now (an open buffer's); None when it does not exist; NOT_ITS_OWN when it
+    is no longer a file of its own (not_its_own_file), whatever a buffer of it holds."""
+    if not_its_own_file(path):
+        return NOT_ITS_OWN
     try:
         return await workspace.read_text(path)
     except (FileNotFoundError, NotADirectoryError):

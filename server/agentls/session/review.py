@@ -32,6 +32,7 @@ from agentls.config import Settings
 from agentls.events import ReviewEvent, ReviewFile, ReviewHunk
 from agentls.permission.protected import is_protected_path
 from agentls.protocol.review import RevertConflict
+from agentls.session.revert import NOT_ITS_OWN, not_its_own_file
 from agentls.session.state import SessionState
 from agentls.store import Store
 from agentls.tools.base import PermissionQuery, content_hash
@@ -222,7 +223,8 @@ class SessionReview:
         whole: bool,
     ) -> RevertConflict | None:
         path = Path(key)
-        current = await _read(self.workspace, path)
+        # A link out or a directory where the file was: never written through (a conflict).
+        current = NOT_ITS_OWN if not_its_own_file(path) else await _read(self.workspace, path)
         if current != agent:
             return RevertConflict(path=key, before=base, agent=agent, current=current)
         undone = set(indexes)
