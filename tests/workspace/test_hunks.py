@@ -57,3 +57,17 @@ def test_equal_texts_have_no_hunk_and_a_change_at_either_end_is_one() -> None:
     middle = body.replace("line 1501\n", "changed\n")
     [one] = hunks(body, middle)
     assert one.old_lines == ("line 1501\n",) and one.new_lines == ("changed\n",)
+
+
+def test_a_long_changed_region_still_gets_one_hunk_per_change() -> None:
+    # Over LARGE_MIDDLE lines between the first and last change: the frequent lines (blank ones,
+    # "}") may join a match but not start one; the hunks are still exactly the changes.
+    lines = [f"def f{i}():\n" if i % 3 == 0 else "\n" if i % 3 == 1 else "}\n" for i in range(9000)]
+    changed = list(lines)
+    spots = range(0, 9000, 600)
+    for spot in spots:
+        changed[spot] = f"def g{spot}():\n"
+    old, new = "".join(lines), "".join(changed)
+    found = hunks(old, new)
+    assert apply(old, found) == new
+    assert [(h.old_start, h.old_end) for h in found] == [(s, s + 1) for s in spots]

@@ -54,12 +54,17 @@ def _line(line: str) -> str:
     return line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
 
 
+# Changed regions longer than this (in lines) are matched with difflib's autojunk (see hunks).
+LARGE_MIDDLE = 2000
+
+
 def hunks(old: str, new: str) -> list[Hunk]:
     """The hunks that turn old into new, in order (none when they are equal)."""
     a, b = split_lines(old), split_lines(new)
-    # The lines both texts start and end with are in no hunk: the matcher only sees the middle
-    # (it takes time quadratic in a text's repeated lines, such as blank ones, so a small change
-    # to a big file would otherwise cost seconds).
+    # The lines both texts start and end with are in no hunk: the matcher only sees the middle.
+    # It takes time quadratic in a text's repeated lines (blank ones, "}"): past LARGE_MIDDLE
+    # lines it lets the most frequent ones (difflib's autojunk) join a match without starting one,
+    # still exact hunks (a 40,000-line file with 43 spread changes: 345 s before, 1.4 s).
     limit = min(len(a), len(b))
     head = 0
     while head < limit and a[head] == b[head]:
@@ -68,9 +73,9 @@ def hunks(old: str, new: str) -> list[Hunk]:
     while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
         tail += 1
     out: list[Hunk] = []
-    matcher = difflib.SequenceMatcher(
-        None, a[head : len(a) - tail], b[head : len(b) - tail], autojunk=False
-    )
+    a_mid, b_mid = a[head : len(a) - tail], b[head : len(b) - tail]
+    large = max(len(a_mid), len(b_mid)) > LARGE_MIDDLE
+    matcher = difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=large)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
