@@ -470,7 +470,8 @@ function renderTranscript(): void {
     transcript.replaceChildren();
     renderedSession = view?.sessionId;
   }
-  if (!view || (!view.items.length && !view.queued.length)) {
+  // A conversation restored to before its first message shows as empty (its items are hidden).
+  if (!view || (!view.items.some((i) => !i.reverted) && !view.queued.length)) {
     transcript.replaceChildren(
       h(
         'div',

@@ -163,6 +163,14 @@ describe.skipIf(!existsSync(CHROMIUM))('checkpoints in the panel (Chromium)', ()
     expect(await page.locator('#prompt').inputValue()).toBe('add a parser, with tests');
   });
 
+  it('shows a conversation restored to before its first message as empty', async () => {
+    await send(state(HISTORY.map((m) => ({ ...m, reverted: true }))));
+    await expect.poll(() => page.locator('#transcript .empty').isVisible()).toBe(true);
+    await send(state(HISTORY));
+    await expect.poll(() => page.getByRole('button', { name: 'Restore to before this message' }).count()).toBe(2);
+    expect(await page.locator('#transcript .empty').count()).toBe(0);
+  });
+
   it('broke no Content-Security-Policy rule and logged no error', async () => {
     expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
     expect(errors).toEqual([]);
