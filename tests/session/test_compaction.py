@@ -218,3 +218,18 @@ def test_cut_keeps_the_newest_and_never_leaves_nothing_to_summarize() -> None:
     messages[2].usage = Usage(input_tokens=90_000)
     assert context_tokens(messages) == 90_000
     assert context_tokens([summary, messages[2], messages[3]]) is None
+
+
+def test_a_reverted_step_does_not_measure_the_context() -> None:
+    from agentls.history import Usage
+
+    messages = [
+        _message("user", TextPart(text="task")),
+        _message("assistant", TextPart(text="short"), usage=Usage(input_tokens=1_000)),
+        _message("user", TextPart(text="paste a huge log")),
+        _message("assistant", TextPart(text="read it"), usage=Usage(input_tokens=150_000)),
+    ]
+    assert context_tokens(messages) == 150_000
+    # agent/revert dropped the huge turn: the context is the step before it, not a compaction's worth.
+    messages[2].reverted = messages[3].reverted = True
+    assert context_tokens(messages) == 1_000

@@ -296,6 +296,8 @@ async def compact_now(agent: CommandHost, state: SessionState) -> TurnResult:
                 add_usage=add_usage,
             )
             done = await compactor.compact(context_tokens(state.messages) or 0)
+            if done:  # the history a revert could redo into is summarized now
+                await agent.store.clear_revert(session_id)
         finally:
             await agent.store.unlock_session(session_id, agent.lock_owner)
     if done:

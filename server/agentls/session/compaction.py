@@ -99,6 +99,8 @@ def context_tokens(messages: list[Message]) -> int | None:
     for message in reversed(messages):
         if stale is not None and message.id == stale:
             return None
+        if message.reverted:  # a step agent/revert dropped: no longer what is sent
+            continue
         if message.role == "assistant" and message.usage is not None:
             tokens = step_context_tokens(message.usage)
             if tokens > 0:
