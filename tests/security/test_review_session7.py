@@ -29,6 +29,7 @@ from tests.lsp.test_language_requests import (
     LanguageProfile,
     rename_answers,
     rename_calls,
+    text_edit,
     write_project,
 )
 from tests.security.conftest import SecurityFigures
@@ -572,6 +573,10 @@ async def test_agent_review_acts_only_on_the_sessions_pending_file(
         {"sessionId": session, "path": "mine.txt", "action": "undo", "hunks": [5]},
         {"sessionId": session, "path": "mine.txt", "action": "delete"},
         {"sessionId": "ses_nope", "path": "mine.txt", "action": "undo"},
+        {"sessionId": session, "path": "mine.txt\0../outside/bashrc", "action": "undo"},
+        {"sessionId": session, "path": (outside / "bashrc").as_uri(), "action": "undo"},
+        {"sessionId": session, "path": "file://otherhost" + str(ws / "mine.txt"), "action": "undo"},
+        {"sessionId": session, "path": editor.uri("sub/../../../outside/bashrc"), "action": "undo"},
     ]
     before = snapshot(ws), snapshot(outside)
     for params in attempts:
@@ -807,21 +812,30 @@ async def test_agentls_rewind_never_writes_through_a_link(
     bashrc = tmp_path / "home" / ".bashrc"
     bashrc.parent.mkdir()
     bashrc.write_text("alias ll='ls -l'\n")
+    # A folder of the user's outside, with a file the agent's new one will match.
+    keys = tmp_path / "home" / "keys"
+    keys.mkdir()
+    (keys / "x.txt").write_text("made\n")
     (ws / "a.txt").write_text(PAYLOAD)
     api.enqueue(
         reply(tool_use("read", {"path": "a.txt"})),
         reply(tool_use("write", {"path": "a.txt", "content": bashrc.read_text()})),
-        reply(tool_use("bash", {"command": f"ln -sf {bashrc} a.txt"})),
+        reply(tool_use("write", {"path": "sub/x.txt", "content": "made\n"})),
+        reply(
+            tool_use("bash", {"command": f"ln -sf {bashrc} a.txt && rm -r sub && ln -s {keys} sub"})
+        ),
         reply(text("done")),
     )
     run = agentls("run", "--cwd", str(ws), "--yes", "--json", "tidy", env=env)
     assert run.returncode == 0, run.stderr
     session = json.loads(run.stdout.splitlines()[-1])["sessionId"]
-    assert (ws / "a.txt").is_symlink()
+    assert (ws / "a.txt").is_symlink() and (ws / "sub").is_symlink()
     for args in (("--to", "1", "--scope", "code"), ("--to", "1")):
         with security_figures.attempt(REVERT):
             done = agentls("rewind", "--session", session, *args, env=env, cwd=ws)
+            # Neither written through a.txt nor deleted through the linked folder sub.
             assert bashrc.read_text() == "alias ll='ls -l'\n", done.stdout
+            assert (keys / "x.txt").exists(), done.stdout
             assert (ws / "a.txt").is_symlink()
             assert "conflict" in done.stdout + done.stderr, done.stdout
             if args[-1] == "code":
@@ -892,3 +906,64 @@ async def test_review_after_from_the_users_config_still_asks_over_acp(
             )
             assert [q.kind for q, _ in client.questions] == ["edit"], client.questions
             assert client.writes == [] and not (ws / "acp.txt").exists()
+
+
+async def test_plan_mode_and_a_rename_into_a_protected_folder_are_unchanged_by_review_after(
+    root: Path, api: MessagesAPIServer, security_figures: SecurityFigures
+) -> None:
+    """A language server's rename that also edits .vscode/helper.py asks; in plan mode the
+    write and the rename are refused before any question, pending nothing."""
+    profile = LanguageProfile(
+        language_requests=("textDocument/prepareRename", "textDocument/rename")
+    )
+    editor = await start_editor(root / "after-rename", api, profile, {"review": "after"})
+    answers = LanguageAnswers()
+    answers.install(editor)
+    try:
+        where = write_project(editor.root, "ren")
+        (editor.root / ".vscode").mkdir()
+        helper = editor.root / ".vscode" / "helper.py"
+        helper.write_text("from ren.util import add\n")
+        answers.answers["textDocument/prepareRename"] = lambda params: {
+            "range": {"start": {"line": 0, "character": 4}, "end": {"line": 0, "character": 7}},
+            "placeholder": "add",
+        }
+        answers.answers["textDocument/rename"] = lambda params: {
+            "changes": {
+                editor.uri("ren/util.py"): [text_edit(0, 4, 7, params["newName"])],
+                editor.uri(".vscode/helper.py"): [text_edit(0, 21, 24, params["newName"])],
+            }
+        }
+        api.enqueue(
+            reply(tool_use("read", {"path": "ren/util.py"})),
+            reply(tool_use("read", {"path": ".vscode/helper.py"})),
+            reply(tool_use("rename", {"path": "ren/util.py", "symbol": "add", "new_name": "plus"})),
+            reply(text("done")),
+        )
+        session = await editor.new_session()
+        with security_figures.attempt(REVIEW):
+            await editor.prompt(session, "rename")
+            asked = editor.session_events(session, "permission-request")
+            results = editor.session_events(session, "tool-result")
+            assert [e["tool"] for e in asked] == ["rename"], (asked, results[-1])
+            assert (await editor.request("agent/listReview", {"sessionId": session}))["files"] == []
+        assert "plus" in helper.read_text()  # answered once by the editor
+        await editor.request("agent/setMode", {"sessionId": session, "mode": "plan"})
+        before = snapshot(editor.root)
+        for call in (
+            tool_use("write", {"path": "plan.txt", "content": PAYLOAD}),
+            tool_use("edit", {"path": "ren/util.py", "old_string": "plus", "new_string": "x"}),
+            tool_use("rename", {"path": "ren/util.py", "symbol": "plus", "new_name": "y"}),
+        ):
+            with security_figures.attempt(REVIEW):
+                count = len(editor.session_events(session, "permission-request"))
+                api.enqueue(reply(call), reply(text("ok")))
+                await editor.prompt(session, "try")
+                result = editor.session_events(session, "tool-result")[-1]
+                assert result["isError"], result
+                assert snapshot(editor.root) == before
+                assert len(editor.session_events(session, "permission-request")) == count
+        assert where.is_dir()
+    finally:
+        answers.released.set()
+        await stop_editor(editor)
