@@ -216,6 +216,8 @@ async def revert_messages(
     if outcome.problems:
         outcome.files = []
         return outcome
+    if scope == "code":
+        await _follow_review(store, session_id, history[-1].id, [_back(f) for f in restore])
     for message in dropped:
         message.reverted = True
         await store.update_message(message)
@@ -255,6 +257,8 @@ async def unrevert_messages(
         return outcome  # nothing changed: the revert can still be redone
     outcome.files = [str(c.path) for c in redo]
     history = await store.load_messages(session_id)
+    if record.scope == "code" and history:
+        await _follow_review(store, session_id, history[-1].id, redo)
     back = set(record.message_ids)
     for message in history:
         if message.id in back and message.reverted:
@@ -284,6 +288,27 @@ async def _write(state: SessionState, workspace: Workspace, changes: list[FileCh
         return []
     reasons = [o.reason for o in outcomes if not o.applied and o.reason]
     return list(dict.fromkeys(reasons)) or ["the edit was not applied"]
+
+
+async def _follow_review(
+    store: Store, session_id: str, message_id: str, changes: list[FileChange]
+) -> None:
+    """Review "after" (session/review.py) after a code-only revert or its redo, whose messages
+    stay: a file pending review that it rewrote stays pending from the same base to what it holds
+    now (recorded as a change of the session's last message, as review's own undo is), so an undo
+    compares with the file's real text; one it deleted leaves the review. (A conversation revert
+    needs nothing: the changes of reverted messages do not count.)"""
+    pending = {path for path, _base, _agent in await store.list_review_pending(session_id)}
+    for change in changes:
+        path = str(change.path)
+        if path not in pending:
+            continue
+        if change.delete:
+            await store.drop_review_pending(session_id, path)
+        else:
+            await store.add_file_change(
+                session_id, message_id, path, change.old_text, change.new_text
+            )
 
 
 async def _start_at_last_summary(state: SessionState, store: Store, history: list[Message]) -> None:
