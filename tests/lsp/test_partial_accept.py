@@ -227,6 +227,10 @@ async def test_bad_edits_are_refused_naming_edit_and_the_question_stays_open(
     await asyncio.wait_for(turn, 20)
     assert editor.buffers[editor.uri("open.py")].text == NEW
     assert "changed your proposal" not in tool_result(module_api)
+    # Applied, the change is the one minimal TextEdit it always was (not the proposal's hunks).
+    [applied] = editor.applied_edits[-1]["documentChanges"][0]["edits"]
+    assert applied["range"]["start"] == {"line": 0, "character": 9}
+    assert applied["range"]["end"] == {"line": 3, "character": 9}
     # A question that proposes no change takes no edit.
     module_api.enqueue(reply(tool_use("bash", {"command": "echo hi"})), reply(text("done")))
     turn = asyncio.ensure_future(editor.prompt(session, "run"))
