@@ -244,7 +244,7 @@ class EditTool(Tool):
         lines = display_lines(written_text)
         parts = [*written.changed, summary, *notes]
         if lines:
-            label = "first change" if count > 1 else "the changed region"
+            label = "first change" if count > 1 and not written.changed else "the changed region"
             parts.append(f"Lines around {label} (after the edit):")
             parts.append(_snippet(lines, start_line, end_line, _SNIPPET_CONTEXT))
         parts.extend(outcome_lines(outcome))
