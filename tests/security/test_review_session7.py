@@ -422,6 +422,55 @@ async def test_an_accepted_text_over_the_size_limit_is_not_written(
         assert result["isError"] and "limit" in result["output"]
 
 
+async def test_an_accept_never_overwrites_what_the_user_typed_meanwhile(
+    panel: Editor, api: MessagesAPIServer, security_figures: SecurityFigures
+) -> None:
+    """The proposal was made at version 1 of an open buffer; the user types, then a client
+    accepts the proposal's edit in the unversioned `changes` form: the buffer keeps the typing."""
+    editor = panel
+    (editor.root / "typed.py").write_text(OLD)
+    editor.open("typed.py")
+    session, request, turn = await propose(editor, api, "typed.py", OLD, NEW)
+    [change] = request["edit"]["documentChanges"]
+    editor.type_text("typed.py", OLD + "mine = True\n")
+    with security_figures.attempt(ACCEPT):
+        edit = {"changes": {change["textDocument"]["uri"]: change["edits"][:1]}}
+        await editor.request("agent/approve", approve(session, request, edit))
+        await asyncio.wait_for(turn, 20)
+        assert editor.buffers[editor.uri("typed.py")].text == OLD + "mine = True\n"
+        assert (editor.root / "typed.py").read_text() == OLD
+        [result] = [
+            e for e in editor.session_events(session, "tool-result") if e["tool"] == "write"
+        ]
+        assert result["isError"], result
+
+
+async def test_a_plan_question_takes_no_edit(
+    panel: Editor, api: MessagesAPIServer, security_figures: SecurityFigures
+) -> None:
+    editor = panel
+    api.enqueue(reply(tool_use("exit_plan", {"plan": "1. write p.py"})), reply(text("planned")))
+    session = await editor.new_session()
+    await editor.request("agent/setMode", {"sessionId": session, "mode": "plan"})
+    turn = asyncio.ensure_future(editor.prompt(session, "plan"))
+    request = await editor.wait_event(session, "permission-request")
+    assert request["tool"] == "exit_plan"
+    with security_figures.attempt(ACCEPT):
+        edit = {
+            "documentChanges": [
+                {"kind": "create", "uri": editor.uri("p.py")},
+                doc_edit(editor.uri("p.py"), [whole(PAYLOAD)]),
+            ]
+        }
+        await refused(editor, "agent/approve", approve(session, request, edit), "edit")
+        assert not (editor.root / "p.py").exists()
+    await editor.request(
+        "agent/approve",
+        {"sessionId": session, "requestId": request["requestId"], "decision": "reject"},
+    )
+    await asyncio.wait_for(turn, 20)
+
+
 async def test_a_renames_accepted_text_over_the_size_limit_is_not_written(
     renamer: tuple[Editor, LanguageAnswers],
     api: MessagesAPIServer,
@@ -618,6 +667,20 @@ async def test_agent_review_acts_only_on_the_sessions_pending_file(
         )
         assert answer.get("conflict"), answer
         assert (ws / "made" / "x.txt" / "keep.txt").read_text() == "keep\n"
+
+    # The user types into it and does not save: a conflict, the buffer kept.
+    api.enqueue(
+        reply(tool_use("write", {"path": "typed.txt", "content": "agent\n"})), reply(text("ok"))
+    )
+    await editor.prompt(session, "write")
+    editor.open("typed.txt")
+    editor.type_text("typed.txt", "agent\nmine\n")
+    with security_figures.attempt(REVIEW_ANSWER):
+        params = {"sessionId": session, "path": "typed.txt", "action": "undo"}
+        answer = await editor.request("agent/review", params)
+        assert answer["conflict"]["current"] == "agent\nmine\n", answer
+        assert editor.buffers[editor.uri("typed.txt")].text == "agent\nmine\n"
+        assert (ws / "typed.txt").read_text() == "agent\n"
 
     # The user saved their own text meanwhile: a conflict, never overwritten.
     api.enqueue(
@@ -967,3 +1030,32 @@ async def test_plan_mode_and_a_rename_into_a_protected_folder_are_unchanged_by_r
     finally:
         answers.released.set()
         await stop_editor(editor)
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [
+        {"review": "after"},
+        {"review": "after", "permissions": {"write": "ask"}},
+        {"Review": "after"},
+        {"REVIEW": "after"},
+        {"review": ["after"]},
+    ],
+)
+async def test_an_untrusted_workspace_config_never_sets_review_after(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    security_figures: SecurityFigures,
+    layer: dict[str, Any],
+) -> None:
+    from agentls.config import load_settings
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("AGENTLS_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "ws" / ".agentls").mkdir(parents=True)
+    (tmp_path / "ws" / ".agentls" / "config.json").write_text(json.dumps(layer))
+    with security_figures.attempt(REVIEW):
+        for editor in (False, True):
+            settings = load_settings(tmp_path / "ws", editor=editor)
+            assert settings.review == "before", layer
+            assert settings.untrusted_notice, layer
