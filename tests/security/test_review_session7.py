@@ -445,6 +445,24 @@ async def test_an_accept_never_overwrites_what_the_user_typed_meanwhile(
         assert result["isError"], result
 
 
+async def test_an_accepted_text_that_is_not_unicode_is_refused(
+    panel: Editor, api: MessagesAPIServer, security_figures: SecurityFigures
+) -> None:
+    """A lone surrogate (valid JSON, "\\ud800") cannot be written as UTF-8 nor stored."""
+    editor = panel
+    session, request, turn = await propose(editor, api, "surrogate.py", OLD, NEW)
+    [change] = request["edit"]["documentChanges"]
+    with security_figures.attempt(ACCEPT):
+        edit = {"changes": {change["textDocument"]["uri"]: [whole("bad = '\ud800'\n")]}}
+        await refused(editor, "agent/approve", approve(session, request, edit), "edit")
+        assert (editor.root / "surrogate.py").read_text() == OLD
+    await editor.request(
+        "agent/approve",
+        {"sessionId": session, "requestId": request["requestId"], "decision": "reject"},
+    )
+    await asyncio.wait_for(turn, 20)
+
+
 async def test_a_plan_question_takes_no_edit(
     panel: Editor, api: MessagesAPIServer, security_figures: SecurityFigures
 ) -> None:

@@ -79,6 +79,12 @@ def accepted_texts(
         for text_edit in text_edits:
             if not isinstance(text_edit, types.TextEdit):
                 raise EditRefused(f"{uri}: only plain TextEdits can be accepted (no snippets)")
+            try:
+                text_edit.new_text.encode("utf-8")
+            except UnicodeEncodeError:  # valid JSON ("\ud800"), but no file can hold it
+                raise EditRefused(
+                    f"{uri}: a newText is not Unicode text (a lone surrogate)"
+                ) from None
             plain.append(text_edit)
         edits[file.path] = plain
 
