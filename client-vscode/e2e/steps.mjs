@@ -14,7 +14,8 @@
 // 11b. a proposal edited in the diff's proposed side, then accepted: the user's version on disk.
 // 12. in a new session, an accepted edit, then Restore (code and conversation) at its prompt: the
 //     file back on disk, the turn gone from the transcript, the prompt back in the prompt box;
-//     then Redo brings the edit and the turn back.
+//     then Redo brings the edit and the turn back; after a hand edit of the file, Restore (code
+//     only) leaves it alone and opens it in VS Code's merge editor.
 // The model is `scripted:e2e` (server/agentls/model/scenarios/e2e.json): one scenario turn per prompt.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -67,12 +68,15 @@ function unittest(workspace) {
 const PROBLEMS_PROMPT = 'What do the attached problems say?'; // e2e.json's prompts
 const RESTORE_PROMPT = 'Shorten the module docstring of calc.py.'; // e2e.json's prompts
 const SHORT_DOCSTRING = '"""Statistics helpers: mean and median."""';
+const HAND_EDIT = '# edited by hand after the agent';
 
 /** Step 12: a new session whose first turn edits calc.py (accepted from the editor title); the
  * user message's Restore with "Code and conversation": the preview names calc.py, then calc.py is
  * on disk as before the turn, the turn leaves the transcript, its prompt is back in the prompt box;
- * Redo brings the edit and the turn back. The panel goes back to the session it showed. */
-async function restoreCheckpoint({ page, panel, onDisk, diffTab, assistantTexts, openPanel, waitIdle, sendPrompt, screenshot, log }) {
+ * Redo brings the edit and the turn back. Then calc.py edited by hand and Restore (code only):
+ * the file is left as it is and opens in VS Code's merge editor. The panel goes back to the
+ * session it showed. */
+async function restoreCheckpoint({ page, panel, onDisk, diffTab, calcTab, assistantTexts, openPanel, waitIdle, sendPrompt, screenshot, log }) {
   await openPanel();
   const earlier = await panel().locator('#session').inputValue();
   await panel().locator('#new-session').click();
@@ -117,6 +121,33 @@ async function restoreCheckpoint({ page, panel, onDisk, diffTab, assistantTexts,
   await redo.waitFor({ state: 'hidden', timeout: 10_000 });
   check((await panel().locator('#prompt').inputValue()) === '', 'the prompt box should be empty after Redo');
   await screenshot('redone');
+  // A file changed by hand since the agent's edit: Restore (code only) leaves it alone and opens
+  // VS Code's merge editor on it (before the agent, the agent's version, yours; the file the result).
+  await calcTab.first().click();
+  await page.locator('.editor-instance .view-lines').first().click();
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.type(HAND_EDIT);
+  await page.keyboard.press('Control+S');
+  await poll('the hand edit on disk', async () => onDisk().includes(HAND_EDIT), { timeout: 10_000 });
+  const mine = onDisk();
+  await openPanel();
+  await message.hover();
+  await message.getByRole('button', { name: 'Restore to before this message' }).click();
+  await form.getByRole('button', { name: 'Code only' }).click();
+  await poll('the preview naming calc.py as changed since', async () =>
+    ((await form.locator('.restore-conflicts').textContent().catch(() => '')) ?? '').includes('calc.py'),
+  );
+  await screenshot('restore-conflict-preview');
+  await form.getByRole('button', { name: 'Restore', exact: true }).click();
+  const merging = page.locator('.tabs-container .tab', { hasText: /Merging/ });
+  await merging.first().waitFor({ timeout: 15_000 });
+  await page.locator('.merge-editor').first().waitFor({ timeout: 10_000 });
+  check(onDisk() === mine, 'the file changed since should not be overwritten');
+  await poll('the Restore form closed', async () => (await form.count()) === 0);
+  log(`  merge editor: ${(await merging.first().getAttribute('aria-label')) ?? ''}`);
+  await sleep(500);
+  await screenshot('restore-conflict-merge-editor');
   await panel().locator('#session').selectOption(earlier);
   await waitIdle();
 }
@@ -668,8 +699,8 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       await waitIdle();
     });
 
-    await step('12. restore a checkpoint: the file and the transcript go back, the prompt is in the box', () =>
-      restoreCheckpoint({ page, panel: () => panel, onDisk, diffTab, assistantTexts, openPanel, waitIdle, sendPrompt, screenshot, log }),
+    await step('12. restore a checkpoint: the file and the transcript go back, the prompt is in the box; redo; a conflict in the merge editor', () =>
+      restoreCheckpoint({ page, panel: () => panel, onDisk, diffTab, calcTab, assistantTexts, openPanel, waitIdle, sendPrompt, screenshot, log }),
     );
   } finally {
     writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');

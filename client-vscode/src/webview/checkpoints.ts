@@ -202,13 +202,18 @@ export class Restore {
   /** A revert went through: the transcript was reloaded; offer Redo. */
   reverted(message: Reverted): void {
     this.forms.delete(message.messageId);
+    this.refill(message.messageId); // a code-only restore leaves the message in the transcript
     this.redoable = message.sessionId;
     this.restoredPrompt = message.scope === 'code' ? undefined : (message.result.prompt ?? undefined);
     const files = message.result.files.length;
-    const what =
+    const conflicts = message.result.conflicts?.length ?? 0;
+    let what =
       message.scope === 'conversation'
         ? 'Conversation restored.'
         : `${files === 1 ? '1 file' : `${files} files`} restored${message.scope === 'both' ? ' and the conversation with them' : ''}.`;
+    if (message.scope !== 'conversation' && conflicts) {
+      what += ` ${conflicts === 1 ? '1 file you changed since is' : `${conflicts} files you changed since are`} in the merge editor.`;
+    }
     this.redoText.textContent = what;
     this.redoButton.disabled = false;
     this.redoBar.hidden = false;

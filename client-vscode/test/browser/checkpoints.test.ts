@@ -163,6 +163,21 @@ describe.skipIf(!existsSync(CHROMIUM))('checkpoints in the panel (Chromium)', ()
     expect(await page.locator('#prompt').inputValue()).toBe('add a parser, with tests');
   });
 
+  it('closes the form after a code-only restore, and counts the files left to the merge editor', async () => {
+    await page.getByRole('button', { name: 'Restore to before this message' }).first().click();
+    await form().getByRole('button', { name: 'Code only' }).click();
+    await send({ type: 'revert-preview', sessionId: 's', messageId: 'u1', scope: 'code', preview: { files: [], conflicts: [{ path: 'file:///w/calc.py', before: 'a', agent: 'b', current: 'c' }] } });
+    await expect.poll(() => form().locator('.restore-conflicts li').allTextContents()).toEqual(['/w/calc.py']);
+    await form().getByRole('button', { name: 'Restore', exact: true }).click();
+    await expect.poll(() => form().getByRole('button', { name: 'Restoring…' }).count()).toBe(1);
+    // The extension reloads the (unchanged) transcript, then says it is done.
+    await send(state(HISTORY));
+    await send({ type: 'reverted', sessionId: 's', messageId: 'u1', scope: 'code', result: { files: [], conflicts: [{ path: 'file:///w/calc.py', before: 'a', agent: 'b', current: 'c' }] } });
+    await expect.poll(() => form().count()).toBe(0);
+    expect(await page.locator('.redo-bar').textContent()).toContain('0 files restored. 1 file you changed since is in the merge editor.');
+    await send({ type: 'prompt-sent', sessionId: 's', text: 'next' });
+  });
+
   it('shows a conversation restored to before its first message as empty', async () => {
     await send(state(HISTORY.map((m) => ({ ...m, reverted: true }))));
     await expect.poll(() => page.locator('#transcript .empty').isVisible()).toBe(true);
