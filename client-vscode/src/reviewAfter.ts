@@ -47,7 +47,7 @@ export class ReviewViews implements ReviewUi, vscode.TextDocumentContentProvider
     const name = output.path.split('/').pop() ?? conflict.path;
     const agent = this.version(conflict.path, 'agent', conflict.agent);
     const note = `agentls: you changed ${name} after the agent's edit, so it was not overwritten.`;
-    if (conflict.current !== null) {
+    if (conflict.current != null) {
       try {
         await vscode.commands.executeCommand(MERGE_EDITOR_COMMAND, {
           base: this.version(conflict.path, 'before', conflict.before),
@@ -61,7 +61,7 @@ export class ReviewViews implements ReviewUi, vscode.TextDocumentContentProvider
         // no merge editor here: the diff below
       }
     }
-    const current = conflict.current === null ? this.version(conflict.path, 'current', '') : output;
+    const current = conflict.current == null ? this.version(conflict.path, 'current', '') : output;
     await vscode.commands.executeCommand('vscode.diff', agent, current, `${name}: agentls's version ↔ yours (not restored)`);
     void vscode.window.showInformationMessage(`${note} The diff shows the agent's version against yours; edit the file as you want it.`);
   }

@@ -46,7 +46,7 @@ class AgentCapabilitiesFeature implements StaticFeature {
 
 export function readAgentSettings(): Record<string, unknown> {
   const config = vscode.workspace.getConfiguration('agentls');
-  return agentOptions(config.get<string>('model'), config.get<unknown>('permissions'), vscode.workspace.isTrusted);
+  return agentOptions(config.get<string>('model'), config.get<unknown>('permissions'), vscode.workspace.isTrusted, config.get<string>('review'));
 }
 
 export class ServerManager implements vscode.Disposable {
@@ -303,7 +303,8 @@ export class ServerManager implements vscode.Disposable {
         });
       return;
     }
-    if ((e.affectsConfiguration('agentls.model') || e.affectsConfiguration('agentls.permissions')) && this.running) {
+    const agentSettings = ['agentls.model', 'agentls.permissions', 'agentls.review'];
+    if (agentSettings.some((name) => e.affectsConfiguration(name)) && this.running) {
       void this.client?.sendNotification('workspace/didChangeConfiguration', {
         settings: { agent: readAgentSettings() },
       });

@@ -96,9 +96,12 @@ export function agentOptions(
   model: string | undefined,
   permissions: unknown,
   workspaceTrusted?: boolean,
+  review?: string,
 ): Record<string, unknown> {
   const options: Record<string, unknown> = {};
   if (workspaceTrusted !== undefined) options.workspaceTrusted = workspaceTrusted;
+  // Review "after" (the server's `review` setting): only the two values the server knows.
+  if (review === 'before' || review === 'after') options.review = review;
   if (model && model.trim()) options.model = model.trim();
   if (
     permissions &&

@@ -43,7 +43,7 @@ function counts(file: ReviewFile): string {
     added += h.newLines;
     removed += h.oldLines;
   }
-  if (file.base === null) return 'new file';
+  if (file.base == null) return 'new file';
   return `+${added} −${removed}`;
 }
 

@@ -11,13 +11,16 @@ describe('workspace trust', () => {
     expect(untrusted.supported).toBe('limited');
     expect(untrusted.description).toMatch(/\.agentls\/config\.json/);
     expect(untrusted.restrictedConfigurations).toEqual(
-      expect.arrayContaining(['agentls.server.command', 'agentls.server.args', 'agentls.permissions', 'agentls.model']),
+      expect.arrayContaining(['agentls.server.command', 'agentls.server.args', 'agentls.permissions', 'agentls.model', 'agentls.review']),
     );
   });
 
   it('passes vscode.workspace.isTrusted as initializationOptions.agent.workspaceTrusted', () => {
     expect(agentOptions('scripted:demo', {}, false)).toEqual({ model: 'scripted:demo', workspaceTrusted: false });
     expect(agentOptions(undefined, { bash: 'ask' }, true)).toEqual({ permissions: { bash: 'ask' }, workspaceTrusted: true });
+    // review: only the two values the server knows are passed on.
+    expect(agentOptions(undefined, {}, true, 'after')).toEqual({ workspaceTrusted: true, review: 'after' });
+    expect(agentOptions(undefined, {}, true, 'sometimes')).toEqual({ workspaceTrusted: true });
   });
 
   it("starts none of an untrusted workspace's own programs", () => {
