@@ -9,6 +9,10 @@ summary requests are answered too, and are not counted as steps). The local Mess
 runs in this process and answers each request from what it asks (a summary request gets a
 summary, a turn's next step its next call), so compactions can come at any step.
 
+With BENCH_TRACEMALLOC=1 the server traces its allocations (tracemalloc, one frame; slower) and
+writes a snapshot at each sample; what grew between the sample at step 200 and the last is
+printed, by line of the allocating code.
+
 Measured: the server's RSS (/proc/PID/status) every 100 steps and the time per step (a turn's
 wall over its steps) in each window of 100. Targets: RSS within 10% of its value at step 200
 from there on; per-step time flat (the last windows against the first after step 200).
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -52,6 +57,19 @@ OPTIONS = {
     "compactThreshold": 0.6,
     "compactKeepRecentTokens": 4_000,
 }
+# Loaded by the server's interpreter (as sitecustomize) with BENCH_TRACEMALLOC=1: a snapshot of
+# its traced allocations written on SIGUSR1, numbered.
+TRACER = """
+import os, signal, tracemalloc
+tracemalloc.start(1)
+_count = [0]
+def _dump(signum, frame):
+    _count[0] += 1
+    path = os.path.join(os.environ["BENCH_SNAPSHOTS"], "snap-%04d" % _count[0])
+    tracemalloc.take_snapshot().dump(path + ".tmp")
+    os.rename(path + ".tmp", path)
+signal.signal(signal.SIGUSR1, _dump)
+"""
 
 
 def module_text(scales: list[int]) -> str:
@@ -104,8 +122,14 @@ async def _session(tmp: Path, api: MessagesAPIServer, script: Script, steps: int
     ws = tmp / "ws"
     ws.mkdir()
     (ws / MODULE).write_text(module_text(script.scales))
+    env = child_env(tmp, api.url)
+    snapshots: list[tuple[int, Path]] = []
+    if os.environ.get("BENCH_TRACEMALLOC"):
+        (tmp / "tracer").mkdir()
+        (tmp / "tracer" / "sitecustomize.py").write_text(TRACER)
+        env.update(PYTHONPATH=str(tmp / "tracer"), BENCH_SNAPSHOTS=str(tmp))
     client = await EditorClient.spawn(
-        [AGENTLS, "serve"], child_env(tmp, api.url), str(ws), stderr_path=tmp / "serve.err"
+        [AGENTLS, "serve"], env, str(ws), stderr_path=tmp / "serve.err"
     )
     assert isinstance(client, EditorClient)
     client.profile = next(p for p in PROFILES if p.name == "50ms")
@@ -145,6 +169,8 @@ async def _session(tmp: Path, api: MessagesAPIServer, script: Script, steps: int
             client.notifications.clear()
             if script.steps >= next_sample:
                 rss.append((script.steps, proc_rss_kib(pid) / 1024))
+                if "BENCH_SNAPSHOTS" in env:
+                    snapshots.append((script.steps, await _snapshot(tmp, pid, len(snapshots))))
                 log(f"{script.steps} steps: RSS {rss[-1][1]:.1f} MiB, "
                     f"{script.summaries} compactions, last turn {wall:.2f} s")  # fmt: skip
                 next_sample += SAMPLE_EVERY
@@ -156,7 +182,34 @@ async def _session(tmp: Path, api: MessagesAPIServer, script: Script, steps: int
             raise RuntimeError("long_session: the buffer and the disk differ")
     finally:
         await client.close()
-    return {"rss": rss, "turns": turns}
+    return {"rss": rss, "turns": turns, "grown": _grown(snapshots)}
+
+
+async def _snapshot(tmp: Path, pid: int, taken: int) -> Path:
+    path = tmp / f"snap-{taken + 1:04d}"
+    os.kill(pid, signal.SIGUSR1)
+    for _ in range(1200):  # the server writes it between two of its steps
+        if path.exists():
+            return path
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"long_session: no tracemalloc snapshot {path.name} in 60 s")
+
+
+def _grown(snapshots: list[tuple[int, Path]]) -> list[str]:
+    """What grew from the first snapshot at or after FLAT_FROM to the last, by line."""
+    import tracemalloc
+
+    after = [(at, path) for at, path in snapshots if at >= FLAT_FROM]
+    if len(after) < 2:
+        return []
+    (a_at, a), (b_at, b) = after[0], after[-1]
+    first, last = tracemalloc.Snapshot.load(str(a)), tracemalloc.Snapshot.load(str(b))
+    stats = last.compare_to(first, "lineno")
+    top = [f"steps {a_at} -> {b_at}: {sum(s.size_diff for s in stats) / 1024:+.0f} KiB traced"]
+    top += [str(s) for s in stats[:15]]
+    for line in top:
+        log(line)
+    return top
 
 
 def run(result: BenchResult, steps: int | None = None) -> None:
@@ -210,5 +263,6 @@ def run(result: BenchResult, steps: int | None = None) -> None:
         "rss_mib_by_step": [[at, round(mib, 1)] for at, mib in rss],
         "ms_per_step_by_window": {at: round(ms, 2) for at, ms in per_step.items()},
         "turn_s": summary([t for _, t, _ in turns], 3),
+        "tracemalloc_grown": data["grown"],
     }
     result.rounds = 1

@@ -137,6 +137,17 @@ class AgentProtocol(LanguageServerProtocol):
         result.capabilities.experimental = {"agent": {"protocolVersion": PROTOCOL_VERSION}}
         return result
 
+    def _check_handler_result(self, future: Any) -> None:
+        # pygls 2.1 keeps the future of every notification whose handler is a coroutine, a
+        # generator or a thread in _request_futures, under an id nobody answers, for the
+        # server's life: one a didChange, didSave, agent/diagnostics (bench/long_session.py:
+        # about 1 KB a step). This is the notifications' done callback: drop it there.
+        for key, pending in self._request_futures.items():
+            if pending is future:
+                del self._request_futures[key]
+                break
+        super()._check_handler_result(future)
+
     def answer_error(self, msg_id: Any, code: int, message: str) -> None:
         try:
             self._send_response(msg_id, error=types.ResponseError(code=code, message=message))
