@@ -1077,3 +1077,29 @@ async def test_an_untrusted_workspace_config_never_sets_review_after(
             settings = load_settings(tmp_path / "ws", editor=editor)
             assert settings.review == "before", layer
             assert settings.untrusted_notice, layer
+
+
+async def test_agentls_rewind_writes_the_versions_of_a_conflict_with_a_long_name(
+    api: MessagesAPIServer, env: dict[str, str], tmp_path: Path, security_figures: SecurityFigures
+) -> None:
+    """A path of three 200-character folders: the conflict's three versions are still written
+    (a temporary file's name has at most 255 bytes), no traceback."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    deep = "/".join(c * 200 for c in "abc") + "/f.txt"
+    api.enqueue(reply(tool_use("write", {"path": deep, "content": "agent\n"})), reply(text("done")))
+    run = agentls("run", "--cwd", str(ws), "--yes", "--json", "write", env=env)
+    assert run.returncode == 0, run.stderr
+    session = json.loads(run.stdout.splitlines()[-1])["sessionId"]
+    (ws / deep).write_text("mine\n")
+    with security_figures.attempt(REVERT):
+        done = agentls("rewind", "--session", session, "--to", "1", env=env, cwd=ws)
+        assert "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert done.returncode == 1 and "conflict" in done.stdout, done.stdout + done.stderr
+        assert (ws / deep).read_text() == "mine\n"
+        copies = [
+            line.split(": ", 1)[1]
+            for line in done.stdout.splitlines()
+            if line.startswith("  agent: ")
+        ]
+        assert [Path(c).read_text() for c in copies] == ["agent\n"], done.stdout

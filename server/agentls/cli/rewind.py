@@ -148,11 +148,14 @@ def _conflicts(agent: Agent, conflicts: list[Conflict], *, write: bool) -> None:
     if not conflicts:
         return
     folder = Path(tempfile.mkdtemp(prefix="agentls-rewind-")) if write else None
-    for conflict in conflicts:
+    for number, conflict in enumerate(conflicts, 1):
         print(f"conflict: {_names(agent, [conflict.path])} changed since; left as it is")
         if folder is None:
             continue
         name = _names(agent, [conflict.path]).replace(os.sep, "__")
+        if len(name.encode()) > 200:  # a file name holds 255 bytes: its number and last part
+            last = f"{number}-{visible(os.path.basename(conflict.path))}"
+            name = last.encode()[:200].decode(errors="ignore")
         for label, content in (
             ("before", conflict.before),
             ("agent", conflict.agent),
