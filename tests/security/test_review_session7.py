@@ -838,6 +838,29 @@ async def test_a_revert_takes_only_the_sessions_own_user_messages(
         await refused(editor, "agent/unrevert", {"sessionId": other}, "nothing to redo")
 
 
+async def test_reverting_to_a_reverted_message_writes_nothing_and_keeps_the_redo(
+    plain: Editor, api: MessagesAPIServer, security_figures: SecurityFigures
+) -> None:
+    editor, ws = plain, plain.root
+    api.enqueue(reply(tool_use("write", {"path": "r.txt", "content": "one\n"})), reply(text("1")))
+    session = await editor.new_session()
+    await editor.prompt(session, "write r")
+    [first] = await user_ids(editor, session)
+    await editor.request("agent/revert", {"sessionId": session, "messageId": first})
+    assert not (ws / "r.txt").exists()
+    (ws / "r.txt").write_text("the user's own\n")
+    with security_figures.attempt(REVERT):
+        try:
+            again = await editor.request("agent/revert", {"sessionId": session, "messageId": first})
+        except JsonRpcException as exc:
+            assert "messageId" in exc.message, exc.message
+            again = None
+        assert (ws / "r.txt").read_text() == "the user's own\n", again
+        (ws / "r.txt").unlink()
+        redone = await editor.request("agent/unrevert", {"sessionId": session})
+        assert redone["messageIds"] and (ws / "r.txt").read_text() == "one\n", redone
+
+
 async def test_a_revert_leaves_an_unsaved_buffer_and_a_running_turn_alone(
     panel: Editor, api: MessagesAPIServer, security_figures: SecurityFigures
 ) -> None:

@@ -181,6 +181,8 @@ async def revert_messages(
     session_id = state.record.id
     history = await store.load_messages(session_id)
     start = checkpoint_index(history, message_id, session_id)
+    if history[start].reverted and not dry_run:  # it would replace the last revert's redo
+        raise NotACheckpoint(f"{message_id!r} is reverted already: agent/unrevert brings it back")
     affected = history[start:]
     # The sub-agents' sessions started since (the task tool's): their changes and commands too.
     subs = await store.sub_sessions(session_id, history[start].created_at)
