@@ -649,7 +649,9 @@ export interface RevertConflict {
  * `agent/revert`: back to just before a user message (a checkpoint). "code" restores the
  * files the agent changed since then (one workspace edit); "conversation" drops the message and
  * everything after it (restorable with agent/unrevert); "both" does both. dryRun: only say what
- * it would touch.
+ * it would touch. A message reverted already is refused (agent/unrevert brings it back); a file
+ * that is now a link, in a folder that is now one, or a directory is a conflict, never written
+ * through.
  */
 export interface RevertParams {
   dryRun?: boolean;
