@@ -10,6 +10,9 @@ import type { ReviewFile, RevertConflict } from './protocol/generated';
 export const VERSION_SCHEME = 'agentls-version';
 /** VS Code's command behind "Resolve in Merge Editor" (mergeEditor's OpenMergeEditor action). */
 export const MERGE_EDITOR_COMMAND = '_open.mergeEditor';
+/** How the server marks a conflict's `current` when the path is no longer a file of its own
+ * (session/revert.py NOT_ITS_OWN: a link, a directory or a device). */
+export const NOT_A_FILE = '\0';
 /** Versions kept for the virtual documents; the oldest go first. */
 const MAX_VERSIONS = 200;
 
@@ -46,6 +49,16 @@ export class ReviewViews implements ReviewUi, vscode.TextDocumentContentProvider
     const output = this.fileUri(conflict.path);
     const name = output.path.split('/').pop() ?? conflict.path;
     const agent = this.version(conflict.path, 'agent', conflict.agent);
+    if (conflict.current?.startsWith(NOT_A_FILE)) {
+      // A link, a directory or a device now: nothing opens on the real path (a merge result or an
+      // editor there would write through it); the agent's change shows against what was before.
+      const before = this.version(conflict.path, 'before', conflict.before);
+      await vscode.commands.executeCommand('vscode.diff', before, agent, `${name}: the agent's change (not restored)`);
+      void vscode.window.showWarningMessage(
+        `agentls: ${name} is no longer a file of its own (a link, a directory or a device), so nothing was written through it.`,
+      );
+      return;
+    }
     const note = `agentls: you changed ${name} after the agent's edit, so it was not overwritten.`;
     if (conflict.current != null) {
       try {

@@ -181,6 +181,10 @@ export const window = {
     stub.infoMessages.push(message);
     return undefined;
   },
+  showWarningMessage: async (message: string): Promise<undefined> => {
+    stub.infoMessages.push(message);
+    return undefined;
+  },
   get activeTextEditor() {
     const editor = stub.activeEditor;
     if (!editor) return undefined;

@@ -37,6 +37,17 @@ describe('conflicts', () => {
     expect(stub.infoMessages[0]).toContain('notes.md after the agent');
   });
 
+  it('opens nothing on a path that is no longer a file of its own (a link now)', async () => {
+    await views.openConflict({ path: '/abs/a.txt', before: 'one\n', agent: 'two\n', current: '\0(not a file of its own now: a link, a directory or a device)' });
+    // Only the virtual versions: no merge editor with the real path as its result, no editor on it.
+    expect(calls.map((c) => c.command)).toEqual(['vscode.diff']);
+    const [before, agent] = calls[0].args as [vscode.Uri, vscode.Uri];
+    expect([before.scheme, agent.scheme]).toEqual([VERSION_SCHEME, VERSION_SCHEME]);
+    expect(views.provideTextDocumentContent(before)).toBe('one\n');
+    expect(views.provideTextDocumentContent(agent)).toBe('two\n');
+    expect(stub.infoMessages[0]).toContain('no longer a file of its own');
+  });
+
   it('takes the file uri agent/revert names a conflict by', async () => {
     await views.openConflict({ path: 'file:///work/demo/calc%20two.py', before: 'a\n', agent: 'b\n', current: 'c\n' });
     const args = calls[0].args[0] as { base: vscode.Uri; output: vscode.Uri };
