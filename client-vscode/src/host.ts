@@ -219,7 +219,12 @@ export class AgentHost {
         return;
       case 'approve': {
         // Accepted from the panel: a proposal the user edited in its diff goes as their version.
-        const edit = message.decision === 'once' ? this.ui.editedProposal?.(message.requestId) : undefined;
+        const edit = message.decision !== 'reject' ? this.ui.editedProposal?.(message.requestId) : undefined;
+        if (edit && message.decision === 'always') {
+          // "Always" allows the agent's edits, never silently in place of the user's own version.
+          this.ui.showError('agentls: you edited this proposal: accept your version once (Allow once), or undo your changes first.');
+          return;
+        }
         await this.approve(message.sessionId, message.requestId, message.decision, message.feedback, message.scope, edit);
         return;
       }

@@ -284,6 +284,12 @@ describe('a proposal of two hunks', () => {
     ]);
   });
 
+  it("Always in the panel is refused for an edited proposal, never sending the agent's version in its place", async () => {
+    stub.textDocuments.push({ uri: proposedUri(), getText: () => 'import math\n', version: 2, isDirty: false, lineCount: 2 });
+    await host.handlePanelMessage({ type: 'approve', sessionId: 's1', requestId: 'perm_two', decision: 'always', scope: 'session' });
+    expect(approvals).toEqual([]); // still waiting: accept the user's version once, or undo the changes
+  });
+
   it('a hunk command with no hunk to act on says so', async () => {
     await controller.decideHunk({ requestId: 'perm_two', file: 0, hunk: 5 }, 'accepted');
     await controller.decideHunk(undefined, 'accepted'); // no editor open
