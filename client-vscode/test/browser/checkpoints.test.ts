@@ -6,15 +6,14 @@
 import { existsSync } from 'node:fs';
 import { type Server } from 'node:http';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostMessage, PanelMessage } from '../../src/model/messages';
 import { viewFromMessages } from '../../src/model/transcript';
 import { extensionRoot } from '../support/fixture';
-import { fakeHost, serve } from '../support/browserPanel';
+import { CHROMIUM, openPanel } from '../support/browserPanel';
 import type { MessageInfo } from '../../src/protocol/generated';
 
-const CHROMIUM = process.env.AGENTLS_CHROMIUM ?? '/usr/bin/chromium';
 
 const message = (id: string, role: 'user' | 'assistant', text: string, reverted = false): MessageInfo =>
   ({ id, role, createdAt: 1, parts: [{ type: 'text', text }], ...(reverted ? { reverted } : {}) }) as MessageInfo;
@@ -41,15 +40,7 @@ describe.skipIf(!existsSync(CHROMIUM))('checkpoints in the panel (Chromium)', ()
 
   beforeAll(async () => {
     expect(existsSync(join(extensionRoot, 'dist/webview.js')), 'dist/webview.js: run `npm run bundle` first').toBe(true);
-    http = await serve();
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-    const context = await browser.newContext({ viewport: { width: 520, height: 800 } });
-    await context.addInitScript(fakeHost);
-    page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') errors.push(m.text());
-    });
-    page.on('pageerror', (e) => errors.push(String(e)));
+    ({ browser, page, http } = await openPanel({ viewport: { width: 520, height: 800 } }, errors));
   });
 
   afterAll(async () => {

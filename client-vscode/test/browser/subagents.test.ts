@@ -1,44 +1,17 @@
 // A sub-agent's task card in a real browser (Chromium, as panel.test.ts): the child session's
 // events stream into the card as a nested transcript, its question opens the card and is
 // answered in the child's session, under the panel's Content-Security-Policy.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join, normalize } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { existsSync, mkdirSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostMessage, PanelMessage } from '../../src/model/messages';
 import { emptyView } from '../../src/model/transcript';
 import type { AgentEvent } from '../../src/protocol/generated';
-import { panelHtml } from '../../src/webviewHtml';
 import { extensionRoot } from '../support/fixture';
-import { fakeHost } from '../support/browserPanel';
+import { CHROMIUM, openPanel } from '../support/browserPanel';
 
-const CHROMIUM = process.env.AGENTLS_CHROMIUM ?? '/usr/bin/chromium';
-
-function serve(): Promise<{ server: Server; origin: string }> {
-  return new Promise((resolve) => {
-    const server = createServer((req, res) => {
-      const origin = `http://${req.headers.host}`;
-      const path = new URL(req.url ?? '/', origin).pathname;
-      let body: string | Buffer | undefined;
-      let type = 'text/html';
-      if (path === '/panel.html') {
-        body = panelHtml({ cspSource: origin, nonce: 'S' + Math.random().toString(36).slice(2), scriptUri: `${origin}/dist/webview.js`, styleUri: `${origin}/dist/webview.css` });
-      } else if (path.startsWith('/dist/')) {
-        const file = join(extensionRoot, normalize(path).replace(/^(\.\.[/\\])+/, ''));
-        if (existsSync(file)) body = readFileSync(file);
-        type = path.endsWith('.css') ? 'text/css' : 'text/javascript';
-      }
-      if (body === undefined) {
-        res.writeHead(path === '/favicon.ico' ? 204 : 404).end();
-        return;
-      }
-      res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
-    });
-    server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }));
-  });
-}
 
 const child = { sessionId: 'child', parentSessionId: 's', parentCallId: 'call_task', agent: 'explorer' };
 
@@ -53,15 +26,7 @@ describe.skipIf(!existsSync(CHROMIUM))('a sub-agent’s task card (Chromium)', (
 
   beforeAll(async () => {
     expect(existsSync(join(extensionRoot, 'dist/webview.js')), 'dist/webview.js: run `npm run bundle` first').toBe(true);
-    http = await serve();
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-    const context = await browser.newContext({ viewport: { width: 420, height: 700 } });
-    await context.addInitScript(fakeHost);
-    page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') errors.push(m.text());
-    });
-    page.on('pageerror', (e) => errors.push(String(e)));
+    ({ browser, page, http } = await openPanel({ viewport: { width: 420, height: 700 } }, errors));
   });
 
   afterAll(async () => {

@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, normalize } from 'node:path';
+import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 import { panelHtml } from '../../src/webviewHtml';
 import { extensionRoot } from './fixture';
 
@@ -46,4 +47,24 @@ export function fakeHost(): void {
     getState: () => null,
     setState: () => {},
   });
+}
+
+export const CHROMIUM = process.env.AGENTLS_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Chromium (headless) on a fresh page server, with the VS Code stand-in in every page; the page's
+ * console errors and uncaught errors are pushed to `errors`. Not yet at the panel: goto it. */
+export async function openPanel(
+  options: BrowserContextOptions,
+  errors: string[],
+): Promise<{ browser: Browser; page: Page; http: { server: Server; origin: string } }> {
+  const http = await serve();
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  const context = await browser.newContext(options);
+  await context.addInitScript(fakeHost);
+  const page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  return { browser, page, http };
 }
