@@ -32,6 +32,7 @@ from typing import Any
 from bench.common import (
     AGENTLS,
     MODEL,
+    PYTHON,
     ApiServer,
     BenchResult,
     Figure,
@@ -41,6 +42,7 @@ from bench.common import (
     log,
     median,
     quiet,
+    run_measured,
     runs,
     summary,
     temp_dir,
@@ -187,7 +189,12 @@ def _run_whole(tmp: Path, srv: ApiServer, n: int) -> list[dict[str, float]]:
         quiet()
         started = time.time()
         proc = subprocess.Popen(
-            cmd, env=env, cwd=ws, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
+            cmd,
+            env=env,
+            cwd=ws,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
         assert proc.stdout is not None
         first = os.read(proc.stdout.fileno(), 1)
@@ -200,6 +207,24 @@ def _run_whole(tmp: Path, srv: ApiServer, n: int) -> list[dict[str, float]]:
             sample["exit_ms"] = 1000 * (time.time() - started)
             samples.append(sample)
     return samples
+
+
+def _baselines(tmp: Path, n: int) -> dict[str, float]:
+    """Medians of n (ms): a process of this Python that starts and exits, and `import anthropic`
+    timed inside a fresh one (what `agentls run` cannot start a request without)."""
+    env = child_env(tmp)
+    code = "import time; t = time.perf_counter(); import anthropic; print(time.perf_counter() - t)"
+    start: list[float] = []
+    sdk: list[float] = []
+    for _ in range(n + 1):  # the first fills the byte-code cache
+        quiet()
+        start.append(1000 * run_measured([PYTHON, "-c", "pass"], env=env, cwd=tmp).wall_s)
+        quiet()
+        out = subprocess.run(
+            [PYTHON, "-c", code], env=env, cwd=tmp, capture_output=True, text=True, check=True
+        )
+        sdk.append(1000 * float(out.stdout))
+    return {"python_ms": median(start[1:]), "sdk_import_ms": median(sdk[1:])}
 
 
 def _imports_ms(tmp: Path, srv: ApiServer) -> float:
@@ -248,12 +273,15 @@ def run(result: BenchResult) -> None:
         log(f"run, warm: beyond the API's TTFB {median([s['beyond_ms'] for s in warm]):.1f} ms")
         whole = _run_whole(tmp, srv, n)
         imports_ms = _imports_ms(tmp, srv)
+        base = _baselines(tmp, n)
         log(f"run, whole: beyond the API's TTFB {median([s['beyond_ms'] for s in whole]):.0f} ms")
     _figure(result, "first token through serve, beyond the API's TTFB", serve, "prompt -> request")
     _figure(result, "first token, agentls run warm, beyond the TTFB", warm, "prompt -> request")
     _figure(result, "first token, agentls run whole, beyond the TTFB", whole, "spawn -> request")
     result.figures[-1].note += (
-        f"; of the spawn -> request, imports {imports_ms:.0f} ms (under -X importtime); "
+        f"; a Python process that starts and exits takes {base['python_ms']:.0f} ms, "
+        f"`import anthropic` {base['sdk_import_ms']:.0f} ms in a fresh one; agentls' imports "
+        f"{imports_ms:.0f} ms (under -X importtime, which inflates them); "
         f"the process exits {median([s['exit_ms'] for s in whole]):.0f} ms after its spawn"
     )
     result.details = {
@@ -261,3 +289,4 @@ def run(result: BenchResult) -> None:
         for name, rows in (("serve", serve), ("run_warm", warm), ("run_whole", whole))
     }
     result.details["run_whole_imports_ms"] = round(imports_ms, 1)
+    result.details["baselines_ms"] = {k: round(v, 1) for k, v in base.items()}

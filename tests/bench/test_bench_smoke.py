@@ -38,6 +38,7 @@ def test_first_token_runs_through_serve_and_the_cli() -> None:
         assert split["before_ms"]["median"] > 0
         assert split["after_ms"]["median"] > 0
     assert result.details["run_whole_imports_ms"] > 0
+    assert set(result.details["baselines_ms"]) == {"python_ms", "sdk_import_ms"}
 
 
 def test_long_session_samples_rss_and_steps(monkeypatch: pytest.MonkeyPatch) -> None:
