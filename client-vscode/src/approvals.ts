@@ -68,6 +68,9 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
   private readonly files = new ProposedFiles();
   private readonly lensesChanged = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
+  private readonly answered = new vscode.EventEmitter<string>();
+  /** A proposal was answered from a command or a lens (its request id). */
+  readonly onDidAnswer = this.answered.event;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -95,6 +98,7 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
       vscode.window.tabGroups.onDidChangeTabs(() => this.updateContext()),
       this.files,
       this.lensesChanged,
+      this.answered,
     );
   }
 
@@ -388,7 +392,7 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
     const states = review.files.flatMap((f) => f.states);
     const result = outcome(states);
     if (result === 'all') {
-      await this.host.approve(review.sessionId, review.requestId, 'once');
+      await this.answer(review.sessionId, review.requestId, 'once');
       return;
     }
     if (result === 'none') {
@@ -408,7 +412,7 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
       return file && at >= 0 ? file.states[at] : undefined;
     };
     const edit = subsetEdit(review.edit, (uri, index) => state(uri, index) === 'accepted');
-    await this.host.approve(review.sessionId, review.requestId, 'once', answer.trim() || undefined, undefined, edit);
+    await this.answer(review.sessionId, review.requestId, 'once', answer.trim() || undefined, undefined, edit);
   }
 
   /** Put the cursor on the next undecided hunk of the active editor (after a hunk is decided). */
@@ -451,6 +455,18 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
 
   get pendingCount(): number {
     return this.reviews.size;
+  }
+
+  /** Whether a proposal other than `requestId` is still waiting for its answer. */
+  waitingBesides(requestId: string): boolean {
+    return [...this.reviews.keys()].some((id) => id !== requestId);
+  }
+
+  /** Every answer these commands and lenses give goes here; onDidAnswer tells the extension
+   * (which then returns the focus to the prompt box). */
+  private async answer(...args: Parameters<AgentHost['approve']>): Promise<void> {
+    await this.host.approve(...args);
+    this.answered.fire(args[1]);
   }
 
   /** The request a command means: an id, a proposed document's uri, the active diff, or the only one. */
@@ -512,7 +528,7 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
       void vscode.window.showInformationMessage('agentls: you edited this proposal: accept your version once (Accept my version), or undo your changes first.');
       return;
     }
-    await this.host.approve(found.view.sessionId, requestId, decision, feedback, decision === 'always' ? scope : undefined, edit);
+    await this.answer(found.view.sessionId, requestId, decision, feedback, decision === 'always' ? scope : undefined, edit);
   }
 
   async openDiff(arg: unknown, preserveFocus = false): Promise<void> {

@@ -62,10 +62,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     panel.post({ type: 'focus-prompt' });
   });
   command('agentls.stop', () => host.cancel());
-  command('agentls.focusPrompt', async () => {
+  const focusPrompt = async (): Promise<void> => {
     await panel.reveal(true);
     panel.post({ type: 'focus-prompt' });
-  });
+  };
+  command('agentls.focusPrompt', focusPrompt);
+  // After an answer given in an editor (the palette, a lens, a key), the focus returns to the
+  // prompt box, unless another proposal waits (its diff is where the user works next).
+  context.subscriptions.push(
+    reviews.onDidAnswer((requestId) => {
+      if (!reviews.waitingBesides(requestId)) void focusPrompt();
+    }),
+  );
   command('agentls.askAboutSelection', async () => {
     const editor = vscode.window.activeTextEditor;
     if (!editor) {

@@ -290,6 +290,18 @@ describe('a proposal of two hunks', () => {
     expect(approvals).toEqual([]); // still waiting: accept the user's version once, or undo the changes
   });
 
+  it('tells the extension each answer it gives (the focus then returns to the prompt box)', async () => {
+    const answered: string[] = [];
+    controller.onDidAnswer((id) => answered.push(id));
+    expect(controller.waitingBesides('perm_two')).toBe(false);
+    expect(controller.waitingBesides('perm_other')).toBe(true);
+    await controller.decideHunk(ref(0), 'accepted');
+    expect(answered).toEqual([]); // one hunk still undecided: no answer yet
+    await controller.decideHunk(ref(1), 'accepted');
+    expect(answered).toEqual(['perm_two']);
+    expect(approvals).toEqual([{ sessionId: 's1', requestId: 'perm_two', decision: 'once' }]);
+  });
+
   it('a hunk command with no hunk to act on says so', async () => {
     await controller.decideHunk({ requestId: 'perm_two', file: 0, hunk: 5 }, 'accepted');
     await controller.decideHunk(undefined, 'accepted'); // no editor open
