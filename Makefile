@@ -86,8 +86,13 @@ extension-package: extension-deps
 # The extension end to end in a real VS Code (code-server + headless Chromium, client-vscode/e2e/):
 # installs the fresh .vsix into a fresh profile. scripts/ensure-code-server.sh installs code-server
 # on first use and caches it in ~/.cache/agentls-e2e; screenshots land in client-vscode/test-artifacts/e2e/.
+# By default it is the first run (a clean profile, no agentls on PATH: the server is installed from
+# the .vsix's wheel through the extension's offer, pip reaching the package index) and every step
+# then runs against that server; E2E_FIRST_RUN=0 runs them with the repository's .venv/bin/agentls
+# (no package index needed).
+E2E_FIRST_RUN ?= 1
 extension-e2e: venv extension-package
-	$(NPM) run --silent e2e
+	AGENTLS_E2E_FIRST_RUN=$(E2E_FIRST_RUN) $(NPM) run --silent e2e
 
 # Re-record client-vscode/test/fixtures/demo-session.json from a real `agentls serve` run.
 record-fixture: venv extension-deps
