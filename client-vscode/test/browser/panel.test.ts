@@ -341,7 +341,7 @@ describe.skipIf(!haveChromium)('the panel in Chromium, replaying a recorded agen
 
   it('pins the todo list, switches plan mode, shows a plan to approve, steers with Enter and queues with Alt+Enter', async () => {
     await send({ type: 'state', state: { connection: 'running', sessions: fixture.sessions, activeSessionId: sessionId, view: emptyView(sessionId, session.title) } });
-    expect(await page.locator('#pinned').isHidden()).toBe(true);
+    await expect.poll(() => page.locator('#pinned').isHidden()).toBe(true);
     await clearPosted();
     await page.locator('#mode').click();
     expect(await posted()).toEqual([{ type: 'set-mode', mode: 'plan' }]);
