@@ -385,7 +385,12 @@ export interface ForkSessionResult {
   sessionId: string;
   title: string;
 }
+/**
+ * history "all": every stored message, those before a compaction summary too (marked
+ * summarized); without it the session from its summary in force on, as the model sees it.
+ */
 export interface GetMessagesParams {
+  history?: 'all' | null;
   sessionId: string;
 }
 export interface GetMessagesResult {
@@ -411,6 +416,7 @@ export interface MessageInfo {
   parts: (TextPart | ThinkingPart | ToolPart | ContextPart | ImagePart | SummaryPart)[];
   reverted?: boolean | null;
   role: 'user' | 'assistant';
+  summarized?: boolean | null;
 }
 export interface TextPart {
   cancelled?: boolean | null;

@@ -48,12 +48,12 @@ def add_rewind_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 async def rewind_command(args: argparse.Namespace) -> int:
     from agentls.config import Settings
     from agentls.session import Agent, SessionBusyError
-    from agentls.session.revert import NothingToRedo
+    from agentls.session.revert import NothingToRedo, checkpoints_of
 
     # The defaults, not a workspace's settings: restoring files runs nothing of a workspace.
     agent = await Agent.open(settings=Settings(), root=os.getcwd(), watch_instructions=False)
     try:
-        checkpoints = await agent.checkpoints(args.session)
+        checkpoints = checkpoints_of(await agent.history(args.session))
         if args.redo:
             return await _redo(agent, args.session)
         if args.to is None:
@@ -74,8 +74,10 @@ async def rewind_command(args: argparse.Namespace) -> int:
 
 
 async def _list(agent: Agent, session_id: str, scope: str, ids: list[str]) -> int:
-    checkpoints = {m.id: m for m in await agent.checkpoints(session_id)}
     from agentls.session import SessionBusyError
+    from agentls.session.revert import checkpoints_of
+
+    checkpoints = {m.id: m for m in checkpoints_of(await agent.history(session_id))}
 
     if not ids:
         print("no messages yet")

@@ -76,8 +76,13 @@ async def list_sessions(ls: AgentServer, raw: Any) -> dict[str, Any]:
 async def get_messages(ls: AgentServer, raw: Any) -> dict[str, Any]:
     params = parse(GetMessagesParams, raw)
     agent = await ls.agent()
-    messages = await known_session(params.session_id, agent.messages)
+    load = agent.history if params.history == "all" else agent.messages
+    messages = await known_session(params.session_id, load)
     state = await agent.session(params.session_id)
+    summary = state.record.summary_message_id
+    ids = [m.id for m in messages]
+    # With "all", the messages stored before the summary in force are what it summarizes.
+    before = ids.index(summary) if params.history == "all" and summary in ids else 0
     return GetMessagesResult(
         todos=list(state.todos),
         mode=state.record.mode,
@@ -89,8 +94,9 @@ async def get_messages(ls: AgentServer, raw: Any) -> dict[str, Any]:
                 parts=list(m.parts),
                 finish_reason=m.finish_reason,
                 reverted=m.reverted or None,
+                summarized=i < before or None,
             )
-            for m in messages
+            for i, m in enumerate(messages)
         ],
     ).wire()
 

@@ -178,7 +178,11 @@ class ListSessionsResult(Result):
 
 
 class GetMessagesParams(Params):
+    """history "all": every stored message, those before a compaction summary too (marked
+    summarized); without it the session from its summary in force on, as the model sees it."""
+
     session_id: str
+    history: Literal["all"] | None = None
 
 
 class MessageInfo(Result):
@@ -188,6 +192,8 @@ class MessageInfo(Result):
     parts: list[Part]
     finish_reason: FinishReason | None = None
     reverted: bool | None = None
+    # With history "all": the message is before the compaction summary in force.
+    summarized: bool | None = None
 
 
 class GetMessagesResult(Result):

@@ -43,7 +43,6 @@ from agentls.session.questions import AskContext, Asker, QuestionPresenter, ask_
 from agentls.session.revert import (
     RevertOutcome,
     UnrevertOutcome,
-    checkpoints_of,
     held_idle,
     revert_messages,
     unrevert_messages,
@@ -342,10 +341,10 @@ class Agent(SessionManagement, SessionReview):
         async with held_idle(state, self.store, self.lock_owner):
             return await unrevert_messages(state, self.store, self.workspace)
 
-    async def checkpoints(self, session_id: str) -> list[Message]:
-        """The messages the user sent, of the whole history (before a compaction too)."""
+    async def history(self, session_id: str) -> list[Message]:
+        """Every stored message of the session (before a compaction too); KeyError if unknown."""
         await self.session(session_id)  # KeyError if unknown
-        return checkpoints_of(await self.store.load_messages(session_id, repair=False))
+        return await self.store.load_messages(session_id, repair=False)
 
     # ---- permissions --------------------------------------------------------------------
 
