@@ -143,7 +143,7 @@ class _FirstFlush:
 async def _run_warm(tmp: Path, srv: ApiServer, n: int) -> list[dict[str, float]]:
     from typing import TextIO, cast
 
-    from agentls.cli.main import TerminalPrinter
+    from agentls.cli.printing import TerminalPrinter
     from agentls.cli.terminal import visible_stream
     from agentls.config import Settings
     from agentls.session.agent import Agent

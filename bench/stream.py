@@ -167,7 +167,7 @@ async def _inprocess(
     TerminalPrinter to /dev/null, then the SDK alone consuming the same stream."""
     import anthropic
 
-    from agentls.cli.main import TerminalPrinter
+    from agentls.cli.printing import TerminalPrinter
     from agentls.config import Settings
     from agentls.session.agent import Agent
     from agentls.store import Store

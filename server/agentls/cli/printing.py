@@ -1,0 +1,230 @@
+"""What `agentls run` shows and asks at the terminal: the events as a person reads them
+(TerminalPrinter) or as JSON lines (json_printer), and the approval questions (terminal_presenter:
+the prompt, its answers read without blocking the loop)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+
+class TerminalPrinter:
+    """Renders events for a person: streamed text, one line per tool call, errors."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.at_line_start = True
+        self._titles: dict[str, str] = {}
+
+    def _newline(self) -> None:
+        if not self.at_line_start:
+            self.out.write("\n")
+            self.at_line_start = True
+
+    def __call__(self, event: Any) -> None:
+        kind = event.type
+        if event.parent_session_id is not None:
+            self._sub_agent(event)
+        elif kind == "text-delta":
+            self.out.write(event.delta)
+            self.at_line_start = event.delta.endswith("\n")
+        elif kind == "tool-result":
+            self._newline()
+            lines = event.output.splitlines() or [""]
+            first = lines[0][:120]
+            more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+            mark = "x" if event.is_error else "+"
+            self.out.write(
+                f"[{mark}] {self._titles.pop(event.call_id, event.tool)}: {first}{more}\n"
+            )
+        elif kind == "tool-call":
+            self._titles[event.call_id] = event.title
+        elif kind == "retry":
+            self._newline()
+            self.out.write(
+                f"[retry {event.attempt}] {event.reason}; again in {event.delay_ms} ms\n"
+            )
+        elif kind == "compaction":
+            self._newline()
+            if event.status == "started":
+                self.out.write(
+                    f"[compacting] context {event.context_tokens:,} of "
+                    f"{event.context_window:,} tokens: summarizing the older history\n"
+                )
+            elif event.status == "done":
+                self.out.write(f"[compacted] {event.summarized_messages} messages summarized\n")
+            else:
+                self.out.write(f"[compaction failed] {event.error}; going on without it\n")
+        elif kind == "todo":
+            self._newline()
+            done = sum(1 for t in event.todos if t.status == "completed")
+            marks = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
+            self.out.write(f"Todo ({done}/{len(event.todos)} done):\n")
+            for todo in event.todos:
+                self.out.write(f"  {marks[todo.status]} {todo.content}\n")
+        elif kind == "mode":
+            self._newline()
+            self.out.write(f"[mode] {event.mode}\n")
+        elif kind == "error":
+            self._newline()
+            self.out.write(f"[error] {event.message}\n")
+        elif kind == "turn-end":
+            self._newline()
+        self.out.flush()
+
+    def _sub_agent(self, event: Any) -> None:
+        """A sub-agent's steps (the task tool's), indented under its task: its start, each tool
+        call's result, its errors; its text is in the task's result."""
+        kind = event.type
+        if kind == "tool-call":
+            self._titles[event.call_id] = event.title
+            return
+        if kind == "turn-start":
+            line = f"[{event.agent}] {' '.join(event.prompt.split())[:100]}"
+        elif kind == "tool-result":
+            first = (event.output.splitlines() or [""])[0][:100]
+            mark = "x" if event.is_error else "+"
+            line = f"[{mark}] {self._titles.pop(event.call_id, event.tool)}: {first}"
+        elif kind == "error":
+            line = f"[error] {event.message}"
+        else:
+            return
+        self._newline()
+        self.out.write(f"    {line}\n")
+
+
+def json_printer(out: TextIO) -> Any:
+    import json
+
+    def sink(event: Any) -> None:
+        out.write(json.dumps(event.wire(), ensure_ascii=False) + "\n")
+        out.flush()
+
+    return sink
+
+
+def approval_prompt(query: Any, always: str | None) -> str:
+    """The question at the terminal; its "always" choices say exactly what they allow (the
+    grant's label), and are left out when "always" is not offered."""
+    if query.tool == "exit_plan":
+        return "Approve this plan and start building? [y]es / [n]o, keep planning: "
+    what = f"bash `{query.subject}`" if query.tool == "bash" else query.title
+    if not always:
+        return f"Allow {what}? [y]es once / [n]o: "
+    return (
+        f"Allow {what}? [y]es once / [a]lways ({always}, this session) / "
+        "[p]roject (always, in this project) / [n]o: "
+    )
+
+
+async def read_terminal_line() -> str:
+    """One line from stdin (a terminal), "" at its end. Read by the event loop (add_reader), not
+    by a thread blocked in readline: a cancel (Ctrl+C ends the turn) stops the wait at once,
+    where such a thread would keep the process alive until Enter."""
+    import asyncio
+    import os
+
+    loop = asyncio.get_running_loop()
+    fd = sys.stdin.fileno()
+    line: asyncio.Future[str] = loop.create_future()
+    chunks: list[bytes] = []
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        chunks.append(data)
+        if (not data or b"\n" in data) and not line.done():
+            text = b"".join(chunks).decode("utf-8", "replace")
+            line.set_result(text.split("\n", 1)[0])
+
+    loop.add_reader(fd, readable)
+    try:
+        return await line
+    finally:
+        loop.remove_reader(fd)
+
+
+def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
+    """The CLI's QuestionPresenter (see agentls.session.Agent.ask): --yes allows every call once;
+    without a terminal each call is refused with how to allow it; else the question is asked at
+    the terminal, its answer given to agent.approve."""
+    import asyncio
+    from contextlib import contextmanager
+
+    from agentls.session import ApprovalError
+
+    interactive = sys.stdin.isatty() and not yes
+    hinted = False  # the how-to-allow hint is printed once (a run is one turn)
+
+    def answer(
+        question: Any, decision: str, feedback: str | None = None, scope: str = "session"
+    ) -> None:
+        try:
+            agent.approve(question.session_id, question.request_id, decision, feedback, scope)
+        except ApprovalError:
+            pass  # expired or cancelled meanwhile
+
+    async def ask_at_terminal(question: Any) -> None:
+        query = question.query
+        if query.diff:
+            out.write("\n" + query.diff + "\n")
+        if query.tool == "exit_plan":
+            out.write("\n" + str(query.input.get("plan", "")) + "\n")
+        out.write(f"\n{approval_prompt(query, question.always)}")
+        out.flush()
+        reply = (await read_terminal_line()).strip().lower()
+        if reply in ("y", "yes"):
+            return answer(question, "once")
+        if question.always and reply in ("a", "always"):
+            return answer(question, "always")
+        if question.always and reply in ("p", "project"):
+            return answer(question, "always", scope="project")
+        out.write("Feedback for the agent (optional): ")
+        out.flush()
+        feedback = (await read_terminal_line()).strip()
+        answer(question, "reject", feedback or None)
+
+    @contextmanager
+    def present(question: Any) -> Any:
+        nonlocal hinted
+        query = question.query
+        asking: asyncio.Task[None] | None = None
+        if yes:
+            answer(question, "once")
+        elif not interactive and query.tool == "exit_plan":
+            out.write(f"\nThe plan (no terminal to approve it):\n{query.input.get('plan', '')}\n")
+            out.flush()
+            answer(
+                question,
+                "reject",
+                "agentls run has no terminal to approve the plan; it was shown to the user. End "
+                "the turn now: to build it they continue the session without --plan.",
+            )
+        elif not interactive:
+            how = (
+                "Rerun with --yes to allow every call, or allow it with a permission rule, e.g. "
+                f'in .agentls/config.json: {{"permissions": {{"{query.tool}": "allow"}}}}'
+            )
+            if not hinted:
+                # For the user too, not only the model: nothing asked them anything.
+                hinted = True
+                out.write(f"\nagentls: refused {query.title}: no terminal to ask you. {how}\n")
+                out.flush()
+            answer(
+                question,
+                "reject",
+                f"agentls run has no terminal to ask for permission to {query.title}. {how}",
+            )
+        else:
+            asking = asyncio.ensure_future(ask_at_terminal(question))
+        try:
+            yield
+        finally:
+            if asking is not None:
+                asking.cancel()  # answered elsewhere, expired, or the turn was cancelled
+
+    return present
