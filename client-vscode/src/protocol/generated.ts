@@ -324,6 +324,7 @@ export interface ClientAgentCapabilities {
   savesEdits?: boolean;
 }
 export interface CommandInfo {
+  agent?: string | null;
   description: string;
   name: string;
   source: 'builtin' | 'user' | 'workspace';

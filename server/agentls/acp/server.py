@@ -286,7 +286,11 @@ def available_commands(agent: Agent) -> AvailableCommandsUpdate:
     return AvailableCommandsUpdate(
         session_update="available_commands_update",
         available_commands=[
-            AvailableCommand(name=c.name, description=c.description, input=hint)
+            AvailableCommand(
+                name=c.name,
+                description=f"{c.description} (as {c.agent})" if c.agent else c.description,
+                input=hint,
+            )
             for c in agent.list_commands().values()
         ],
     )

@@ -26,13 +26,15 @@ async def commands_command(args: argparse.Namespace) -> int:
         await agent.aclose()
     if args.json:
         rows = [
-            {"name": c.name, "description": c.description, "source": c.source} for c in commands
+            {"name": c.name, "description": c.description, "source": c.source, "agent": c.agent}
+            for c in commands
         ]
         print(json.dumps(rows, indent=2))
         return EXIT_OK
     width = max(len(c.name) for c in commands) + 1
     for command in commands:
-        print(f"/{command.name:<{width}} {command.description}  ({command.source})")
+        as_agent = f", as {command.agent}" if command.agent else ""
+        print(f"/{command.name:<{width}} {command.description}  ({command.source}{as_agent})")
     if not settings.workspace_trusted and (root / ".agentls" / "commands").is_dir():
         print(
             f"(the commands of {root / '.agentls' / 'commands'} are not used: this workspace is "

@@ -13,7 +13,7 @@ async def list_commands(ls: AgentServer, raw: Any) -> dict[str, Any]:
     parse(ListCommandsParams, raw)
     agent = await ls.agent()
     commands = [
-        CommandInfo(name=c.name, description=c.description, source=c.source)
+        CommandInfo(name=c.name, description=c.description, source=c.source, agent=c.agent)
         for c in agent.list_commands().values()
     ]
     return ListCommandsResult(commands=commands).wire()

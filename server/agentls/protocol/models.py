@@ -364,6 +364,8 @@ class CommandInfo(WireModel):
     name: str
     description: str
     source: Literal["builtin", "user", "workspace"]
+    # The agent type (the `agents` setting) its front matter names: its turn runs as that type.
+    agent: str | None = None
 
 
 class ListCommandsResult(Result):

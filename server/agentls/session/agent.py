@@ -51,6 +51,7 @@ from agentls.session.review import SessionReview
 from agentls.session.state import SessionState, Steer, Ticket, TurnResult
 from agentls.session.subagents import SubAgents
 from agentls.session.turn import Turn, TurnParts, uncancel
+from agentls.session.turn_setup import as_agent, take_turn_lock
 from agentls.store import ProjectGrant, SessionRecord, Store, StoreError, default_db_path
 from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.workspace.protocol import Workspace
@@ -404,13 +405,13 @@ class Agent(SessionManagement, SessionReview):
         boundary instead (steering.py) and returns the turn's result; one the turn did not take
         (it ended first) runs as a prompt of its own. A prompt "/NAME args" runs a command
         (commands.py); CommandError when it cannot."""
-        model = None
+        command = None  # a custom command's model and agent type, for its turn
         invocation = parse_invocation(text)
         if invocation is not None:
             outcome = await run_command(self, session_id, *invocation)
             if not isinstance(outcome, Expansion):
                 return outcome
-            text, context, model = outcome.text, [*(context or []), *outcome.context], outcome.model
+            command, text, context = outcome, outcome.text, [*(context or []), *outcome.context]
         if mode == "steer":
             steered = await self._steer(session_id, text, context or [])
             if steered is not None:
@@ -434,7 +435,9 @@ class Agent(SessionManagement, SessionReview):
                 state.queue.remove(ticket)
                 # Before the turn's task and objects exist (see heap.py).
                 HEAP.freeze()
-                state.task = asyncio.create_task(self._run_turn(state, text, context or [], model))
+                state.task = asyncio.create_task(
+                    self._run_turn(state, text, context or [], command)
+                )
                 return await state.task
         finally:
             if ticket in state.queue:
@@ -526,29 +529,17 @@ class Agent(SessionManagement, SessionReview):
         state: SessionState,
         text: str,
         context: Sequence[Attachment],
-        model: str | None = None,
+        command: Expansion | None = None,
     ) -> TurnResult:
         session_id = state.record.id
-        # One turn of a session at a time across processes too: a turn of it running in another
-        # process raises SessionLockedError here, before anything of this one is stored.
-        locked = False
-        try:
-            last = await self.store.lock_session(session_id, self.lock_owner)
-            locked = True
-            reverted = await self.store.clear_revert(session_id)  # nothing to redo from now on
-            if reverted or last != (state.messages[-1].id if state.messages else None):
-                # Another process ran a turn of it (or reverted it) since it was loaded.
-                await self._reload(state)
-        except asyncio.CancelledError:
-            uncancel()
-            await self._unlock(session_id)  # the store's write may have taken it meanwhile
+        # Before anything of this turn is stored (SessionLockedError: another process runs one).
+        if not await take_turn_lock(self, state):
             return TurnResult(session_id, None, "cancelled", "", Usage())
-        except BaseException:
-            if locked:
-                await self._unlock(session_id)
-            raise
-        model = model or state.record.model  # a command's own model, for this turn
-        turn = Turn(self._turn_parts(model), state, model)
+        model = (command and command.model) or state.record.model  # a command's, for this turn
+        parts = self._turn_parts(model)
+        if command is not None and command.agent is not None:  # run as its agent type
+            parts = as_agent(parts, command.agent, self.subagents.registry_for)
+        turn = Turn(parts, state, model)
         with HEAP.turn_running():  # no freezing meanwhile (see heap.py)
             try:
                 try:

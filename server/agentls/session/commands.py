@@ -5,8 +5,11 @@ A command is a Markdown prompt template in `~/.config/agentls/commands/NAME.md` 
 a repository's file must not put words in the user's mouth). The workspace's replaces the user's
 of the same name; neither replaces a built-in (`/compact`, `/clear`, `/model`).
 
-A template may open with a front matter (`---` lines around `key: value` lines: description and
-model; other keys, such as opencode's `agent`, are ignored: agentls has no agent types yet).
+A template may open with a front matter (`---` lines around `key: value` lines: description,
+model and agent; other keys are ignored). `agent: NAME` runs the command's turn as that agent type
+of the `agents` setting (its instructions before the text, its tools, its model unless the command
+names one; see turn_setup.py), in the same session and for that turn only; an unknown NAME is a
+CommandError.
 `$ARGUMENTS` stands for what follows the name (appended when the template does not say it).
 `@path` attaches that workspace file as prompt context, through the `read` rules: a file outside
 the workspace, a secret (.env, keys: they ask) or one the rules deny is refused, and the prompt is
@@ -22,13 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from agentls.config import Settings
+from agentls.config import AgentType, Settings
 from agentls.history import ContextPart, Usage
 from agentls.model.base import Provider
 from agentls.session.compaction import Compactor, context_tokens
 from agentls.session.images import read_regular
 from agentls.session.policy import Policy
 from agentls.session.state import SessionState, TurnResult
+from agentls.session.subagents import agent_types
 from agentls.store import SessionRecord, Store
 
 NAME = re.compile(r"[a-z0-9_-]+")
@@ -39,7 +43,7 @@ INVOCATION = re.compile(r"/([a-z0-9_-]+)(?:\s+(.*))?", re.DOTALL)
 REFERENCE = re.compile(r"(?<![\w@])@([\w./~-]*[\w/-])")
 MAX_COMMAND_BYTES = 64_000
 MAX_ATTACHED_CHARS = 200_000
-FRONT_MATTER_KEYS = ("description", "model")
+FRONT_MATTER_KEYS = ("description", "model", "agent")
 
 Source = Literal["builtin", "user", "workspace"]
 
@@ -55,6 +59,7 @@ class Command:
     source: Source
     template: str = ""
     model: str | None = None
+    agent: str | None = None  # an agent type's name (the `agents` setting)
 
 
 BUILTINS = {
@@ -156,6 +161,7 @@ def parse_command(name: str, source: Source, text: str) -> Command:
         source=source,
         template=body,
         model=meta.get("model") or None,
+        agent=meta.get("agent") or None,
     )
 
 
@@ -222,20 +228,42 @@ def attachments(text: str, root: Path, policy: Policy, state: SessionState) -> l
 
 @dataclass
 class Expansion:
-    """A custom command made into a prompt: its text, the files it attached, its model."""
+    """A custom command made into a prompt: its text, the files it attached, its model, the
+    agent type its turn runs as."""
 
     text: str
     context: list[ContextPart]
     model: str | None
+    agent: AgentType | None = None
 
 
 def expand(
-    command: Command, args: str, root: Path, policy: Policy, state: SessionState
+    command: Command,
+    args: str,
+    root: Path,
+    policy: Policy,
+    state: SessionState,
+    agents: dict[str, AgentType] | None = None,
 ) -> Expansion:
+    """The prompt a custom command sends; `agents`: the agent types by name (agent_types)."""
+    kind = None
+    if command.agent is not None:
+        types = agents or {}
+        kind = types.get(command.agent)
+        if kind is None:
+            raise CommandError(
+                f"/{command.name} names the agent {command.agent!r}, which is not an agent type "
+                f"of the `agents` setting; the agents are: {', '.join(sorted(types))}"
+            )
     text = fill(command.template, args)
     if not text.strip():
         raise CommandError(f"/{command.name} is empty")
-    return Expansion(text, attachments(text, root, policy, state), command.model)
+    context = attachments(text, root, policy, state)  # the command's @paths, not the type's
+    if kind is None:
+        return Expansion(text, context, command.model)
+    if kind.prompt.strip():
+        text = f"{kind.prompt.strip()}\n\n{text}"
+    return Expansion(text, context, command.model or kind.model, kind)
 
 
 def result(session_id: str, text: str) -> TurnResult:
@@ -265,7 +293,8 @@ async def run_command(
         return result(session_id, f"The model is now {args}.")
     if name == "compact":
         return await compact_now(agent, state)
-    return expand(command, args, agent.root, agent.policy, state)
+    types = agent_types(agent.settings.agents)
+    return expand(command, args, agent.root, agent.policy, state, types)
 
 
 async def compact_now(agent: CommandHost, state: SessionState) -> TurnResult:
