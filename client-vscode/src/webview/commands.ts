@@ -1,6 +1,7 @@
 // Completion of /commands in the prompt box: typing "/" at the start offers the commands the
 // server lists (agent/listCommands: the built-ins, the user's, a trusted workspace's), by name and
-// description; arrows move, Tab or Enter takes one, Escape closes. Plain DOM.
+// description (and the agent type a command runs as); arrows move, Tab or Enter takes one,
+// Escape closes. Plain DOM.
 import type { CommandInfo } from '../protocol/generated';
 
 /** The partial command name being typed ("/rev" -> "rev"), or undefined when the caret is not
@@ -15,6 +16,12 @@ export function matchCommands(commands: CommandInfo[], query: string): CommandIn
   const starts = commands.filter((c) => c.name.startsWith(query));
   const contains = commands.filter((c) => !c.name.startsWith(query) && c.name.includes(query));
   return [...starts, ...contains];
+}
+
+/** What the list says after a command's name: its description, and the agent type its turn runs
+ * as when its front matter names one. */
+export function commandDetail(command: CommandInfo): string {
+  return command.agent ? `${command.description} (as ${command.agent})` : command.description;
 }
 
 export class CommandMenu {
@@ -74,7 +81,7 @@ export class CommandMenu {
         name.textContent = `/${command.name}`;
         const description = document.createElement('span');
         description.className = 'command-description';
-        description.textContent = command.description;
+        description.textContent = commandDetail(command);
         li.append(name, ' ', description);
         return li;
       }),

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentHost, type AgentConnection, type HostUi } from '../../src/host';
 import { isPanelMessage, type HostMessage } from '../../src/model/messages';
 import type { AgentRequests, CommandInfo } from '../../src/protocol/generated';
-import { commandQuery, matchCommands } from '../../src/webview/commands';
+import { commandDetail, commandQuery, matchCommands } from '../../src/webview/commands';
 
 const COMMANDS: CommandInfo[] = [
   { name: 'clear', description: 'Start a new session', source: 'builtin' },
@@ -29,6 +29,13 @@ describe('completion', () => {
     expect(matchCommands(COMMANDS, 'c').map((c) => c.name)).toEqual(['clear', 'compact', 'pre-commit']);
     expect(matchCommands(COMMANDS, '').length).toBe(COMMANDS.length);
     expect(matchCommands(COMMANDS, 'zzz')).toEqual([]);
+  });
+
+  it('says the agent type a command runs as after its description', () => {
+    const audit: CommandInfo = { name: 'audit', description: 'Audit the code', source: 'user', agent: 'auditor' };
+    expect(commandDetail(audit)).toBe('Audit the code (as auditor)');
+    expect(commandDetail(COMMANDS[3])).toBe('Review a file');
+    expect(commandDetail({ ...audit, agent: null })).toBe('Audit the code');
   });
 });
 
