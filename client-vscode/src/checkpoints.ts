@@ -1,6 +1,6 @@
 // Restore, Redo and review "after", as the panel asks for them (model/checkpoints.ts), through
-// the server: agent/revert (dryRun for the preview), agent/unrevert, agent/listReview and
-// agent/review. A conflict (a file the user changed after the agent's edit) opens in VS Code's
+// the server: agent/revert (dryRun for the preview), agent/unrevert, agent/getMessages history
+// "all" (the messages a compaction summarized, to restore to), agent/listReview and agent/review. A conflict (a file the user changed after the agent's edit) opens in VS Code's
 // merge editor through ReviewUi (reviewAfter.ts), so this is unit-tested without VS Code.
 import type { CheckpointMessage } from './model/checkpoints';
 import type { AgentConnection, HostUi } from './hostTypes';
@@ -78,6 +78,15 @@ export class Checkpoints {
         await this.reload();
         this.ui.post({ type: 'unreverted', sessionId: m.sessionId, result });
         await this.conflicts(result.conflicts ?? []);
+        return;
+      }
+      case 'earlier-messages': {
+        try {
+          const { messages } = await client.request('agent/getMessages', { sessionId: m.sessionId, history: 'all' });
+          this.ui.post({ ...m, messages: messages.filter((x) => x.summarized) });
+        } catch (err) {
+          this.ui.post({ ...m, messages: [], error: message(err) });
+        }
         return;
       }
       case 'list-review': {

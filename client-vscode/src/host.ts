@@ -256,6 +256,7 @@ export class AgentHost {
       case 'revert-preview':
       case 'revert':
       case 'unrevert':
+      case 'earlier-messages':
       case 'list-review':
       case 'review-action':
       case 'open-review-diff':

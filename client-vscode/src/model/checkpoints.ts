@@ -1,7 +1,7 @@
 // The panel's checkpoint and review messages (webview/checkpoints.ts, webview/review.ts ->
 // checkpoints.ts in the extension): Restore at a user message (agent/revert, previewed with
 // dryRun), Redo (agent/unrevert), and review "after" (agent/listReview, agent/review).
-import type { ReviewFile, RevertResult, UnrevertResult } from '../protocol/generated';
+import type { MessageInfo, ReviewFile, RevertResult, UnrevertResult } from '../protocol/generated';
 
 export type RevertScope = 'code' | 'conversation' | 'both';
 export type ReviewAction = 'keep' | 'undo';
@@ -14,6 +14,8 @@ export type CheckpointMessage =
   | { type: 'revert'; sessionId: string; messageId: string; scope: RevertScope }
   /** agent/unrevert: redo the last revert (answered with `unreverted`). */
   | { type: 'unrevert'; sessionId: string }
+  /** agent/getMessages history "all": the messages a compaction summarized (answered with `earlier-messages`). */
+  | { type: 'earlier-messages'; sessionId: string }
   /** agent/listReview (answered with `review-files`). */
   | { type: 'list-review'; sessionId: string }
   /** agent/review: keep or undo a file, or some of its hunks. */
@@ -27,6 +29,8 @@ export type CheckpointResult =
   | { type: 'reverted'; sessionId: string; messageId: string; scope: RevertScope; result: RevertResult }
   /** error: the redo did not go through (the extension showed why). */
   | { type: 'unreverted'; sessionId: string; result?: UnrevertResult; error?: string }
+  /** The messages before the summary in force (summarized), oldest first; error: none could be read. */
+  | { type: 'earlier-messages'; sessionId: string; messages: MessageInfo[]; error?: string }
   /** What the session's review holds now (after listReview, an answer, or a `review` event). */
   | { type: 'review-files'; sessionId: string; files: ReviewFile[] };
 
@@ -39,6 +43,7 @@ export function isCheckpointMessage(m: Record<string, unknown>): boolean {
     case 'revert':
       return id(m.sessionId) && id(m.messageId) && SCOPES.has(m.scope as string);
     case 'unrevert':
+    case 'earlier-messages':
     case 'list-review':
       return id(m.sessionId);
     case 'review-action':

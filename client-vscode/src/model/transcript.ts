@@ -112,6 +112,8 @@ export interface SessionView {
   todos?: TodoItem[];
   /** 'plan': nothing may change until the user approves the plan (exit_plan). */
   mode?: 'build' | 'plan';
+  /** The compaction summary in force (its message id): the messages before it are summarized. */
+  summaryId?: string;
 }
 
 export function emptyView(sessionId: string, title = ''): SessionView {
@@ -329,6 +331,7 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
       if (event.status === 'started') {
         notice(view, 'info', 'Summarizing the older part of the conversation…', 'compaction');
       } else if (event.status === 'done') {
+        if (event.summaryMessageId) view.summaryId = event.summaryMessageId;
         notice(
           view,
           'info',
@@ -455,7 +458,9 @@ export function viewFromMessages(
       for (const part of message.parts) {
         if (part.type === 'text') texts.push(part.text);
         else if (part.type === 'image') images.push(`data:${part.mediaType};base64,${part.data}`);
-        else if (part.type === 'context') context.push(contextLabel(part.uri, part.range)); else if (part.type === 'summary') {
+        else if (part.type === 'context') context.push(contextLabel(part.uri, part.range));
+        else if (part.type === 'summary') {
+          if (!reverted) view.summaryId = message.id;
           push<NoticeItem>(view, {
             kind: 'notice',
             level: 'info',

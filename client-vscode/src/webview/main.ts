@@ -13,6 +13,7 @@ import { Announcer } from './a11y';
 import { MentionMenu } from './mentions';
 import { SessionTools, forkButton } from './sessions';
 import { Restore } from './checkpoints';
+import { EarlierMessages } from './earlier';
 import { ReviewList } from './review';
 import {
   applyEvent,
@@ -99,6 +100,8 @@ const restore = new Restore(post, (prompt) => {
   saveUi();
 });
 transcript.after(restore.redoBar);
+/** The messages a compaction summarized, shown on demand with their Restore buttons (earlier.ts). */
+const earlier = new EarlierMessages(post, (view, item) => renderItem(view, item));
 const reviewList = new ReviewList(post);
 transcript.before(reviewList.el);
 
@@ -386,12 +389,12 @@ function renderItem(view: SessionView, item: Item): HTMLElement {
         h('div', { class: 'user-text' }, item.text),
         item.images?.length ? thumbnails(item.images) : null,
         item.context.length ? h('div', { class: 'context' }, 'with ' + item.context.join(', ')) : null,
-        view === state.view ? restore.forMessage(view.sessionId, item) : null, // not in a sub-agent's card
+        view === state.view || earlier.owns(view) ? restore.forMessage(view.sessionId, item) : null, // not in a sub-agent's card
       );
       break;
     case 'text':
       el = markdown(item.text, 'message assistant markdown');
-      if (item.messageId) el.append(forkButton(view.sessionId, item.messageId, post));
+      if (item.messageId && !earlier.owns(view)) el.append(forkButton(view.sessionId, item.messageId, post));
       break;
     case 'thinking':
       el = h('details', { class: 'thinking' }, h('summary', {}, 'Thinking'), markdown(item.text, 'markdown'));
@@ -485,7 +488,9 @@ function renderTranscript(): void {
   }
   transcript.querySelector(':scope > .empty')?.remove();
   const live = new Set<string>();
-  let previous: Element | null = null;
+  const top = earlier.for(view); // the summarized messages, collapsed, before the summary
+  if (top && transcript.firstElementChild !== top) transcript.prepend(top);
+  let previous: Element | null = top;
   for (const item of view.items) {
     live.add(item.id);
     const entry = rendered.get(item.id);
@@ -740,6 +745,9 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       return;
     case 'unreverted':
       restore.unreverted(message.sessionId, message.error);
+      return;
+    case 'earlier-messages':
+      earlier.loaded(message);
       return;
     case 'review-files':
       reviewList.set(message.sessionId, message.files);

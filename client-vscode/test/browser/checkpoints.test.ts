@@ -177,6 +177,41 @@ describe.skipIf(!existsSync(CHROMIUM))('checkpoints in the panel (Chromium)', ()
     expect(await page.locator('#transcript .empty').count()).toBe(0);
   });
 
+  it('shows the messages a compaction summarized on demand, with Restore on their user messages', async () => {
+    const summary = { id: 'sum', role: 'user', createdAt: 2, parts: [{ type: 'summary', text: 'A parser and its tests were added.', summarizedMessages: 4 }] } as MessageInfo;
+    await send(state([summary, message('u3', 'user', 'now the docs'), message('a3', 'assistant', 'Wrote README.md.')]));
+    const block = page.locator('#transcript > details.earlier');
+    await expect.poll(() => block.count()).toBe(1);
+    // First in the transcript, collapsed: only the recent user message has its Restore button.
+    expect(await page.locator('#transcript > *').first().evaluate((e) => e.classList.contains('earlier'))).toBe(true);
+    expect(await block.evaluate((e) => (e as HTMLDetailsElement).open)).toBe(false);
+    expect(await page.getByRole('button', { name: 'Restore to before this message' }).count()).toBe(1);
+    expect(await ofType('earlier-messages')).toEqual([]);
+    await block.locator('summary').click();
+    await expect.poll(() => ofType('earlier-messages')).toEqual([{ type: 'earlier-messages', sessionId: 's' }]);
+    await send({ type: 'earlier-messages', sessionId: 's', messages: HISTORY.map((m) => ({ ...m, summarized: true })) });
+    await expect.poll(() => block.locator('.message.user').count()).toBe(2);
+    expect(await block.textContent()).toContain('Wrote test_calc.py.');
+    // Read-only: no fork on the old answers; Restore on the old user messages, the same flow.
+    expect(await block.getByRole('button', { name: /fork/i }).count()).toBe(0);
+    const old = block.getByRole('button', { name: 'Restore to before this message' });
+    expect(await old.count()).toBe(2);
+    await old.nth(1).click();
+    await expect.poll(() => ofType('revert-preview')).toContainEqual({ type: 'revert-preview', sessionId: 's', messageId: 'u2', scope: 'both' });
+    await send({ type: 'revert-preview', sessionId: 's', messageId: 'u2', scope: 'both', preview: { files: ['file:///w/test_calc.py'] } });
+    const confirm = form().getByRole('button', { name: 'Restore', exact: true });
+    await expect.poll(() => confirm.isDisabled()).toBe(false);
+    await confirm.click();
+    await expect.poll(() => ofType('revert')).toContainEqual({ type: 'revert', sessionId: 's', messageId: 'u2', scope: 'both' });
+    // The reloaded transcript has no summary in force: no block, the old conversation is back.
+    const back = [HISTORY[0], HISTORY[1], message('u2', 'user', 'now the tests', true), { ...summary, reverted: true }];
+    await send(state(back));
+    await send({ type: 'reverted', sessionId: 's', messageId: 'u2', scope: 'both', result: { files: ['file:///w/test_calc.py'], prompt: 'now the tests' } });
+    await expect.poll(() => block.count()).toBe(0);
+    expect(await page.getByText('Added parse() to calc.py.').isVisible()).toBe(true);
+    await send({ type: 'prompt-sent', sessionId: 's', text: 'next' });
+  });
+
   it('broke no Content-Security-Policy rule and logged no error', async () => {
     expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
     expect(errors).toEqual([]);

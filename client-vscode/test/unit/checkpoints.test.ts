@@ -129,6 +129,18 @@ describe('restore', () => {
     expect(ui.posted.at(-1)).toEqual({ type: 'unreverted', sessionId: 's', error: 'nothing to redo' });
     expect(ui.errors).toEqual(['agentls: could not redo: nothing to redo']);
   });
+
+  it('reads the summarized messages with history "all" for the panel, or says why not', async () => {
+    const old = { id: 'u1', role: 'user', createdAt: 1, parts: [{ type: 'text', text: 'add a parser' }], summarized: true };
+    const summary = { id: 'sum', role: 'user', createdAt: 2, parts: [{ type: 'summary', text: 'a parser was added' }] };
+    server.answers['agent/getMessages'] = { messages: [old, summary] };
+    await host.handlePanelMessage({ type: 'earlier-messages', sessionId: 's' });
+    expect(server.asked('agent/getMessages')).toEqual([{ sessionId: 's', history: 'all' }]);
+    expect(ui.posted).toEqual([{ type: 'earlier-messages', sessionId: 's', messages: [old] }]);
+    server.failures['agent/getMessages'] = new Error('unknown session');
+    await host.handlePanelMessage({ type: 'earlier-messages', sessionId: 's' });
+    expect(ui.posted.at(-1)).toEqual({ type: 'earlier-messages', sessionId: 's', messages: [], error: 'unknown session' });
+  });
 });
 
 describe('review after', () => {
@@ -171,6 +183,8 @@ describe('the panel messages', () => {
     expect(isPanelMessage({ type: 'revert', sessionId: 's', messageId: 'u1', scope: 'all' })).toBe(false);
     expect(isPanelMessage({ type: 'revert-preview', sessionId: 's', messageId: '', scope: 'code' })).toBe(false);
     expect(isPanelMessage({ type: 'unrevert', sessionId: 's' })).toBe(true);
+    expect(isPanelMessage({ type: 'earlier-messages', sessionId: 's' })).toBe(true);
+    expect(isPanelMessage({ type: 'earlier-messages', sessionId: '' })).toBe(false);
     expect(isPanelMessage({ type: 'review-action', sessionId: 's', path: 'a.py', action: 'keep', hunks: [0, 2] })).toBe(true);
     expect(isPanelMessage({ type: 'review-action', sessionId: 's', path: 'a.py', action: 'keep', hunks: [-1] })).toBe(false);
     expect(isPanelMessage({ type: 'review-action', sessionId: 's', path: 'a.py', action: 'delete' })).toBe(false);
