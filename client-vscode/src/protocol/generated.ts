@@ -609,6 +609,7 @@ export interface NewSessionResult {
  * expanded into the prompt sent; a built-in (compact, clear, model) answers without a turn:
  * messageId null, its outcome in text, and /clear's new session in sessionId. An unknown one,
  * or an @path the read rules refuse, is an Invalid params error naming text; nothing is sent.
+ * The text may be empty (or blank) when the context holds an image: the prompt is its images.
  */
 export interface PromptParams {
   context?: (ContextRef | TextRef | ImageRef)[] | null;

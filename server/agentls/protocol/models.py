@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from agentls.events import SessionMode, TodoItem
 from agentls.history import FinishReason, Part, Range, Usage
@@ -71,11 +71,21 @@ class PromptParams(Params):
     """`agent/prompt`. A text "/NAME args" runs a command (agent/listCommands): a custom one is
     expanded into the prompt sent; a built-in (compact, clear, model) answers without a turn:
     messageId null, its outcome in text, and /clear's new session in sessionId. An unknown one,
-    or an @path the read rules refuse, is an Invalid params error naming text; nothing is sent."""
+    or an @path the read rules refuse, is an Invalid params error naming text; nothing is sent.
+    The text may be empty (or blank) when the context holds an image: the prompt is its images."""
 
     session_id: str
-    text: str = Field(min_length=1)
     context: list[ContextRef | TextRef | ImageRef] | None = None
+    text: str
+
+    @field_validator("text")
+    @classmethod
+    def _text_or_image(cls, text: str, info: ValidationInfo) -> str:
+        context = info.data.get("context", ())  # absent: context is itself invalid
+        if not text.strip() and not any(isinstance(c, ImageRef) for c in context or ()):
+            raise ValueError("a prompt needs text, or an image in its context")
+        return text
+
     # "queue" (default): a prompt to a busy session waits for the running turn to end. "steer":
     # it joins the running turn at its next step boundary (after that step's tool results) and
     # the result is that turn's; to an idle session it is an ordinary prompt.

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 
-from agentls.history import ImagePart
+from agentls.history import Attachment, ImagePart, clean_text
 from agentls.images import MAX_FILE_BYTES, ImageError, decode_base64, prepare
 from agentls.permission.rules import Rule
 from agentls.session.policy import Policy
@@ -78,3 +79,16 @@ def user_image(path: Path) -> ImagePart:
     except ImageError as exc:
         raise ImageRefused(f"{path}: {exc}") from None
     return ImagePart(media_type=image.media_type, data=image.data, uri=path.resolve().as_uri())
+
+
+def prompt_title(text: str, context: Sequence[Attachment]) -> str:
+    """A new session's title from its first prompt: the text's first 60 characters on one line;
+    for a prompt of images only, the first image's file name, or "Image" for a pasted one; ""
+    when there is neither."""
+    if text.strip():
+        return " ".join(text.split())[:60]
+    for part in context:
+        if isinstance(part, ImagePart):
+            name = PurePosixPath(unquote(urlparse(part.uri).path)).name if part.uri else ""
+            return " ".join(clean_text(name).split())[:60] or "Image"
+    return ""

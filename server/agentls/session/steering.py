@@ -27,9 +27,9 @@ EventSink = Callable[[Any], None]
 
 
 def user_parts(text: str, context: Sequence[Attachment]) -> list[Part]:
-    """A prompt's parts: its context (files, selections, images), then its text; storable
-    UTF-8."""
-    return [
+    """A prompt's parts: its context (files, selections, images), then its text (none when it
+    is blank: a prompt of images only; the API refuses a blank text block); storable UTF-8."""
+    parts: list[Part] = [
         *(
             ContextPart(
                 uri=clean_text(c.uri),
@@ -40,8 +40,10 @@ def user_parts(text: str, context: Sequence[Attachment]) -> list[Part]:
             else c
             for c in context
         ),
-        TextPart(text=clean_text(text)),
     ]
+    if text.strip():
+        parts.append(TextPart(text=clean_text(text)))
+    return parts
 
 
 async def take_steers(state: SessionState, store: Store, emit: EventSink) -> bool:

@@ -47,6 +47,7 @@ from agentls.model.catalog import model_info, price
 from agentls.model.thinking import thinking_request
 from agentls.session.calls import CANCELLED_OUTPUT, CallEnv, ToolCalls, publish_result
 from agentls.session.compaction import Compactor
+from agentls.session.images import prompt_title
 from agentls.session.instructions import Instructions
 from agentls.session.policy import Policy
 from agentls.session.questions import Asker
@@ -236,8 +237,8 @@ class Turn:
         )
         state.messages.append(user)
         await self.store.add_message(user)
-        if state.record.title == "New session" and text.strip():
-            title = " ".join(text.split())[:60]
+        title = prompt_title(text, context)
+        if state.record.title == "New session" and title:
             state.record.title = title
             await self.store.update_session(self.session_id, title=title)
         self.emit(TurnStart(session_id=self.session_id, message_id=user.id, prompt=text))
