@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="answer one prompt in the terminal, streaming the answer")
-    run.add_argument("prompt", nargs="+", help="what to do")
+    run.add_argument("prompt", nargs="*", help="what to do (may be left out with --image)")
     run.add_argument("--cwd", default=None, help="workspace root (default: the current directory)")
     run.add_argument(
         "--model", default=None, help="model id, or scripted:<scenario> for the offline model"
@@ -288,6 +288,10 @@ async def _run(args: argparse.Namespace) -> int:
     from agentls.session import Agent, CommandError
     from agentls.session.images import ImageRefused, user_image
 
+    prompt = " ".join(args.prompt)
+    if not prompt.strip() and not args.image:
+        print("agentls: run needs a prompt, or an --image", file=sys.stderr)
+        return EXIT_USAGE
     overrides: dict[str, Any] = {"review": args.review} if args.review else {}
     if args.model:
         overrides["model"] = args.model
@@ -338,7 +342,7 @@ async def _run(args: argparse.Namespace) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, lambda: asyncio.ensure_future(agent.cancel(session_id)))
         try:
-            result = await agent.prompt(session_id, " ".join(args.prompt), images)
+            result = await agent.prompt(session_id, prompt, images)
         except CommandError as exc:  # "/NAME": unknown, a refused @path: nothing was sent
             print(f"agentls: {exc}", file=sys.stderr)
             return EXIT_USAGE
