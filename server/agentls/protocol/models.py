@@ -69,9 +69,10 @@ class NewSessionResult(Result):
 
 class PromptParams(Params):
     """`agent/prompt`. A text "/NAME args" runs a command (agent/listCommands): a custom one is
-    expanded into the prompt sent; a built-in (compact, clear, model) answers without a turn:
-    messageId null, its outcome in text, and /clear's new session in sessionId. An unknown one,
-    or an @path the read rules refuse, is an Invalid params error naming text; nothing is sent.
+    expanded into the prompt sent (its turn run as the agent type its front matter names, if
+    any); a built-in (compact, clear, model) answers without a turn: messageId null, its outcome
+    in text, and /clear's new session in sessionId. An unknown one (or agent type), or an @path
+    the read rules refuse, is an Invalid params error naming text; nothing is sent.
     The text may be empty (or blank) when the context holds an image: the prompt is its images."""
 
     session_id: str
