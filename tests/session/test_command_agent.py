@@ -4,6 +4,7 @@ through the loop against the local Messages API."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -152,3 +153,28 @@ async def test_acp_offers_the_command_saying_its_agent(
     offered = {c.name: c.description for c in available_commands(h.agent).available_commands}
     assert offered["review"] == "Review $ARGUMENTS (as reviewer)"
     assert offered["clear"] == "Start a new session"
+
+
+async def test_a_steered_command_with_an_agent_waits_for_a_turn_of_its_own(
+    make_harness: HarnessFactory, api: MessagesAPIServer, user_commands: Path
+) -> None:
+    write_command(user_commands, "review", "---\nagent: reviewer\n---\nReview $ARGUMENTS")
+    h = await make_harness({**AGENTS, "permissions": {}})
+    api.enqueue(
+        reply(tool_use("bash", {"command": "echo one"})),
+        reply(text("ran it")),
+        reply(text("reviewed")),
+    )
+    session = await h.agent.new_session()
+    turn = asyncio.create_task(h.agent.prompt(session.id, "run it"))
+    question = await h.wait_for("permission-request")
+    steer = asyncio.create_task(h.agent.prompt(session.id, "/review a.py", mode="steer"))
+    await asyncio.sleep(0.05)
+    h.agent.approve(session.id, question.request_id, "once")
+    assert (await asyncio.wait_for(turn, 10)).text == "ran it"
+    assert (await asyncio.wait_for(steer, 10)).text == "reviewed"
+    assert not h.of_type("steer") and len(h.of_type("turn-start")) == 2
+    first, second, review = h.accepted_requests()
+    assert "Review" not in str(second["messages"])  # not joined to the running turn
+    assert tool_names(review) == {"read", "grep", "write"}
+    assert user_text(review) == "You are a strict reviewer.\n\nReview a.py"

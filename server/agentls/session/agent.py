@@ -404,7 +404,8 @@ class Agent(SessionManagement, SessionReview):
         mode "steer", a prompt to a session running a turn joins that turn at its next step
         boundary instead (steering.py) and returns the turn's result; one the turn did not take
         (it ended first) runs as a prompt of its own. A prompt "/NAME args" runs a command
-        (commands.py); CommandError when it cannot."""
+        (commands.py; one run as an agent type never steers: it queues); CommandError when it
+        cannot."""
         command = None  # a custom command's model and agent type, for its turn
         invocation = parse_invocation(text)
         if invocation is not None:
@@ -412,7 +413,7 @@ class Agent(SessionManagement, SessionReview):
             if not isinstance(outcome, Expansion):
                 return outcome
             command, text, context = outcome, outcome.text, [*(context or []), *outcome.context]
-        if mode == "steer":
+        if mode == "steer" and (command is None or command.agent is None):
             steered = await self._steer(session_id, text, context or [])
             if steered is not None:
                 return steered
