@@ -15,13 +15,14 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from agentls.history import Attachment, ContextPart
+from agentls.history import Attachment, ContextPart, ImagePart
 from agentls.session.images import ImageRefused, pasted_image
 
 
 def prompt_of(blocks: list[Any]) -> tuple[str, list[Attachment]]:
     """(text, context) of the prompt's blocks. A kind this agent did not advertise (audio, a
-    binary resource) or an image it cannot read is refused, naming the block."""
+    binary resource) or an image it cannot read is refused, naming the block; so is a prompt of
+    neither text nor an image (one of images only is their image blocks alone)."""
     texts: list[str] = []
     context: list[Attachment] = []
     for index, block in enumerate(blocks):
@@ -49,4 +50,9 @@ def prompt_of(blocks: list[Any]) -> tuple[str, list[Attachment]]:
                     "(text, images, resource links and embedded text resources are)",
                 }
             )
-    return "\n".join(texts), context
+    text = "\n".join(texts)
+    if not text.strip() and not any(isinstance(c, ImagePart) for c in context):
+        raise RequestError.invalid_params(
+            {"field": "prompt", "message": "a prompt needs text, or an image"}
+        )
+    return text, context
