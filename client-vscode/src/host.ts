@@ -339,7 +339,7 @@ export class AgentHost {
    * the running turn at its next step instead of queueing it. */
   async prompt(text: string, context?: (ContextRef | TextRef)[], mode: PromptMode = 'queue', images: PromptImage[] = []): Promise<void> {
     const trimmed = text.trim();
-    if (!trimmed) return;
+    if (!trimmed && !images.length) return; // a prompt may be images only
     const client = this.requireClient();
     if (!client) return;
     let sessionId = this.activeSessionId;

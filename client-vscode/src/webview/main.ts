@@ -620,7 +620,8 @@ function renderMcp(servers: McpServerInfo[]): void {
  * (Alt+Enter): then it waits for the turn to end. */
 function send(queue = false): void {
   const text = promptBox.value;
-  if (!text.trim() || state.connection !== 'running') return;
+  // A prompt of images only (chips and an empty box) is sent as its images.
+  if ((!text.trim() && imageTray.count === 0) || state.connection !== 'running') return;
   const images = imageTray.take();
   const context = mentionMenu.take();
   const attached = { ...(images.length ? { images } : {}), ...(context.length ? { context } : {}) };

@@ -82,6 +82,34 @@ describe.skipIf(!existsSync(CHROMIUM))('images in the panel (Chromium)', () => {
     expect(await page.evaluate(() => (document.querySelector('.message.user .user-images img') as HTMLImageElement).naturalWidth)).toBe(1);
   });
 
+  it('sends a prompt of images only: Enter or Send with only a chip, nothing with neither', async () => {
+    const prompts = async (): Promise<PanelMessage[]> => (await posted()).filter((m) => m.type === 'prompt');
+    await send({ type: 'state', state: { connection: 'running', sessions: [], activeSessionId: 's', view: emptyView('s') } });
+    const before = (await prompts()).length;
+    const box = page.locator('#prompt');
+    await box.fill('  ');
+    await box.press('Enter');
+    await page.locator('#send').click();
+    expect((await prompts()).length).toBe(before); // no text and no image: nothing is sent
+    await give(page, 'paste', [{ name: 'shot.png', type: 'image/png', base64: PNG }]);
+    await expect.poll(() => page.locator('#images .image-chip').count()).toBe(1);
+    await page.locator('#send').click();
+    await expect.poll(async () => (await prompts()).length).toBe(before + 1);
+    expect((await prompts()).at(-1)).toEqual({ type: 'prompt', text: '  ', images: [{ mimeType: 'image/png', data: PNG }] });
+    expect(await page.locator('#images').isHidden()).toBe(true);
+    await give(page, 'paste', [{ name: 'shot.png', type: 'image/png', base64: PNG }]);
+    await expect.poll(() => page.locator('#images .image-chip').count()).toBe(1);
+    await box.press('Enter');
+    await expect.poll(async () => (await prompts()).length).toBe(before + 2);
+    expect((await prompts()).at(-1)).toEqual({ type: 'prompt', text: '', images: [{ mimeType: 'image/png', data: PNG }] });
+    const url = `data:image/png;base64,${PNG}`;
+    await send({ type: 'prompt-sent', sessionId: 's', text: '', images: [url] });
+    await send({ type: 'event', event: { type: 'turn-start', sessionId: 's', messageId: 'm2', prompt: '' } });
+    const shown = page.locator('.message.user').last().locator('.user-images img');
+    await expect.poll(() => shown.count()).toBe(1);
+    expect(await shown.getAttribute('src')).toBe(url);
+  });
+
   it('broke no Content-Security-Policy rule and logged no error', async () => {
     expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
     expect(errors).toEqual([]);

@@ -201,6 +201,18 @@ describe('panel messages', () => {
     });
   });
 
+  it('sends a prompt of images only, and nothing for a blank prompt without images', async () => {
+    await host.handlePanelMessage({ type: 'prompt', text: '   ' });
+    expect(server.methods()).not.toContain('agent/prompt');
+    void host.handlePanelMessage({ type: 'prompt', text: ' ', images: [{ mimeType: 'image/png', data: 'AAAA' }] });
+    await flush();
+    expect(server.calls.at(-1)).toEqual({
+      method: 'agent/prompt',
+      params: { sessionId: recorded, text: '', context: [{ type: 'image', mimeType: 'image/png', data: 'AAAA' }] },
+    });
+    expect(ui.last('prompt-sent')).toEqual({ type: 'prompt-sent', sessionId: recorded, text: '', images: ['data:image/png;base64,AAAA'] });
+  });
+
   it('creates a session for the first prompt when there is none', async () => {
     host = new AgentHost(ui, new Memory());
     server = new FakeServer();
