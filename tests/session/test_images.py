@@ -154,3 +154,16 @@ def test_a_huge_canvas_is_refused_before_it_is_decoded() -> None:
     Image.new("1", (10_000, 6_000)).save(out, format="PNG")  # small file, 60 million pixels
     with pytest.raises(ImageError, match="10000x6000 pixels, too many to decode"):
         prepare(out.getvalue())
+
+
+@pytest.mark.parametrize("blank", ["", "  \n"])
+async def test_the_agent_refuses_a_prompt_of_nothing(
+    make_harness: HarnessFactory, api: MessagesAPIServer, blank: str
+) -> None:
+    from agentls.session import CommandError
+
+    h = await make_harness()
+    session = (await h.agent.new_session()).id
+    with pytest.raises(CommandError, match="needs text, or an image"):
+        await h.agent.prompt(session, blank)
+    assert api.requests == [] and (await h.agent.session(session)).messages == []

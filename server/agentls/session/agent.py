@@ -28,6 +28,7 @@ from agentls.model.catalog import model_info, use_providers
 from agentls.permission.broker import Answer, ApprovalBroker
 from agentls.session.commands import (
     Command,
+    CommandError,
     Expansion,
     load_commands,
     parse_invocation,
@@ -413,6 +414,8 @@ class Agent(SessionManagement, SessionReview):
             if not isinstance(outcome, Expansion):
                 return outcome
             command, text, context = outcome, outcome.text, [*(context or []), *outcome.context]
+        if not text.strip() and not context:  # nothing to send (front ends refuse it first)
+            raise CommandError("a prompt needs text, or an image in its context")
         if mode == "steer" and (command is None or command.agent is None):
             steered = await self._steer(session_id, text, context or [])
             if steered is not None:
