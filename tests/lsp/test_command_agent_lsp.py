@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 import pytest_asyncio
 
 from messages_api import MessagesAPIServer
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
-
-
-@pytest.fixture
-def api() -> Iterator[MessagesAPIServer]:
-    with MessagesAPIServer() as server:
-        yield server
 
 
 @pytest_asyncio.fixture

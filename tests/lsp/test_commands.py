@@ -3,7 +3,7 @@ one answered with an error that names the field (nothing sent to the model)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -13,12 +13,6 @@ from pygls.exceptions import JsonRpcException
 from messages_api import MessagesAPIServer, reply, text
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
-
-
-@pytest.fixture
-def api() -> Iterator[MessagesAPIServer]:
-    with MessagesAPIServer() as server:
-        yield server
 
 
 @pytest_asyncio.fixture

@@ -6,7 +6,7 @@ title; a prompt with neither text nor an image is an Invalid params error naming
 from __future__ import annotations
 
 import base64
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +18,6 @@ from messages_api import MessagesAPIServer, reply, text
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
 from tests.lsp.test_images import png
-
-
-@pytest.fixture
-def api() -> Iterator[MessagesAPIServer]:
-    with MessagesAPIServer() as server:
-        yield server
 
 
 @pytest_asyncio.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 import io
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -23,12 +23,6 @@ def png(width: int = 8, height: int = 6) -> bytes:
     out = io.BytesIO()
     Image.new("RGB", (width, height), (0, 90, 200)).save(out, format="PNG")
     return out.getvalue()
-
-
-@pytest.fixture
-def api() -> Iterator[MessagesAPIServer]:
-    with MessagesAPIServer() as server:
-        yield server
 
 
 @pytest_asyncio.fixture

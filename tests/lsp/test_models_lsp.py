@@ -4,7 +4,7 @@ error naming the field)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -21,12 +21,6 @@ GATEWAY = {
     "apiKeyEnv": "AGENTLS_TEST_GATEWAY_KEY_UNSET",
     "models": {"coder": {"contextWindow": 65536, "inputPrice": 0.5, "outputPrice": 1.5}},
 }
-
-
-@pytest.fixture
-def api() -> Iterator[MessagesAPIServer]:
-    with MessagesAPIServer() as server:
-        yield server
 
 
 @pytest_asyncio.fixture

@@ -5,7 +5,7 @@ are errors naming the field."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -15,12 +15,6 @@ from pygls.exceptions import JsonRpcException
 from messages_api import MessagesAPIServer, reply, text
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
-
-
-@pytest.fixture
-def api() -> Iterator[MessagesAPIServer]:
-    with MessagesAPIServer() as server:
-        yield server
 
 
 @pytest_asyncio.fixture
