@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from agentls.session import SessionBusyError
+from agentls.session.revert import checkpoints_of
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 
@@ -36,12 +37,12 @@ async def test_a_revert_restores_what_a_sub_agent_changed(
     await asyncio.wait_for(h.agent.prompt(session, "hello"), 30)
     await asyncio.wait_for(h.agent.prompt(session, "have notes rewritten"), 30)
     assert (h.root / "notes.txt").read_text() == "new notes\n"
-    first, second = [m.id for m in await h.agent.checkpoints(session)]
+    first, second = [m.id for m in checkpoints_of(await h.agent.history(session))]
 
     # A checkpoint after the sub-agent's work touches nothing of it.
     api.enqueue(reply(text("later")))
     await asyncio.wait_for(h.agent.prompt(session, "later"), 30)
-    third = (await h.agent.checkpoints(session))[-1].id
+    third = (checkpoints_of(await h.agent.history(session)))[-1].id
     later = await h.agent.revert(session, third, dry_run=True)
     assert later.files == [] and later.bash_commands == []
 
@@ -62,7 +63,7 @@ async def test_a_busy_session_is_not_reverted(
     api.enqueue(reply(text("first")))
     session = (await h.agent.new_session()).id
     await asyncio.wait_for(h.agent.prompt(session, "one"), 30)
-    [checkpoint] = await h.agent.checkpoints(session)
+    [checkpoint] = checkpoints_of(await h.agent.history(session))
     hold = threading.Event()
     api.enqueue(reply(text("a long answer"), chunk_size=4, hold=hold, hold_after=5))
     turn = asyncio.create_task(h.agent.prompt(session, "two"))
