@@ -13,7 +13,7 @@ import asyncio
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,6 +73,30 @@ class LanguageAnswers:
             return answer(request["params"])
 
 
+# What a client declares to answer a rename (prepareRename, then rename).
+RENAME_METHODS = ("textDocument/prepareRename", "textDocument/rename")
+
+
+async def answering_editor(
+    folder: Path,
+    api: MessagesAPIServer,
+    methods: Sequence[str],
+    agent_options: dict[str, Any] | None = None,
+) -> tuple[Editor, LanguageAnswers]:
+    """A test editor that declares `methods` as its languageRequests and answers them through a
+    LanguageAnswers (stop it with stop_answering)."""
+    profile = LanguageProfile(language_requests=tuple(methods))
+    editor = await start_editor(folder, api, profile, agent_options)
+    answers = LanguageAnswers()
+    answers.install(editor)
+    return editor, answers
+
+
+async def stop_answering(editor: Editor, answers: LanguageAnswers) -> None:
+    answers.released.set()  # a request left unanswered ends
+    await stop_editor(editor)
+
+
 def loc(editor: Editor, name: str, line: int, start: int, end: int) -> dict[str, Any]:
     return {
         "uri": editor.uri(name),
@@ -100,15 +124,11 @@ async def editor(
     """A VS Code-like client that answers every language method."""
     from agentls.protocol.models import LANGUAGE_METHODS
 
-    profile = LanguageProfile(language_requests=tuple(sorted(LANGUAGE_METHODS)))
-    editor = await start_editor(
-        module_root / "declares", module_api, profile, {"languageTimeoutS": 2.0}
+    editor, answers = await answering_editor(
+        module_root / "declares", module_api, sorted(LANGUAGE_METHODS), {"languageTimeoutS": 2.0}
     )
-    answers = LanguageAnswers()
-    answers.install(editor)
     yield editor, answers
-    answers.released.set()
-    await stop_editor(editor)
+    await stop_answering(editor, answers)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -124,13 +144,10 @@ async def partial(
     module_root: Path, module_api: MessagesAPIServer
 ) -> AsyncIterator[tuple[Editor, LanguageAnswers]]:
     """A client that answers textDocument/hover only."""
-    profile = LanguageProfile(language_requests=("textDocument/hover", "textDocument/nonsense"))
-    editor = await start_editor(module_root / "partial", module_api, profile)
-    answers = LanguageAnswers()
-    answers.install(editor)
+    methods = ("textDocument/hover", "textDocument/nonsense")
+    editor, answers = await answering_editor(module_root / "partial", module_api, methods)
     yield editor, answers
-    answers.released.set()
-    await stop_editor(editor)
+    await stop_answering(editor, answers)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

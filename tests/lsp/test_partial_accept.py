@@ -18,10 +18,12 @@ from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
 from tests.lsp.test_language_requests import (
+    RENAME_METHODS,
     LanguageAnswers,
-    LanguageProfile,
+    answering_editor,
     rename_answers,
     rename_calls,
+    stop_answering,
     write_project,
 )
 
@@ -56,16 +58,10 @@ async def renamer(
     module_root: Path, module_api: MessagesAPIServer
 ) -> AsyncIterator[tuple[Editor, LanguageAnswers]]:
     """A panel client whose editor answers textDocument/rename."""
-    profile = LanguageProfile(
-        language_requests=("textDocument/prepareRename", "textDocument/rename")
-    )
-    editor = await start_editor(module_root / "rename", module_api, profile)
+    editor, answers = await answering_editor(module_root / "rename", module_api, RENAME_METHODS)
     editor.auto_approve = False
-    answers = LanguageAnswers()
-    answers.install(editor)
     yield editor, answers
-    answers.released.set()
-    await stop_editor(editor)
+    await stop_answering(editor, answers)
 
 
 async def propose(

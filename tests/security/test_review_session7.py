@@ -25,10 +25,12 @@ from tests.cli.test_cli import agentls
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
 from tests.lsp.test_language_requests import (
+    RENAME_METHODS,
     LanguageAnswers,
-    LanguageProfile,
+    answering_editor,
     rename_answers,
     rename_calls,
+    stop_answering,
     text_edit,
     write_project,
 )
@@ -93,16 +95,10 @@ async def plain(root: Path, api: MessagesAPIServer) -> AsyncIterator[Editor]:
 async def renamer(
     root: Path, api: MessagesAPIServer
 ) -> AsyncIterator[tuple[Editor, LanguageAnswers]]:
-    profile = LanguageProfile(
-        language_requests=("textDocument/prepareRename", "textDocument/rename")
-    )
-    editor = await start_editor(root / "rename", api, profile)
+    editor, answers = await answering_editor(root / "rename", api, RENAME_METHODS)
     editor.auto_approve = False
-    answers = LanguageAnswers()
-    answers.install(editor)
     yield editor, answers
-    answers.released.set()
-    await stop_editor(editor)
+    await stop_answering(editor, answers)
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -1017,12 +1013,9 @@ async def test_plan_mode_and_a_rename_into_a_protected_folder_are_unchanged_by_r
 ) -> None:
     """A language server's rename that also edits .vscode/helper.py asks; in plan mode the
     write and the rename are refused before any question, pending nothing."""
-    profile = LanguageProfile(
-        language_requests=("textDocument/prepareRename", "textDocument/rename")
+    editor, answers = await answering_editor(
+        root / "after-rename", api, RENAME_METHODS, {"review": "after"}
     )
-    editor = await start_editor(root / "after-rename", api, profile, {"review": "after"})
-    answers = LanguageAnswers()
-    answers.install(editor)
     try:
         where = write_project(editor.root, "ren")
         (editor.root / ".vscode").mkdir()
@@ -1069,8 +1062,7 @@ async def test_plan_mode_and_a_rename_into_a_protected_folder_are_unchanged_by_r
                 assert len(editor.session_events(session, "permission-request")) == count
         assert where.is_dir()
     finally:
-        answers.released.set()
-        await stop_editor(editor)
+        await stop_answering(editor, answers)
 
 
 @pytest.mark.parametrize(
