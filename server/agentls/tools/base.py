@@ -196,6 +196,35 @@ def _nul_field(raw: Any) -> str | None:
     return None
 
 
+# Other agents' names for our parameters (Claude Code's `file_path`, `glob`, `timeout`,
+# `subagent_type`; opencode's camelCase), taken as the parameter they mean when the tool has it
+# and the call does not also give it. Never in the schema the model is sent.
+PARAMETER_ALIASES: dict[str, str] = {
+    "file_path": "path",
+    "filePath": "path",
+    "notebook_path": "path",
+    "directory": "path",
+    "oldString": "old_string",
+    "newString": "new_string",
+    "replaceAll": "replace_all",
+    "glob": "include",
+    "timeout": "timeout_ms",
+    "subagent_type": "agent",
+    "subagentType": "agent",
+}
+
+
+def _with_aliases(raw: dict[str, Any], fields: Any) -> dict[str, Any]:
+    """`raw` with each alias the tool does not take itself renamed to its parameter."""
+    if not any(key in PARAMETER_ALIASES for key in raw):
+        return raw
+    taken = dict(raw)
+    for alias, name in PARAMETER_ALIASES.items():
+        if alias in taken and alias not in fields and name in fields and name not in taken:
+            taken[name] = taken.pop(alias)
+    return taken
+
+
 class Tool:
     """A tool: a name, a description and input model for the model, and an async run()."""
 
@@ -222,17 +251,35 @@ class Tool:
                 "path, pattern, command or file text given to a tool may hold; remove it. "
                 "Nothing was run."
             )
+        fields = self.input_model.model_fields
         try:
-            return self.input_model.model_validate(raw)
+            return self.input_model.model_validate(_with_aliases(raw, fields))
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(x) for x in err['loc']) or 'input'}: {err['msg']}"
-                for err in exc.errors()
-            )
+            problems = "; ".join(self._problem(err, raw) for err in exc.errors())
             raise ToolError(f"Invalid input for {self.name}: {problems}") from exc
+
+    def _problem(self, err: Any, raw: dict[str, Any]) -> str:
+        """One validation error in words naming the parameter: an unknown one says which the
+        tool takes (and which it may have meant), a missing one says it is required."""
+        where = ".".join(str(x) for x in err["loc"]) or "input"
+        fields = self.input_model.model_fields
+        if err["type"] == "extra_forbidden" and len(err["loc"]) == 1:
+            meant = PARAMETER_ALIASES.get(where)
+            if meant in fields and meant in raw:
+                return f"{where}: the same as {meant}, which the call also gives; give only {meant}"
+            required = [n for n, f in fields.items() if f.is_required()]
+            optional = [n for n in fields if n not in required]
+            takes = ", ".join(required) or "none"
+            if optional:
+                takes += f" (optional: {', '.join(optional)})"
+            return f"{where}: not a parameter of {self.name}; its parameters are {takes}"
+        if err["type"] == "missing":
+            return f"{where}: required parameter missing"
+        return f"{where}: {err['msg']}"
 
     def title(self, raw: dict[str, Any]) -> str:
         """A one-line description of a call for people (tool-call events, approvals)."""
+        raw = _with_aliases(raw, self.input_model.model_fields)
         for key in ("path", "pattern", "command"):
             if isinstance(raw.get(key), str):
                 return f"{self.name} {raw[key]}"
