@@ -82,6 +82,18 @@ def credential(name: str) -> str | None:
     return os.environ.get(name) or _held.get(name)
 
 
+def set_credential(name: str, value: str | None) -> None:
+    """A key the editor handed over while running (agent/setApiKey): credential(name) returns it
+    from now on (None or empty: forgets it). Held here, never in os.environ, so no child process
+    gets it; the name is kept from child processes like every credential's."""
+    _named.add(name)
+    os.environ.pop(name, None)  # a stale value there would win over the new one
+    if value:
+        _held[name] = value
+    else:
+        _held.pop(name, None)
+
+
 def keep_credentials(names: Iterable[str]) -> None:
     """Name variables as credentials before anything reads them (each provider's apiKeyEnv, as
     soon as the settings name it, not once that provider is first used): kept from child

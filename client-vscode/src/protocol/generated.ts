@@ -702,6 +702,19 @@ export interface RunOnSelectionResult {
   sessionId: string;
 }
 /**
+ * `agent/setApiKey`: the key of a provider (the environment variable a model entry's keyEnv
+ * names), used by the running server from the next model call on, without a restart. An
+ * empty key forgets it. Never stored, logged nor passed to a child process. Invalid params
+ * naming name when no provider reads that variable.
+ */
+export interface SetApiKeyParams {
+  key: string;
+  name: string;
+}
+export interface SetApiKeyResult {
+  hasKey: boolean;
+}
+/**
  * `agent/setMode`: the session's mode, kept with it. "plan": every tool that could change
  * something (edit, write, rename, bash lines that are not read-only, ...) is refused, and the
  * model is told it is planning; it leaves plan mode by calling exit_plan, which the user
@@ -766,6 +779,7 @@ export interface AgentRequests {
   'agent/renameSession': { params: RenameSessionParams; result: RenameSessionResult };
   'agent/revert': { params: RevertParams; result: RevertResult };
   'agent/review': { params: ReviewParams; result: ReviewResult };
+  'agent/setApiKey': { params: SetApiKeyParams; result: SetApiKeyResult };
   'agent/setMode': { params: SetModeParams; result: SetModeResult };
   'agent/setModel': { params: SetModelParams; result: SetModelResult };
   'agent/unrevert': { params: UnrevertParams; result: UnrevertResult };

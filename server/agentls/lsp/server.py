@@ -9,6 +9,7 @@ wires the features to it:
 - mcp_status.py: agent/mcpStatus (the MCP servers, their state and tools);
 - commands.py: agent/listCommands (the /commands a prompt runs);
 - models.py: agent/listModels, agent/setModel (the panel's model picker);
+- credentials.py: agent/setApiKey (a provider's key from the editor, used at once);
 - session_admin.py: agent/renameSession, deleteSession, forkSession, exportSession;
 - review.py: agent/listReview, agent/review (review "after": keep or undo the agent's edits);
 - transport.py: the hardened JSON-RPC under them all, and the stdio loop.
@@ -28,6 +29,7 @@ from lsprotocol import types
 from agentls.lsp import (
     approvals,
     commands,
+    credentials,
     editor,
     mcp_status,
     models,
@@ -58,6 +60,7 @@ REQUESTS: dict[str, Callable[..., Any]] = {
     "agent/listCommands": commands.list_commands,
     "agent/listModels": models.list_models,
     "agent/setModel": models.set_model,
+    "agent/setApiKey": credentials.set_api_key,
     "agent/renameSession": session_admin.rename_session,
     "agent/deleteSession": session_admin.delete_session,
     "agent/forkSession": session_admin.fork_session,

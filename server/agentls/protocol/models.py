@@ -424,6 +424,20 @@ class SetModelResult(Result):
     model: str
 
 
+class SetApiKeyParams(Params):
+    """`agent/setApiKey`: the key of a provider (the environment variable a model entry's keyEnv
+    names), used by the running server from the next model call on, without a restart. An
+    empty key forgets it. Never stored, logged nor passed to a child process. Invalid params
+    naming name when no provider reads that variable."""
+
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    key: str = Field(max_length=2000)
+
+
+class SetApiKeyResult(Result):
+    has_key: bool  # whether the server now has a key for that variable
+
+
 class RenameSessionParams(Params):
     session_id: str
     title: str = Field(min_length=1, max_length=500)
@@ -485,6 +499,7 @@ REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/listCommands": (ListCommandsParams, ListCommandsResult),
     "agent/listModels": (ListModelsParams, ListModelsResult),
     "agent/setModel": (SetModelParams, SetModelResult),
+    "agent/setApiKey": (SetApiKeyParams, SetApiKeyResult),
     "agent/renameSession": (RenameSessionParams, RenameSessionResult),
     "agent/deleteSession": (DeleteSessionParams, DeleteSessionResult),
     "agent/forkSession": (ForkSessionParams, ForkSessionResult),

@@ -197,12 +197,16 @@ class Agent(SessionManagement, SessionReview):
     def update_settings(self, settings: Settings) -> None:
         """New settings (and the rules they make) count from the next tool call on."""
         if settings.providers != self.settings.providers:  # a new baseUrl, region, key...
-            self._retired_providers.extend(self._providers.values())
-            self._providers.clear()
+            self.renew_providers()
         self.policy.update(settings)
         self.broker.timeout_s = settings.approval_timeout_s
         self.mcp.reconfigure()
         use_providers(settings.providers)
+
+    def renew_providers(self) -> None:
+        """The next model call makes its provider anew (a key changed: agent/setApiKey)."""
+        self._retired_providers.extend(self._providers.values())
+        self._providers.clear()
 
     def subscribe(self, sink: EventSink) -> Callable[[], None]:
         self._sinks.append(sink)
