@@ -1,4 +1,5 @@
-// What the panel's @-mentions attach, gathered from VS Code: @file (workspace files, fuzzy),
+// What the panel's @-mentions attach, gathered from VS Code: files (the workspace's files, listed
+// once and kept current by a file watcher, matched in memory at each keystroke: mentionMatch.ts),
 // @symbol (the workspace symbol providers), @selection, @problems (diagnostics of the active
 // file, else of the workspace), @terminal (the active terminal's recent output, through the
 // shell integration API when this VS Code has it), @git (the working tree's diff).
@@ -6,14 +7,72 @@ import { execFile } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import * as vscode from 'vscode';
-import { fuzzyRank } from './mentionMatch';
+import { PathIndex } from './mentionMatch';
 import type { MentionItem, MentionKind, MentionSearchKind } from './model/messages';
 import { contextLabel } from './model/transcript';
 
 const LIMIT = 30;
-const MAX_FILES = 5000;
+const FILE_LIMIT = 12; // files offered at a keystroke
+const MAX_FILES = 500_000; // files indexed
 const TERMINAL_KEEP = 20_000; // characters of output kept per terminal
-const EXCLUDE = '**/{node_modules,.git,.venv,__pycache__,dist,out}/**';
+const SKIPPED = ['node_modules', '.git', '.venv', '__pycache__', 'dist', 'out'];
+const EXCLUDE = `**/{${SKIPPED.join(',')}}/**`;
+
+/** The workspace's files, listed once (workspace.findFiles) at the first search and kept current
+ * by a file watcher; searched in memory. */
+export class FileIndex implements vscode.Disposable {
+  private built: Promise<PathIndex> | undefined;
+  private readonly uris = new Map<string, vscode.Uri>();
+  private watcher: vscode.FileSystemWatcher | undefined;
+
+  get(): Promise<PathIndex> {
+    this.built ??= this.build();
+    return this.built;
+  }
+
+  uri(path: string): vscode.Uri | undefined {
+    return this.uris.get(path);
+  }
+
+  dispose(): void {
+    this.watcher?.dispose();
+  }
+
+  private async build(): Promise<PathIndex> {
+    const index = new PathIndex();
+    // Watching first: a file created while the list is made is not missed.
+    this.watcher = vscode.workspace.createFileSystemWatcher('**/*');
+    this.watcher.onDidCreate(async (uri) => {
+      const path = this.relative(uri);
+      if (path === undefined) return;
+      const stat = await Promise.resolve(vscode.workspace.fs.stat(uri)).catch(() => undefined);
+      if (stat && stat.type & vscode.FileType.File) this.put(index, path, uri);
+    });
+    this.watcher.onDidDelete((uri) => {
+      const path = this.relative(uri);
+      if (path === undefined) return;
+      index.delete(path);
+      index.deleteUnder(path);
+      this.uris.delete(path);
+    });
+    for (const uri of await vscode.workspace.findFiles('**/*', EXCLUDE, MAX_FILES)) {
+      const path = this.relative(uri);
+      if (path !== undefined) this.put(index, path, uri);
+    }
+    return index;
+  }
+
+  private put(index: PathIndex, path: string, uri: vscode.Uri): void {
+    index.add(path);
+    this.uris.set(path, uri);
+  }
+
+  /** The workspace-relative path, or undefined for one left out (node_modules, .git, ...). */
+  private relative(uri: vscode.Uri): string | undefined {
+    const path = vscode.workspace.asRelativePath(uri, false);
+    return path.split('/').some((part) => SKIPPED.includes(part)) ? undefined : path;
+  }
+}
 
 // The shell integration API (VS Code 1.93+), typed here: the extension's engine is older.
 interface ShellExecution {
@@ -30,6 +89,7 @@ export class Mentions implements vscode.Disposable {
   private readonly output = new Map<vscode.Terminal, string>();
   private readonly disposables: vscode.Disposable[] = [];
   private readonly shell = (vscode.window as unknown as ShellWindow).onDidStartTerminalShellExecution;
+  private readonly index = new FileIndex();
 
   constructor() {
     // The panel takes the focus from the editor: remember the last one for @selection/@problems.
@@ -38,6 +98,7 @@ export class Mentions implements vscode.Disposable {
         if (editor) this.lastEditor = editor;
       }),
       vscode.window.onDidCloseTerminal((terminal) => this.output.delete(terminal)),
+      this.index,
     );
     if (this.shell) this.disposables.push(this.shell((start) => void this.record(start)));
   }
@@ -57,14 +118,21 @@ export class Mentions implements vscode.Disposable {
     return kind === 'file' ? this.files(query) : this.symbols(query);
   }
 
+  /** The files matching `query`; for no query, the files open in editors. */
   private async files(query: string): Promise<MentionItem[]> {
-    const uris = await vscode.workspace.findFiles('**/*', EXCLUDE, MAX_FILES);
-    const byPath = new Map(uris.map((uri) => [vscode.workspace.asRelativePath(uri, false), uri]));
-    return fuzzyRank([...byPath.keys()], query, LIMIT).map((path) => ({
-      label: contextLabel(path),
-      detail: path,
-      ref: { uri: (byPath.get(path) as vscode.Uri).toString() },
-    }));
+    if (!query.trim()) {
+      const open = vscode.window.visibleTextEditors.map((e) => e.document.uri).filter((uri) => uri.scheme === 'file');
+      const seen = new Set<string>();
+      return open
+        .filter((uri) => !seen.has(uri.toString()) && seen.add(uri.toString()))
+        .slice(0, FILE_LIMIT)
+        .map((uri) => fileItem(vscode.workspace.asRelativePath(uri, false), uri));
+    }
+    const index = await this.index.get();
+    return index.search(query, FILE_LIMIT).flatMap((path) => {
+      const uri = this.index.uri(path);
+      return uri ? [fileItem(path, uri)] : [];
+    });
   }
 
   private async symbols(query: string): Promise<MentionItem[]> {
@@ -135,6 +203,10 @@ export class Mentions implements vscode.Disposable {
     if (!diff.trim()) return 'The working tree has no changes.';
     return { label: '@git', detail: 'git diff HEAD', ref: { type: 'text', label: '@git', text: diff } };
   }
+}
+
+function fileItem(path: string, uri: vscode.Uri): MentionItem {
+  return { label: contextLabel(path), detail: path, ref: { uri: uri.toString() } };
 }
 
 function runGit(args: string[], cwd: string): Promise<string | Error> {

@@ -3,7 +3,7 @@
 // mentions sent to agent/prompt as context items and labelled in the transcript.
 import { describe, expect, it } from 'vitest';
 import { AgentHost, type AgentConnection, type HostUi } from '../../src/host';
-import { fuzzyRank, fuzzyScore } from '../../src/mentionMatch';
+import { PathIndex, rankPaths } from '../../src/mentionMatch';
 import { isPanelMessage, type HostMessage, type MentionItem } from '../../src/model/messages';
 import type { AgentRequests } from '../../src/protocol/generated';
 import { mentionQuery, parseQuery } from '../../src/webview/mentions';
@@ -31,15 +31,34 @@ describe('completion', () => {
     expect(parseQuery('symbol:')).toEqual({ search: 'symbol', text: '' });
   });
 
-  it('ranks files fuzzily: in-order characters, file names and runs first', () => {
-    const files = ['src/calc.py', 'docs/cache/layout.md', 'tests/test_calc.py', 'README.md'];
-    expect(fuzzyScore('src/calc.py', 'xyz')).toBeUndefined();
-    expect(fuzzyScore('src/calc.py', 'clc')).toBeDefined();
-    expect(fuzzyRank(files, 'calc', 10)).toEqual(['src/calc.py', 'tests/test_calc.py']);
-    expect(fuzzyRank(files, 'cal', 10)).toEqual(['src/calc.py', 'tests/test_calc.py', 'docs/cache/layout.md']);
-    expect(fuzzyRank(files, 'tcalc', 10)[0]).toBe('tests/test_calc.py');
-    expect(fuzzyRank(files, '', 2)).toHaveLength(2);
-    expect(fuzzyRank(files, 'CALC', 1)).toEqual(['src/calc.py']);
+  it('ranks files: a name starting with the query first (exact, shorter, shallower), then fuzzy', () => {
+    const files = ['docs/cache/layout.md', 'a/recalc_all.py', 'src/deep/calculator.py', 'tests/test_calc.py', 'src/calc.py', 'README.md', 'lib/calc/index.ts', 'calc.py.orig'];
+    expect(rankPaths(files, 'calc', 10)).toEqual([
+      'src/calc.py', // the name less its extension is the query
+      'calc.py.orig',
+      'src/deep/calculator.py',
+      'tests/test_calc.py', // the name holds it (the shorter name first)
+      'a/recalc_all.py',
+      'lib/calc/index.ts', // fuzzy from here: the query in the path
+    ]);
+    expect(rankPaths(files, 'CALC', 1)).toEqual(['src/calc.py']);
+    expect(rankPaths(files, 'cal', 10).slice(0, 3)).toEqual(['src/calc.py', 'calc.py.orig', 'src/deep/calculator.py']);
+    expect(rankPaths(files, 'cal', 10)).toContain('docs/cache/layout.md'); // c, a, l in order
+    expect(rankPaths(files, 'src/ca', 10).slice(0, 2)).toEqual(['src/calc.py', 'src/deep/calculator.py']);
+    expect(rankPaths(files, 'xyz', 10)).toEqual([]);
+    expect(rankPaths(files, '', 10)).toEqual([]);
+  });
+
+  it('keeps its files current: added, deleted, a deleted folder', () => {
+    const index = new PathIndex(['src/calc.py', 'src/util/helpers.py']);
+    expect(index.search('help', 5)).toEqual(['src/util/helpers.py']);
+    index.add('tests/helpers_test.py');
+    expect(index.search('help', 5)).toEqual(['src/util/helpers.py', 'tests/helpers_test.py']);
+    index.deleteUnder('src/util');
+    expect(index.search('help', 5)).toEqual(['tests/helpers_test.py']);
+    index.delete('tests/helpers_test.py');
+    expect(index.search('help', 5)).toEqual([]);
+    expect(index.size).toBe(1);
   });
 });
 
