@@ -5,7 +5,8 @@ import { ApprovalController } from './approvals';
 import { AgentHost } from './host';
 import { Mentions } from './mentions';
 import { ChatPanel, PANEL_VIEW_ID } from './panel';
-import { API_KEY_SECRET, ServerManager } from './server';
+import { ServerManager } from './server';
+import { ANTHROPIC_KEY_ENV, ApiKeys, validKeyName } from './apiKeys';
 import { StatusBar } from './statusBar';
 import { sessionDialogs } from './sessionDialogs';
 import { ReviewViews } from './reviewAfter';
@@ -33,11 +34,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       mentions,
       sessions: sessionDialogs,
       review: reviewViews,
+      // The set-up card's buttons run the commands of the same names.
+      setup: (message) => {
+        const commands = {
+          'install-server': 'agentls.installServer',
+          'set-api-key': 'agentls.setApiKey',
+          'restart-server': 'agentls.restartServer',
+          'open-settings': 'agentls.openSettings',
+          'show-log': 'agentls.showLog',
+        } as const;
+        void vscode.commands.executeCommand(commands[message.type], ...(message.type === 'set-api-key' && message.name ? [message.name] : []));
+      },
     },
     context.workspaceState,
   );
   panel.attach(host);
-  const server = new ServerManager(context, host);
+  const keys = new ApiKeys(context.secrets, context.globalState);
+  const server = new ServerManager(context, host, keys);
   manager = server;
   approvals = new ApprovalController(
     host,
@@ -101,22 +114,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       },
     ]);
   });
-  command('agentls.setApiKey', async () => {
+  // The key of the chosen model's provider (or of the variable a caller names: the panel's "Set
+  // API key" button), kept in secret storage and used by the running server at once.
+  command('agentls.setApiKey', async (arg) => {
+    const name = typeof arg === 'string' && validKeyName(arg) ? arg : (host.models.missingKey() ?? ANTHROPIC_KEY_ENV);
     const key = await vscode.window.showInputBox({
-      title: 'agentls: Anthropic API key',
-      prompt: 'Stored in VS Code\'s secret storage and passed to the server as ANTHROPIC_API_KEY. Leave empty to remove it.',
+      title: `agentls: API key (${name})`,
+      prompt: 'Kept in VS Code\'s secret storage; the running server uses it at once. Leave empty to remove it.',
       password: true,
       ignoreFocusOut: true,
     });
     if (key === undefined) return;
-    if (key.trim()) await context.secrets.store(API_KEY_SECRET, key.trim());
-    else await context.secrets.delete(API_KEY_SECRET);
-    const choice = await vscode.window.showInformationMessage(
-      key.trim() ? 'agentls: API key saved. The server uses it after a restart.' : 'agentls: API key removed.',
-      'Restart Server',
-    );
-    if (choice === 'Restart Server') await server.restart();
+    await keys.set(name, key);
+    await server.useApiKey(name, key.trim());
+    void vscode.window.showInformationMessage(key.trim() ? `agentls: the key for ${name} is saved and in use.` : `agentls: the key for ${name} is removed.`);
   });
+  command('agentls.showHistory', () => {
+    void panel.reveal(true).then(() => panel.post({ type: 'show-history' }));
+  });
+  command('agentls.openSettings', () => vscode.commands.executeCommand('workbench.action.openSettings', '@ext:agentls.agentls'));
   command('agentls.restartServer', () => server.restart());
   command('agentls.showLog', () => server.showLog());
   command('agentls.installServer', () => server.installServer());

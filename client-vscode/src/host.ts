@@ -28,6 +28,7 @@ import { ModelChoice } from './modelChoice';
 import type { AgentConnection, HostUi } from './hostTypes';
 import { sessionAction } from './sessions';
 import { Checkpoints } from './checkpoints';
+import type { SetupState } from './model/setup';
 
 export type { AgentConnection, HostUi } from './hostTypes';
 
@@ -58,6 +59,8 @@ export class AgentHost {
   activeSessionId?: string;
   connection: ConnectionStatus = 'starting';
   connectionMessage?: string;
+  /** The server's install, while there is none to start (server.ts; the panel's set-up card). */
+  setup?: SetupState;
   private client?: AgentConnection;
   private readonly loading = new Set<string>();
   /** Sessions whose view has their whole history (loaded, or created here), not just recent events. */
@@ -107,7 +110,21 @@ export class AgentHost {
       activeSessionId: this.activeSessionId,
       view: this.activeView,
       proposals: this.proposals(),
+      setup: this.setup,
     };
+  }
+
+  /** The install's state changed (undefined: nothing to set up). */
+  setSetup(setup: SetupState | undefined): void {
+    this.setup = setup;
+    this.ui.post({ type: 'setup', setup });
+  }
+
+  /** A provider's key was set: the models (their "no key" marks) and the status bar anew. */
+  async keysChanged(): Promise<void> {
+    const models = await this.models.refresh(this.client);
+    if (models) this.ui.post(models);
+    this.changed();
   }
 
   status(): HostStatus {
@@ -233,6 +250,13 @@ export class AgentHost {
         return;
       case 'open-file':
         this.ui.openFile(message.path);
+        return;
+      case 'install-server':
+      case 'set-api-key':
+      case 'restart-server':
+      case 'open-settings':
+      case 'show-log':
+        this.ui.setup?.(message);
         return;
       case 'mcp-status':
         await this.refreshMcp();

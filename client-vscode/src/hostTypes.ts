@@ -2,6 +2,7 @@
 // that the modules it uses (sessions.ts) can name them without importing it back.
 import type { AgentRequests, ReviewFile, RevertConflict } from './protocol/generated';
 import type { HostMessage, MentionItem, MentionKind, MentionSearchKind } from './model/messages';
+import type { SetupMessage } from './model/setup';
 
 export interface AgentConnection {
   request<M extends keyof AgentRequests>(
@@ -28,6 +29,8 @@ export interface HostUi {
   sessions?: SessionDialogs;
   /** The merge editor for a conflict and a reviewed file's diff (reviewAfter.ts). */
   review?: ReviewUi;
+  /** The set-up card's buttons: Install, Set API key, Restart, settings, the log (extension.ts). */
+  setup?(message: SetupMessage): void;
 }
 
 export interface ReviewUi {

@@ -17,6 +17,7 @@ import { WorkspaceEditApplier } from './applyEdit';
 import { DiagnosticsForwarder } from './diagnostics';
 import { errorText, type AgentConnection, type AgentHost } from './host';
 import { ServerInstaller } from './installUi';
+import { ANTHROPIC_KEY_ENV, type ApiKeys } from './apiKeys';
 import { fillAgentCapabilities } from './capabilities';
 import { LanguageRequests } from './language';
 import type {
@@ -27,7 +28,6 @@ import type {
 import { agentOptions, commandExists, resolveServerLaunch, serverEnv, type ServerLaunch } from './serverCommand';
 import { watchWorkspaceTrust } from './trust';
 
-export const API_KEY_SECRET = 'agentls.anthropicApiKey';
 const MAX_RESTARTS = 5;
 // How long a start waits for `agentls.server.command` when nothing it could run is found yet.
 const SETTINGS_GRACE_MS = 3000;
@@ -61,11 +61,12 @@ export class ServerManager implements vscode.Disposable {
   private starting = false;
 
   constructor(
-    private readonly context: vscode.ExtensionContext,
+    context: vscode.ExtensionContext,
     private readonly host: AgentHost,
+    private readonly keys: ApiKeys,
   ) {
     this.output = vscode.window.createOutputChannel('agentls');
-    this.installer = new ServerInstaller(context, this.output);
+    this.installer = new ServerInstaller(context, this.output, (state) => host.setSetup(state));
     this.diagnostics = new DiagnosticsForwarder<vscode.Uri>(
       {
         get: (uri) => vscode.languages.getDiagnostics(uri),
@@ -127,6 +128,41 @@ export class ServerManager implements vscode.Disposable {
     if (await this.installer.install()) await this.restart();
   }
 
+  /** A key set from the panel or the command: the running server uses it at once
+   * (agent/setApiKey); a server too old for that is offered a restart. The key indicators (the
+   * status bar, the models' "no key") follow. */
+  async useApiKey(name: string, key: string): Promise<void> {
+    const client = this.client;
+    if (client?.state === State.Running) {
+      try {
+        await client.sendRequest('agent/setApiKey', { name, key });
+      } catch (err) {
+        this.output.appendLine(`agentls: agent/setApiKey ${name}: ${errorText(err)}`); // the error never holds the key
+        const choice = await vscode.window.showWarningMessage(`agentls: the running server did not take the key (${errorText(err)}). Restart it to use the key?`, 'Restart Server');
+        if (choice === 'Restart Server') await this.restart();
+        return;
+      }
+    }
+    await this.host.keysChanged();
+  }
+
+  /** After a start: every stored key the environment did not carry (the other providers'). */
+  private async pushKeys(client: LanguageClient): Promise<void> {
+    let sent = 0;
+    for (const name of await this.keys.names()) {
+      if (name === ANTHROPIC_KEY_ENV) continue; // in the server's environment already
+      const key = await this.keys.get(name);
+      if (!key || client.state !== State.Running) continue;
+      try {
+        await client.sendRequest('agent/setApiKey', { name, key });
+        sent++;
+      } catch (err) {
+        this.output.appendLine(`agentls: agent/setApiKey ${name}: ${errorText(err)}`);
+      }
+    }
+    if (sent) await this.host.keysChanged();
+  }
+
   async start(): Promise<void> {
     this.starting = true;
     try {
@@ -149,8 +185,14 @@ export class ServerManager implements vscode.Disposable {
     // The extension's own environment is brought up to the bundled wheel; with no agentls at all,
     // the user is offered to install it there (install.ts, installUi.ts).
     if (this.launch.origin === 'managed') await this.installer.updateIfNeeded();
-    else if (!this.launchable(this.launch) && (await this.installer.offer())) this.launch = this.resolveLaunch(folders);
-    const apiKey = await this.context.secrets.get(API_KEY_SECRET);
+    else if (!this.launchable(this.launch) && this.installer.canInstall()) {
+      // The panel's set-up card (and a notification) offer Install; the server starts after it.
+      this.installer.offer(() => void this.installServer());
+      this.host.disconnected('stopped', 'The agentls server is not installed yet.');
+      return;
+    }
+    this.host.setSetup(undefined);
+    const apiKey = await this.keys.get(ANTHROPIC_KEY_ENV);
     const serverOptions: ServerOptions = {
       command: this.launch.command,
       args: this.launch.args,
@@ -210,6 +252,7 @@ export class ServerManager implements vscode.Disposable {
         if (e.newState === State.Running) {
           void this.host.connected(this.connection);
           this.diagnostics.pushAll();
+          void this.pushKeys(client);
         }
       }),
     );

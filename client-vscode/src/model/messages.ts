@@ -4,6 +4,7 @@ import { isCheckpointMessage, type CheckpointMessage, type CheckpointResult } fr
 import type { AgentEvent, CommandInfo, ContextRef, McpServerInfo, SessionInfo, TextRef } from '../protocol/generated';
 import type { SessionView } from './transcript';
 import type { ModelEntry } from '../protocol/generated';
+import { isSetupMessage, type SetupHostMessage, type SetupMessage, type SetupState } from './setup';
 
 export type ConnectionStatus = 'starting' | 'running' | 'restarting' | 'stopped';
 
@@ -16,6 +17,8 @@ export interface PanelState {
   view?: SessionView;
   /** The proposed edits waiting for review, in every session. */
   proposals?: ProposalEntry[];
+  /** The server's install, while there is no server to start (model/setup.ts). */
+  setup?: SetupState;
 }
 
 /** Extension -> webview. */
@@ -41,7 +44,9 @@ export type HostMessage =
   | { type: 'mention-item'; item?: MentionItem; error?: string }
   /** Restore, Redo and review "after" (model/checkpoints.ts). */
   | CheckpointResult
-  | SessionSearchResult;
+  | SessionSearchResult
+  /** The set-up card and the History action (model/setup.ts). */
+  | SetupHostMessage;
 
 /** A proposed edit waiting for an answer (webview/proposals.ts lists them; a click opens its diff). */
 export interface ProposalEntry {
@@ -130,7 +135,9 @@ export type PanelMessage =
   /** Rename, delete, fork, export, search (model/sessionActions.ts). */
   | SessionActionMessage
   /** Restore, Redo and review "after" (model/checkpoints.ts). */
-  | CheckpointMessage;
+  | CheckpointMessage
+  /** Install, Set API key, Restart, settings, the log (model/setup.ts). */
+  | SetupMessage;
 
 export function isPanelMessage(value: unknown): value is PanelMessage {
   if (typeof value !== 'object' || value === null) return false;
@@ -171,6 +178,6 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
     case 'open-file':
       return typeof m.path === 'string';
     default:
-      return isSessionAction(m) || isCheckpointMessage(m);
+      return isSessionAction(m) || isCheckpointMessage(m) || isSetupMessage(m);
   }
 }
