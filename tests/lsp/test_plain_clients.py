@@ -78,7 +78,10 @@ async def test_without_document_changes_edits_are_plain_changes(
     assert len(editor.applied_edits) == 1
     # No pushed diagnostics: the server's own checks ran and were published.
     output = module_api.requests[-2].body["messages"][-1]["content"][0]["content"]
-    assert "Diagnostics (agentls checks): no new errors" in output
+    assert (
+        "Diagnostics (agentls syntax check only: not names, types or tests): no syntax errors"
+        in output
+    )
 
 
 async def test_own_checks_report_a_syntax_error(

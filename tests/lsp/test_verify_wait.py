@@ -71,7 +71,10 @@ async def test_a_never_checked_python_file_gets_own_checks(
     finally:
         await stop_editor(editor)
     assert "reported none for its file type" in output
-    assert "Diagnostics (agentls checks): 1 new problem(s) in m.py" in output
+    assert (
+        "Diagnostics (agentls syntax check only: not names, types or tests): 1 new problem(s) in m.py"
+        in output
+    )
     assert "SyntaxError" in output
 
 

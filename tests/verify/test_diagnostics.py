@@ -48,7 +48,7 @@ def test_describe_new_problems_one_line_each() -> None:
         "editor",
     )
     assert text.splitlines() == [
-        "Diagnostics (editor): 2 new problem(s) in src/a.py after this edit:",
+        "Diagnostics (editor): 2 new problem(s) in src/a.py after this edit (lint: 1 error):",
         "  line 3: error [lint] undefined name",
         "  line 1: warning shadowed",
     ]
@@ -59,3 +59,16 @@ def test_describe_cuts_a_long_list() -> None:
     lines = describe("a.py", many, "editor").splitlines()
     assert len(lines) == 1 + MAX_REPORTED + 1
     assert lines[-1] == "  ... and 5 more"
+
+
+def test_describe_names_each_checker_and_what_it_found() -> None:
+    problems = [
+        diag("x is not defined", source="pyright"),
+        diag("y is not defined", source="pyright", line=4),
+        diag("unused import", severity=2, source="ruff"),
+    ]
+    header = describe("a.py", problems, "editor").splitlines()[0]
+    assert header == (
+        "Diagnostics (editor): 3 new problem(s) in a.py after this edit "
+        "(pyright: 2 errors; ruff: 1 warning):"
+    )

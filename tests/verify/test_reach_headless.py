@@ -110,7 +110,7 @@ async def test_without_a_language_server_verification_is_as_before(tmp_path: Pat
         )
         assert outcome.applied and outcome.reach is None
         assert outcome.diagnostics == (
-            "Diagnostics (agentls checks): no new errors or warnings in greet.py."
+            "Diagnostics (agentls syntax check only: not names, types or tests): no syntax errors in greet.py."
         )
         await ws.languages.aclose()
         (tmp_path / "greet.py").write_text(GREET)

@@ -122,12 +122,12 @@ async def test_a_write_that_breaks_python_reports_it(ws: DiskWorkspace, root: Pa
     outcome = await ws.write_text(path, "def f(:\n    return 1\n", "def f():\n    return 1\n")
     assert outcome.applied and outcome.diagnostics is not None
     assert outcome.diagnostics.startswith(
-        "Diagnostics (agentls checks): 1 new problem(s) in pkg/m.py after this edit:\n"
+        "Diagnostics (agentls syntax check only: not names, types or tests): 1 new problem(s) in pkg/m.py after this edit:\n"
         "  line 1: error [agentls] SyntaxError:"
     )
     fixed = await ws.write_text(path, "def f():\n    return 2\n", "def f(:\n    return 1\n")
     assert fixed.diagnostics == (
-        "Diagnostics (agentls checks): no new errors or warnings in pkg/m.py. "
+        "Diagnostics (agentls syntax check only: not names, types or tests): no syntax errors in pkg/m.py. "
         "It fixed 1 problem(s) the file had before."
     )
 
@@ -156,6 +156,6 @@ async def test_verify_commands_of_the_settings_run_after_a_write(root: Path) -> 
     ws = DiskWorkspace(root, lambda: settings)
     outcome = await ws.write_text(root / "notes.txt", "TODO one\nTODO two\n", None)
     assert outcome.diagnostics == (
-        "Diagnostics (agentls checks): no new errors or warnings in notes.txt.\n"
+        "Diagnostics (agentls syntax check only: not names, types or tests): no syntax errors in notes.txt.\n"
         f"Check `grep -c TODO {root / 'notes.txt'}` passed:\n2"
     )

@@ -46,12 +46,15 @@ async def test_an_edit_that_breaks_python_then_one_that_fixes_it(
 
     broken = await edit(h, session.id, "app.py", "def main():", "def main(:")
     assert broken.startswith("Edited app.py")
-    assert "Diagnostics (agentls checks): 1 new problem(s) in app.py after this edit:" in broken
+    assert (
+        "Diagnostics (agentls syntax check only: not names, types or tests): 1 new problem(s) in app.py after this edit:"
+        in broken
+    )
     assert "  line 1: error [agentls] SyntaxError:" in broken
 
     fixed = await edit(h, session.id, "app.py", "def main(:", "def main():")
     assert (
-        "Diagnostics (agentls checks): no new errors or warnings in app.py. "
+        "Diagnostics (agentls syntax check only: not names, types or tests): no syntax errors in app.py. "
         "It fixed 1 problem(s) the file had before."
     ) in fixed
     assert (h.root / "app.py").read_text() == "def main():\n    return 1\n"
@@ -68,7 +71,7 @@ async def test_json_likewise(make_harness: HarnessFactory) -> None:
     assert "  line 3: error [agentls] JSON:" in broken
 
     fixed = await edit(h, session.id, "conf/app.json", '"port": 80,', '"port": 81')
-    assert "no new errors or warnings in conf/app.json. It fixed 1 problem(s)" in fixed
+    assert "no syntax errors in conf/app.json. It fixed 1 problem(s)" in fixed
     assert json.loads((h.root / "conf" / "app.json").read_text()) == {"port": 81}
 
 
@@ -99,7 +102,7 @@ async def test_trusted_verify_commands_run_after_the_edit(make_harness: HarnessF
     (h.root / "app.py").write_text("def main():\n    return 1\n")
     session = await h.agent.new_session()
     result = await edit(h, session.id, "app.py", "return 1", "return 2")
-    assert "no new errors or warnings in app.py." in result
+    assert "no syntax errors in app.py." in result
     assert f"Check `grep -c return {h.root / 'app.py'}` passed:\n1" in result
 
 
@@ -119,7 +122,7 @@ async def test_an_untrusted_workspace_config_runs_no_command(
     (h.root / "app.py").write_text("x = 1\n")
     session = await h.agent.new_session()
     result = await edit(h, session.id, "app.py", "x = 1", "x = 2")
-    assert "no new errors or warnings in app.py." in result and "Check" not in result
+    assert "no syntax errors in app.py." in result and "Check" not in result
     assert not (h.root / "PWNED").exists()
     # Trusted (as `agentls trust` or the editor's trust makes it): its commands run.
     trusted = load_settings(h.root, workspace_trusted=True)

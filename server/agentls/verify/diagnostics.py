@@ -35,19 +35,40 @@ def fixed_problems(
     return new_problems(after, before)
 
 
+def by_source(problems: Sequence[dict[str, Any]]) -> str:
+    """What each checker found, e.g. "pyright: 2 errors; ruff: 1 warning" ("" when the
+    diagnostics name no source but agentls' own, which `origin` already says)."""
+    counts: dict[str, dict[str, int]] = {}
+    for d in problems:
+        source = str(d.get("source") or "")
+        if source and source != "agentls":
+            severity = SEVERITY_NAMES.get(int(d.get("severity") or 1), "error")
+            kinds = counts.setdefault(source, {})
+            kinds[severity] = kinds.get(severity, 0) + 1
+    return "; ".join(
+        f"{source}: "
+        + ", ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in sorted(kinds.items()))
+        for source, kinds in sorted(counts.items())
+    )
+
+
 def describe(
     path_label: str,
     problems: Sequence[dict[str, Any]],
     origin: str,
     fixed: Sequence[dict[str, Any]] = (),
+    none_found: str = "no new errors or warnings",
 ) -> str:
-    """The summary for the tool result: the new problems, one line each (at most MAX_REPORTED),
-    or that there are none; and how many problems the edit fixed, when it fixed some."""
+    """The summary for the tool result, naming what checked (`origin`): the new problems, one line
+    each (at most MAX_REPORTED) after a count by checker, or `none_found`; and how many problems
+    the edit fixed, when it fixed some."""
     fixed_note = f" It fixed {len(fixed)} problem(s) the file had before." if fixed else ""
     if not problems:
-        return f"Diagnostics ({origin}): no new errors or warnings in {path_label}.{fixed_note}"
+        return f"Diagnostics ({origin}): {none_found} in {path_label}.{fixed_note}"
+    sources = by_source(problems)
     lines = [
-        f"Diagnostics ({origin}): {len(problems)} new problem(s) in {path_label} after this edit:"
+        f"Diagnostics ({origin}): {len(problems)} new problem(s) in {path_label} after this edit"
+        + (f" ({sources}):" if sources else ":")
     ]
     for d in list(problems)[:MAX_REPORTED]:
         start = (d.get("range") or {}).get("start") or {}

@@ -13,7 +13,10 @@ from agentls.verify.checks import has_own_checks, own_checks
 from agentls.verify.commands import matching_commands, relative_name, run_verify_commands
 from agentls.verify.diagnostics import describe, fixed_problems, new_problems
 
-ORIGIN = "agentls checks"
+# What agentls' own checks are, said with every result they give: a syntax check is not a
+# verification, and the model is told so (it runs the project's tests for that).
+ORIGIN = "agentls syntax check only: not names, types or tests"
+NONE_FOUND = "no syntax errors"
 # Texts longer than this are checked in a thread, off the event loop.
 INLINE_CHECK_CHARS = 100_000
 
@@ -73,7 +76,7 @@ class Verifier:
             publish(after)
         label = relative_name(path, self.root)
         summary = describe(
-            label, new_problems(before, after), ORIGIN, fixed_problems(before, after)
+            label, new_problems(before, after), ORIGIN, fixed_problems(before, after), NONE_FOUND
         )
         extra = await run_verify_commands(path, self.root, self.commands())
         return summary + ("\n" + extra if extra else "")
