@@ -33,6 +33,7 @@ from agentls.lsp import (
     editor,
     mcp_status,
     models,
+    propose,
     review,
     session_admin,
     sessions,
@@ -67,6 +68,7 @@ REQUESTS: dict[str, Callable[..., Any]] = {
     "agent/exportSession": session_admin.export_session,
     "agent/listReview": review.list_review,
     "agent/review": review.review,
+    "agent/proposeEdit": propose.propose_edit,
 }
 COMMANDS: dict[str, Callable[..., Any]] = {
     "agent.approve": approvals.approve_command,

@@ -10,6 +10,7 @@ from agentls.events import SessionMode, TodoItem
 from agentls.history import FinishReason, Part, Range, Usage
 from agentls.protocol.base import Params as Params
 from agentls.protocol.base import Result as Result
+from agentls.protocol.propose import ProposeEditParams, ProposeEditResult
 from agentls.protocol.review import (
     ListReviewParams,
     ListReviewResult,
@@ -504,6 +505,7 @@ REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/deleteSession": (DeleteSessionParams, DeleteSessionResult),
     "agent/forkSession": (ForkSessionParams, ForkSessionResult),
     "agent/exportSession": (ExportSessionParams, ExportSessionResult),
+    "agent/proposeEdit": (ProposeEditParams, ProposeEditResult),
 }
 CLIENT_NOTIFICATIONS: dict[str, type[Params]] = {
     "agent/diagnostics": DiagnosticsParams,
