@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from agentls.history import FinishReason, Usage
+from agentls.model.base import ErrorKind
 from agentls.wire import WireModel
 
 
@@ -24,6 +25,8 @@ class TurnStart(EventBase):
     type: Literal["turn-start"] = "turn-start"
     message_id: str  # the user message that started the turn
     prompt: str
+    # agent/retry: the failed turn of that user message goes on (no new user message).
+    retry: bool | None = None
 
 
 class TextDeltaEvent(EventBase):
@@ -88,7 +91,8 @@ class PermissionRequestEvent(EventBase):
 class PermissionResolvedEvent(EventBase):
     type: Literal["permission-resolved"] = "permission-resolved"
     request_id: str
-    decision: Literal["once", "always", "reject", "timeout", "cancelled"]
+    # "unattended": no one could be asked (`agentls run` without a terminal).
+    decision: Literal["once", "always", "reject", "timeout", "cancelled", "unattended"]
 
 
 class RetryEvent(EventBase):
@@ -112,8 +116,17 @@ class TurnEnd(EventBase):
 
 
 class ErrorEvent(EventBase):
+    """Something failed. A failed turn's error (the turn ends with it) also has its kind, the next
+    step, whether agent/retry makes sense, and the details (the exception); `message` is then a
+    sentence for a person. Without a kind: a problem the turn goes on after (an MCP server that
+    did not start), or a store fault, said in `message`."""
+
     type: Literal["error"] = "error"
     message: str
+    kind: ErrorKind | None = None
+    next_step: str | None = None
+    retryable: bool | None = None
+    details: str | None = None
 
 
 class CompactionEvent(EventBase):

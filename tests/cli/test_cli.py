@@ -78,7 +78,7 @@ def test_run_json_prints_events_and_result(
     assert any(e["type"] == "usage" for e in events)
 
 
-def test_no_tty_without_yes_refuses_with_instructions(
+def test_no_tty_without_yes_refuses_telling_the_model_no_one_can_be_asked(
     api: MessagesAPIServer, env: dict[str, str], workspace: Path
 ) -> None:
     api.enqueue(reply(tool_use("bash", {"command": "touch made.txt"})), reply(text("ok")))
@@ -88,7 +88,10 @@ def test_no_tty_without_yes_refuses_with_instructions(
     result = [
         b for b in api.requests[1].body["messages"][-1]["content"] if b["type"] == "tool_result"
     ][0]
-    assert result["is_error"] and "--yes" in result["content"]
+    # The model is told no one can be asked and to stop; how to allow it is for the user.
+    assert result["is_error"] and "the user is not at a terminal" in result["content"]
+    assert "Do not retry" in result["content"] and "Their feedback" not in result["content"]
+    assert "--yes" not in result["content"] and "Rerun with --yes" in proc.stderr
     assert "[x]" in proc.stdout
 
 
@@ -255,7 +258,10 @@ def test_run_plan_refuses_changes_prints_the_todo_list_and_the_plan(
         for n in (2, 3)
     )
     assert write["is_error"] and "plan mode" in write["content"]
-    assert plan["is_error"] and "no terminal to approve the plan" in plan["content"]
+    assert plan["is_error"] and "not at a terminal to approve it" in plan["content"]
+    # One instruction: end the turn (never "call exit_plan again" with it).
+    assert "Do not call exit_plan again" in plan["content"]
+    assert "Revise" not in plan["content"] and "Their feedback" not in plan["content"]
     assert "You are in plan mode" in api.requests[0].body["system"][0]["text"]
 
 

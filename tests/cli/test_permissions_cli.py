@@ -126,7 +126,7 @@ def test_project_always_persists_is_listed_and_revoked(
     api.enqueue(reply(tool_use("bash", {"command": "git status"})), reply(text("ok")))
     agentls("run", "--cwd", str(workspace), "once more", env=env)
     refusal = tool_result(api.requests[-1].body)
-    assert refusal["is_error"] and "--yes" in refusal["content"]
+    assert refusal["is_error"] and "not at a terminal" in refusal["content"]
 
 
 # "n" then an empty line: no feedback for the agent.

@@ -150,7 +150,7 @@ def test_without_a_terminal_the_refusal_hint_is_printed_on_stderr_once(
         assert '{"permissions": {"bash": "allow"}}' in hint, hint
         assert "Traceback" not in proc.stderr
         assert not (workspace / "one").exists() and not (workspace / "two.txt").exists()
-        # The model is told too, at every refusal.
+        # The model is told at every refusal that no one can be asked (not the user's hint).
         results = [
             block
             for body in [r.body for r in api.requests][1:]
@@ -159,7 +159,11 @@ def test_without_a_terminal_the_refusal_hint_is_printed_on_stderr_once(
             for block in message["content"]
             if block.get("type") == "tool_result"
         ]
-        assert results and all("Rerun with --yes" in str(b["content"]) for b in results)
+        assert results and all(
+            "the user is not at a terminal" in str(b["content"])
+            and "--yes" not in str(b["content"])
+            for b in results
+        )
 
 
 # ---- Ctrl+C at the approval prompt ------------------------------------------------------------

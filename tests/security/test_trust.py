@@ -77,7 +77,7 @@ def test_untrusted_repo_config_runs_nothing_and_says_so_once(
         assert proc.returncode == 0, proc.stderr
         assert not (repo / "PWNED").exists()
         result = last_tool_result(api)
-        assert result["is_error"] and "no terminal" in result["content"]
+        assert result["is_error"] and "not at a terminal" in result["content"]
         config = repo.resolve() / ".agentls" / "config.json"
         assert notices(proc.stderr) == [
             f"agentls: ignored allow rules and verifyCommands in {config}: this workspace is "

@@ -23,6 +23,7 @@ NAMES = [
     "callers",
     "rename",
     "todowrite",
+    "ask_user",
     "exit_plan",
     "task",
 ]

@@ -117,6 +117,23 @@ def approval_prompt(query: Any, always: str | None) -> str:
     )
 
 
+def user_question(query: Any) -> str:
+    """ask_user's question at the terminal: the question, its choices numbered, the prompt."""
+    choices = [c for c in query.input.get("choices") or [] if isinstance(c, str)]
+    lines = [f"\nThe agent asks: {query.input.get('question', '')}"]
+    lines += [f"  {n}. {choice}" for n, choice in enumerate(choices, 1)]
+    pick = "a number or your own words" if choices else "your answer"
+    return "\n".join(lines) + f"\nAnswer ({pick}; empty to skip): "
+
+
+def user_answer(query: Any, reply: str) -> str:
+    """The answer a reply to user_question gives: a choice by its number, else the words."""
+    choices = [c for c in query.input.get("choices") or [] if isinstance(c, str)]
+    if reply.isdigit() and 1 <= int(reply) <= len(choices):
+        return choices[int(reply) - 1]
+    return reply
+
+
 async def read_terminal_line() -> str:
     """One line from stdin (a terminal), "" at its end. Read by the event loop (add_reader), not
     by a thread blocked in readline: a cancel (Ctrl+C ends the turn) stops the wait at once,
@@ -150,14 +167,16 @@ async def read_terminal_line() -> str:
 
 def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
     """The CLI's QuestionPresenter (see agentls.session.Agent.ask): --yes allows every call once;
-    without a terminal each call is refused with how to allow it; else the question is asked at
-    the terminal, its answer given to agent.approve."""
+    without a terminal each call is refused as "unattended" (the model is told no one can be
+    asked; the user, on `out`, how to allow it); else the question is asked at the terminal, its
+    answer given to agent.approve. ask_user's questions are asked at a terminal with --yes too."""
     import asyncio
     from contextlib import contextmanager
 
     from agentls.session import ApprovalError
 
-    interactive = sys.stdin.isatty() and not yes
+    tty = sys.stdin.isatty()
+    interactive = tty and not yes
     hinted = False  # the how-to-allow hint is printed once (a run is one turn)
 
     def answer(
@@ -170,6 +189,13 @@ def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
 
     async def ask_at_terminal(question: Any) -> None:
         query = question.query
+        if query.tool == "ask_user":
+            out.write(user_question(query))
+            out.flush()
+            reply = (await read_terminal_line()).strip()
+            if not reply:
+                return answer(question, "reject")
+            return answer(question, "once", user_answer(query, reply))
         if query.diff:
             out.write("\n" + query.diff + "\n")
         if query.tool == "exit_plan":
@@ -193,32 +219,32 @@ def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
         nonlocal hinted
         query = question.query
         asking: asyncio.Task[None] | None = None
-        if yes:
+        if query.tool == "ask_user" and not tty:
+            out.write(f"\nThe agent asked (no terminal to answer): {query.input.get('question')}\n")
+            out.flush()
+            answer(question, "unattended")
+        elif query.tool == "ask_user":
+            asking = asyncio.ensure_future(ask_at_terminal(question))
+        elif yes:
             answer(question, "once")
         elif not interactive and query.tool == "exit_plan":
-            out.write(f"\nThe plan (no terminal to approve it):\n{query.input.get('plan', '')}\n")
-            out.flush()
-            answer(
-                question,
-                "reject",
-                "agentls run has no terminal to approve the plan; it was shown to the user. End "
-                "the turn now: to build it they continue the session without --plan.",
+            out.write(
+                f"\nThe plan (no terminal to approve it; continue the session without --plan to "
+                f"build it):\n{query.input.get('plan', '')}\n"
             )
+            out.flush()
+            answer(question, "unattended")
         elif not interactive:
             how = (
                 "Rerun with --yes to allow every call, or allow it with a permission rule, e.g. "
                 f'in .agentls/config.json: {{"permissions": {{"{query.tool}": "allow"}}}}'
             )
             if not hinted:
-                # For the user too, not only the model: nothing asked them anything.
+                # For the user only: the model is told no one can be asked, not how to allow it.
                 hinted = True
                 out.write(f"\nagentls: refused {query.title}: no terminal to ask you. {how}\n")
                 out.flush()
-            answer(
-                question,
-                "reject",
-                f"agentls run has no terminal to ask for permission to {query.title}. {how}",
-            )
+            answer(question, "unattended")
         else:
             asking = asyncio.ensure_future(ask_at_terminal(question))
         try:

@@ -16,6 +16,9 @@ from agentls.history import new_id
 
 Decision = Literal["once", "always", "reject"]
 DECISIONS: tuple[str, ...] = ("once", "always", "reject")
+# A front end's answer when no one can be asked (`agentls run` without a terminal): a refusal
+# the model is told apart from a user's rejection.
+UNATTENDED = "unattended"
 # Where an "always" answer is kept: the session, or the project (every later session of the
 # workspace root).
 Scope = Literal["session", "project"]
@@ -24,7 +27,9 @@ SCOPES: tuple[str, ...] = ("session", "project")
 
 @dataclass
 class Answer:
-    decision: Decision | Literal["timeout", "cancelled"]
+    decision: Decision | Literal["timeout", "cancelled", "unattended"]
+    # With "reject": the user's words to the model. With "once" to an ask_user question: the
+    # user's answer.
     feedback: str | None = None
     scope: Scope = "session"
     # "once" with a change the user accepted instead of the proposal (part of it, or their own
@@ -85,7 +90,7 @@ class ApprovalBroker:
         scope: str = "session",
         accepted: dict[Path, str] | None = None,
     ) -> None:
-        if decision not in DECISIONS:
+        if decision not in DECISIONS and decision != UNATTENDED:
             raise ApprovalError(f"decision must be one of once, always, reject (got {decision!r})")
         if scope not in SCOPES:
             raise ApprovalError(f"scope must be session or project (got {scope!r})")

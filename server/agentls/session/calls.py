@@ -20,7 +20,7 @@ from agentls.permission.rules import PathFilter, PermissionRules, secret_globs
 from agentls.permission.types import SEVERITY
 from agentls.session.modes import approve_plan, plan_refusal, set_todos
 from agentls.session.policy import Policy
-from agentls.session.questions import AskContext, Asker
+from agentls.session.questions import AskContext, Asker, ask_user, unattended_refusal
 from agentls.session.review import PendingReview, applies_at_once
 from agentls.session.state import SessionState
 from agentls.store import Store, StoreError
@@ -201,6 +201,7 @@ class CallContext:
             mode=settings.sandbox,
             network=settings.sandbox_network,
             secret_globs=secret_globs(settings.secret_patterns),
+            home_readable=tuple(settings.sandbox_home_readable or ()),
         )
         # Said to the model after the tool's own output (e.g. that "always" was not offered).
         self.notes: list[str] = []
@@ -277,7 +278,7 @@ class CallContext:
         if (
             action in ("allow", "ask")
             and self._env.state.record.parent_id is None
-            and applies_at_once(policy.settings, query, self.is_outside, self.relative)
+            and applies_at_once(policy.settings, query, self.is_outside, self.relative, self.root)
         ):  # review "after": applied without a question, pending review (session/review.py);
             # an edit a rule allows is tracked too, so the review shows every change. Not for a
             # sub-agent: its session's review list is shown nowhere, so its edits still ask.
@@ -333,16 +334,26 @@ class CallContext:
             return None
         if answer.decision == "timeout":
             raise PermissionDenied(
-                f"Permission for {query.title} was not given: the approval request timed out. Nothing was done."
+                f"Permission for {query.title} was not given: the approval request timed out. "
+                "Nothing was done. Do not retry the same call; go on without it, or ask the user "
+                "(ask_user) whether they want it."
             )
+        if answer.decision == "unattended":
+            raise PermissionDenied(unattended_refusal(f"for permission to {query.title}"))
         feedback = (answer.feedback or "").strip()
         message = f"The user rejected this {query.tool} call ({query.title}). Nothing was done."
         if feedback:
             message += f"\nTheir feedback: {feedback}"
+        message += (
+            "\nDo not retry the same call. Adjust it to what they said, take another way, or ask "
+            "the user what they want."
+        )
         raise PermissionDenied(message)
 
     def _file_action(self, rules: PermissionRules, tool: str, path: Path) -> str:
-        return rules.evaluate(tool, self.relative(path), outside_workspace=self.is_outside(path))
+        return rules.evaluate(
+            tool, self.relative(path), outside_workspace=self.is_outside(path), root=self.root
+        )
 
     async def _grant_always(self, grant: Grant, scope: str) -> None:
         """Keep exactly the grant's rules (what its label said), for this session or for every
@@ -383,7 +394,12 @@ class CallContext:
             raise ToolError("A sub-agent cannot start another sub-agent: do the work yourself.")
         return await env.run_task(env, self.call_id, description, prompt, agent)
 
-    async def exit_plan(self, plan: str) -> tuple[bool, str | None] | None:
+    async def ask_user(self, question: str, choices: list[str]) -> tuple[str, str | None]:
+        """ask_user: a question to the user (see questions.ask_user)."""
+        env = self._env
+        return await ask_user(env.ask, env.session_id, self.call_id, question, choices)
+
+    async def exit_plan(self, plan: str) -> tuple[str, str | None] | None:
         """exit_plan: the plan to the user (see modes.approve_plan)."""
         env = self._env
         return await approve_plan(env.state, env.store, env.emit, env.ask, self.call_id, plan)

@@ -10,7 +10,7 @@ the todo list and exit_plan run as usual. The model is told it is planning in th
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from agentls.events import ModeEvent, SessionMode, TodoEvent, TodoItem
 from agentls.permission.bash_readonly import is_read_only
@@ -23,7 +23,9 @@ EventSink = Callable[[Any], None]
 
 MODES: tuple[SessionMode, ...] = ("build", "plan")
 # Tools that change no file, run in plan mode though not read-only (they keep session state).
-PLAN_TOOLS = frozenset({"todowrite", "exit_plan"})
+PLAN_TOOLS = frozenset({"todowrite", "exit_plan", "ask_user"})
+# How exit_plan's question ended (tools/plan.py words each for the model).
+PlanOutcome = Literal["approved", "rejected", "timeout", "unattended"]
 
 
 def plan_refusal(tool: Tool, params: Any) -> str | None:
@@ -65,9 +67,10 @@ async def set_todos(
 
 async def approve_plan(
     state: SessionState, store: Store, emit: EventSink, ask: Asker, call_id: str, plan: str
-) -> tuple[bool, str | None] | None:
+) -> tuple[PlanOutcome, str | None] | None:
     """exit_plan: the plan shown to the user as a question (the one ask path; no rule answers
-    it). Approved: build mode, (True, None). Not: (False, their feedback). None: not planning."""
+    it). Approved: build mode, ("approved", None). Not: how it ended and the user's feedback.
+    None: not planning."""
     if state.record.mode != "plan":
         return None
     query = PermissionQuery(
@@ -79,7 +82,7 @@ async def approve_plan(
     answer = await ask(AskContext(state.record.id, call_id, query))
     if answer.decision in ("once", "always"):
         await set_mode(state, store, emit, "build")
-        return True, None
-    if answer.decision == "timeout":
-        return False, "No answer came before the question timed out."
-    return False, (answer.feedback or "").strip() or None
+        return "approved", None
+    if answer.decision in ("timeout", "unattended"):
+        return answer.decision, None
+    return "rejected", (answer.feedback or "").strip() or None

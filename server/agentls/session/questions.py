@@ -88,7 +88,43 @@ def _changes(query: PermissionQuery) -> list[ProposedFileChange] | None:
     ]
 
 
-def answer_taken(answer: Answer, ctx: AskContext) -> Decision | Literal["timeout", "cancelled"]:
+def unattended_refusal(what: str) -> str:
+    """What the model is told when no one can be asked (a front end's "unattended" answer:
+    `agentls run` without a terminal): not the user's feedback, and nothing it can rerun."""
+    return (
+        f"Not done: the user is not at a terminal, so no one can be asked {what}. Do not retry "
+        "and do not look for a way around it: say in your final message what needs the user "
+        "(what you would do, and why), and stop."
+    )
+
+
+async def ask_user(
+    ask: Asker, session_id: str, call_id: str, question: str, choices: list[str]
+) -> tuple[str, str | None]:
+    """ask_user's question through the one ask path (no rule answers it): ("answered", the
+    answer) when the user answered "once" with words (a choice's or their own), ("declined",
+    their note) when they rejected it or answered with nothing, ("timeout", None), or
+    ("unattended", what the model is told) when no one could be asked."""
+    query = PermissionQuery(
+        tool="ask_user",
+        subject=question,
+        title=" ".join(question.split())[:200],
+        input={"question": question, "choices": list(choices)},
+    )
+    answer = await ask(AskContext(session_id, call_id, query))
+    said = (answer.feedback or "").strip() or None
+    if answer.decision in ("once", "always") and said is not None:
+        return "answered", said
+    if answer.decision == "timeout":
+        return "timeout", None
+    if answer.decision == "unattended":
+        return "unattended", unattended_refusal("this question")
+    return "declined", None if answer.decision in ("once", "always") else said
+
+
+def answer_taken(
+    answer: Answer, ctx: AskContext
+) -> Decision | Literal["timeout", "cancelled", "unattended"]:
     """The decision as the loop takes it, for permission-resolved events: "always" where it was
     not offered (ctx.always is None) is "once" (CallContext.authorize tells the model)."""
     if answer.decision == "always" and ctx.always is None:

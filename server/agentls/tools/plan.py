@@ -10,8 +10,9 @@ from pydantic import Field
 
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolInput, ToolResult, expect_input
 
-# (approved, the user's feedback when not)
-PlanAnswer = tuple[bool, str | None]
+# How the question ended (session/modes.py PlanOutcome: approved, rejected, timeout,
+# unattended), and the user's feedback when they rejected it.
+PlanAnswer = tuple[str, str | None]
 
 
 class ExitPlanInput(ToolInput):
@@ -46,17 +47,34 @@ class ExitPlanTool(Tool):
             raise ToolError(
                 "You are not in plan mode: there is nothing to approve. Go on with the work."
             )
-        approved, feedback = answer
-        if approved:
+        outcome, feedback = answer
+        if outcome == "approved":
             return ToolResult(
                 "The user approved the plan. You are now in build mode: carry it out, step by "
                 "step (keep the todo list up to date).",
                 title="Plan approved",
             )
+        if outcome == "unattended":
+            # Only the end of the turn is asked of the model here: no "revise and call again".
+            return ToolResult(
+                "The plan was shown to the user, but they are not at a terminal to approve it; "
+                "you are still in plan mode. Do not call exit_plan again: end the turn now with "
+                "a short summary of the plan as your final message.",
+                is_error=True,
+                title="Plan shown, not approved",
+            )
+        if outcome == "timeout":
+            return ToolResult(
+                "No answer came before the question timed out; you are still in plan mode. Do "
+                "not call exit_plan again now: end the turn with the plan in your final message.",
+                is_error=True,
+                title="Plan not approved",
+            )
         said = f"\nTheir feedback: {feedback}" if feedback else ""
         return ToolResult(
-            f"The user did not approve the plan; you are still in plan mode. Revise the plan and "
-            f"call exit_plan again when it is ready.{said}",
+            "The user did not approve the plan; you are still in plan mode. Do not present the "
+            "same plan again: revise it to their feedback (or ask them what to change), then call "
+            f"exit_plan with the revised plan.{said}",
             is_error=True,
             title="Plan not approved",
         )

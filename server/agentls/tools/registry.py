@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from agentls.tools.ask_user import AskUserTool
 from agentls.tools.base import Tool
 from agentls.tools.bash import BashTool
 from agentls.tools.edit import EditTool
@@ -45,8 +46,9 @@ def default_tools() -> list[Tool]:
         HoverTool(),
         CallersTool(),
         RenameTool(),
-        # The session's own: the todo list, and leaving plan mode.
+        # The session's own: the todo list, a question to the user, and leaving plan mode.
         TodoWriteTool(),
+        AskUserTool(),
         ExitPlanTool(),
         # A sub-agent in a child session (session/subagents.py).
         TaskTool(),
@@ -62,6 +64,8 @@ class ToolRegistry:
         self._schemas: list[dict[str, Any]] | None = None
         # The names set_extra added, in order.
         self._extra: list[str] = []
+        # offered(hidden): the schemas without some tools, by the names left out.
+        self._offered: dict[frozenset[str], list[dict[str, Any]]] = {}
         for tool in tools:
             self.register(tool)
 
@@ -71,11 +75,15 @@ class ToolRegistry:
         if tool.name in self._tools and not replace:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
+        self._changed()
+
+    def _changed(self) -> None:
         self._schemas = None
+        self._offered = {}
 
     def unregister(self, name: str) -> None:
         self._tools.pop(name, None)
-        self._schemas = None
+        self._changed()
 
     def set_extra(self, tools: Iterable[Tool]) -> bool:
         """Replace the tools added by the previous set_extra (MCP servers' tools) with these,
@@ -91,7 +99,7 @@ class ToolRegistry:
             if tool.name not in self._tools:
                 self._tools[tool.name] = tool
                 self._extra.append(tool.name)
-        self._schemas = None
+        self._changed()
         return True
 
     def get(self, name: str) -> Tool | None:
@@ -118,6 +126,18 @@ class ToolRegistry:
             self._schemas = [tool.schema() for tool in self._tools.values()]
         # A new list each time (callers may replace entries); the dicts are shared, not mutated.
         return list(self._schemas)
+
+    def offered(self, hidden: frozenset[str]) -> list[dict[str, Any]]:
+        """The `tools` list of one request: schemas() without the tools named in `hidden` (those
+        that cannot work there, session/offer.py), in the same order. Kept per `hidden`, so a
+        step whose offer did not change sends the same list (the prompt cache's prefix)."""
+        if not hidden:
+            return self.schemas()
+        kept = self._offered.get(hidden)
+        if kept is None:
+            kept = [s for s in self.schemas() if s.get("name") not in hidden]
+            self._offered[hidden] = kept
+        return list(kept)
 
 
 def default_registry() -> ToolRegistry:
