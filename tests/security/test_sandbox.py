@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentls.tools.base import ToolError
+from agentls.tools.sandbox import SandboxPolicy
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 from tests.security.conftest import SecurityFigures
@@ -124,9 +125,78 @@ async def test_secrets_are_not_readable(
 
 async def test_plain_files_stay_readable(root: Path, home: Path) -> None:
     (root / "readme.txt").write_text("public\n")
+    tool = home / ".local" / "bin" / "mytool"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\necho tool ran\n")
+    tool.chmod(0o755)
+    (home / ".gitconfig").write_text("[user]\n\tname = Someone\n")
+    result = await run(context(root), "cat readme.txt; ~/.local/bin/mytool; cat ~/.gitconfig")
+    assert "public" in result.output and "tool ran" in result.output, result.output
+    assert "Someone" in result.output
+
+
+async def test_the_rest_of_home_is_an_empty_folder(root: Path, home: Path) -> None:
     (home / "notes.txt").write_text("home note\n")
-    result = await run(context(root), "cat readme.txt ~/notes.txt")
-    assert "public" in result.output and "home note" in result.output
+    (home / "Documents").mkdir()
+    (home / "Documents" / "taxes.txt").write_text("private\n")
+    result = await run(context(root), "cat ~/notes.txt ~/Documents/taxes.txt; ls -A ~ | wc -l")
+    assert "home note" not in result.output and "private" not in result.output, result.output
+    # Nothing of $HOME's own, not even which secret folders exist (.ssh, .aws, .netrc are there).
+    assert result.output.splitlines()[-4] == "0", result.output
+    assert (home / "notes.txt").read_text() == "home note\n"
+
+
+async def test_home_shown_by_the_setting(root: Path, home: Path) -> None:
+    (home / "tools").mkdir()
+    (home / "tools" / "data.txt").write_text("shared data\n")
+    (home / "tools" / "deploy.key").write_text("SECRET-KEY-IN-SHOWN\n")
+    ctx = context(root)
+    ctx.sandbox = SandboxPolicy(mode="required", home_readable=("tools",))
+    result = await run(ctx, "cat ~/tools/data.txt ~/tools/deploy.key")
+    assert "shared data" in result.output and "SECRET" not in result.output, result.output
+
+
+HOME_SECRETS = {
+    ".env.local": "SECRET-ENV-LOCAL",
+    "certs/server.pem": "SECRET-CERT",
+    "credentials.json": "SECRET-CREDS",
+    "service-account-prod.json": "SECRET-SA",
+    "id_ed25519_work": "SECRET-ED25519",
+    "deploy/prod.key": "SECRET-PROD-KEY",
+    ".config/agentls/config.json": "SECRET-MCP-TOKEN",
+    ".local/bin/leaked.pem": "SECRET-IN-TOOL-FOLDER",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOME_SECRETS))
+async def test_home_secrets_by_glob_are_not_readable(
+    name: str,
+    root: Path,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    security_figures: SecurityFigures,
+) -> None:
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    path = home / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(HOME_SECRETS[name] + "\n")
+    with security_figures.attempt(ESCAPE):
+        result = await run(context(root), f"cat ~/{name}; grep -r SECRET ~ 2>/dev/null; echo end")
+        assert result.metadata["sandboxed"] is True
+        assert "SECRET-" not in result.output, result.output
+
+
+async def test_agentls_config_elsewhere_is_hidden(
+    root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch, security_figures: SecurityFigures
+) -> None:
+    config = outside / "xdg" / "agentls"
+    config.mkdir(parents=True)
+    (config / "config.json").write_text('{"mcpServers": {"x": {"env": {"T": "SECRET-T"}}}}')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(outside / "xdg"))
+    with security_figures.attempt(ESCAPE):
+        result = await run(context(root), f"cat {config}/config.json; ls -A {config} | wc -l")
+        assert "SECRET" not in result.output, result.output
+        assert result.output.splitlines()[-4:-3] == ["0"], result.output
 
 
 NETWORK = [

@@ -223,7 +223,7 @@ def changes_protected(line: str, root: Path | None) -> bool:
             return True
     for target in analysis.writes:
         resolved = resolve_write(target, root) if target is not None else None
-        if resolved is not None and not resolved[1] and is_protected_path(resolved[0]):
+        if resolved is not None and not resolved[1] and is_protected_path(resolved[0], root):
             return True
     return False
 
@@ -246,7 +246,7 @@ def _judge_write(
     action = write_action(subject, outside)
     if action == "allow":
         return
-    if action == "ask" and not outside and is_protected_path(subject):
+    if action == "ask" and not outside and is_protected_path(subject, root):
         # Sandboxed or not: a change there can run programs or widen permissions later.
         worse("ask", f"it writes {_short(subject)}, a protected path (git, editor or agent config)")
         return

@@ -21,6 +21,7 @@ from agentls.permission.protected import (
     PROTECTED_NAMES,
     SANDBOXED_GIT_EXACT,
     SANDBOXED_GIT_READS,
+    hooks_dirs,
 )
 from agentls.permission.types import SEVERITY
 from agentls.permission.types import Action as Action
@@ -131,6 +132,17 @@ def protected_rules() -> list[ProtectedRule]:
         ProtectedRule(tool=tool, pattern=p, action="ask")
         for tool in PROTECTED_TOOLS
         for p in PROTECTED_PATTERNS
+    ]
+
+
+def hooks_rules(root: Path) -> list[ProtectedRule]:
+    """The protected rules for the folder git's core.hooksPath names in this workspace (read
+    again when git's config changes: see protected.hooks_dirs)."""
+    return [
+        ProtectedRule(tool=tool, pattern=p, action="ask")
+        for tool in PROTECTED_TOOLS
+        for d in hooks_dirs(root)
+        for p in (d, f"{d}/**")
     ]
 
 
@@ -256,8 +268,11 @@ class PermissionRules:
             return self.decide_bash(subject, root=root, sandboxed=sandboxed).action
         if tool == WEBFETCH:
             return self.decide_host(subject, private=outside_workspace)
+        rules = self.rules
+        if root is not None and not outside_workspace and rules_tool(tool) in PROTECTED_TOOLS:
+            rules = [*rules, *hooks_rules(root)]
         return _decide(
-            self.rules,
+            rules,
             rules_tool(tool),
             outside_workspace,
             lambda rule: rule_matches_path(rule, subject),
@@ -293,7 +308,7 @@ class PermissionRules:
         from agentls.permission.bash_decision import decide_bash
 
         def write_action(subject: str, outside: bool) -> Decision:
-            return self.evaluate("write", subject, outside_workspace=outside)
+            return self.evaluate("write", subject, outside_workspace=outside, root=root)
 
         return decide_bash(
             self.rules, command, root=root, sandboxed=sandboxed, write_action=write_action

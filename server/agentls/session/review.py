@@ -54,6 +54,7 @@ def applies_at_once(
     query: PermissionQuery,
     is_outside: Callable[[Path], bool],
     relative: Callable[[Path], str],
+    root: Path | None = None,
 ) -> bool:
     """Whether a call the rules ask about is applied without the question, pending review."""
     if settings.review != "after" or query.tool not in REVIEWED_TOOLS:
@@ -64,7 +65,7 @@ def applies_at_once(
         paths = [query.path]
     else:
         return False
-    return not any(is_outside(p) or is_protected_path(relative(p)) for p in paths)
+    return not any(is_outside(p) or is_protected_path(relative(p), root) for p in paths)
 
 
 # The hunks of recent (base, agent) pairs, by their texts' hashes: each edit sends the whole

@@ -95,6 +95,11 @@ class SandboxSettings(Protocol):
     @property
     def secret_globs(self) -> tuple[str, ...]: ...
 
+    @property
+    def home_readable(self) -> tuple[str, ...]:
+        """Setting sandboxHomeReadable: more of $HOME shown in the sandbox."""
+        ...
+
 
 class ToolContext(Protocol):
     """What the loop hands a running tool."""

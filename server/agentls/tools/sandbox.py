@@ -1,13 +1,15 @@
 """The bash sandbox: bubblewrap (bwrap) around each command.
 
-Inside it the whole filesystem is read-only except the workspace and a private /tmp (and in the
-workspace its protected paths, .git, .agentls, .vscode, ..., are read-only too); the guarded
-secret paths are hidden (secret directories of $HOME such as ~/.ssh and ~/.aws become empty,
-secret files, in $HOME, /etc and the workspace (the permission secret globs), read as empty);
-agentls's own data directory (sessions, grants) is hidden and its config directory read-only, so
-a command cannot write its own permissions; the network is off unless `sandboxNetwork` allows
-it; it has its own process tree (`--unshare-pid`: the server is not visible, so neither is its
-memory) and no capabilities, and it dies with agentls.
+Inside it the whole filesystem is read-only except the workspace and a private /tmp. $HOME is an
+empty, private folder: only the tool folders commands need (HOME_READABLE, the folders on PATH
+under $HOME, the interpreter's, and the setting `sandboxHomeReadable`) are shown in it,
+read-only, and in those the files the secret globs match read as empty (their list is cached:
+see home_secrets). In the workspace the protected paths (.git, .agentls, .vscode, the hooks
+folder, ...) are read-only, one a command creates is moved aside after it (SandboxPlan.
+refuse_created), and the secret files read as empty. agentls's own data and config folders are
+hidden (they hold every session's history, grants and tokens); the network is off unless
+`sandboxNetwork` allows it; it has its own process tree (`--unshare-pid`: the server is not
+visible, so neither is its memory) and no capabilities, and it dies with agentls.
 
 Setting `sandbox`: "auto" (the default) uses it when bwrap works here (probed once per process
 and bwrap binary by running `bwrap ... true`), "required" refuses to run bash without it, "off"
@@ -17,17 +19,19 @@ never uses it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import glob
 import os
 import shutil
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from agentls.config_home import config_home
-from agentls.permission.protected import PROTECTED_NAMES
+from agentls.permission.protected import protected_root_paths
 from agentls.permission.rules import secret_globs
 from agentls.tools.base import SandboxSettings, ToolError
 from agentls.tools.ripgrep import RG_BASE_FLAGS, run_rg_lines
@@ -62,6 +66,42 @@ HOME_SECRET_FILES = (
     ".python_history",
     ".psql_history",
 )
+# What the sandbox shows of $HOME (read-only; the rest of it is an empty private folder): git's
+# config and the folders where language toolchains and user-installed programs usually live.
+# Secret files in them still read as empty. More with the setting `sandboxHomeReadable`.
+HOME_READABLE = (
+    ".gitconfig",
+    ".config/git",
+    ".local/bin",
+    ".local/lib",
+    ".local/share/pipx",
+    ".local/pipx",
+    ".local/share/uv",
+    ".local/share/mise",
+    ".local/share/pnpm",
+    ".local/share/fnm",
+    ".pyenv",
+    ".rye",
+    ".cargo/bin",
+    ".rustup",
+    ".nvm",
+    ".volta",
+    ".bun/bin",
+    ".deno/bin",
+    "go/bin",
+    "go/pkg/mod",
+    ".sdkman/candidates",
+    ".asdf",
+    ".ghcup/bin",
+    ".juliaup",
+    ".elan",
+    ".nix-profile",
+    ".npm-global",
+)
+# The secret files found in those folders, by folder: (when, files, complete). Toolchain folders
+# change rarely; a list younger than this is used again, so a command does not walk them.
+HOME_SCAN_TTL_S = 300.0
+_home_scans: dict[tuple[str, tuple[str, ...]], tuple[float, list[Path], bool]] = {}
 # Root owns them, and a root command still does without capabilities.
 SYSTEM_SECRET_GLOBS = ("/etc/shadow", "/etc/gshadow", "/etc/ssh/ssh_host_*_key", "/etc/sudoers")
 # Secret files looked for in the workspace (beyond that, the plan is incomplete: see
@@ -87,6 +127,7 @@ class SandboxPolicy:
     mode: SandboxMode = "auto"
     network: bool = False
     secret_globs: tuple[str, ...] = field(default_factory=secret_globs)
+    home_readable: tuple[str, ...] = ()  # setting sandboxHomeReadable, beside HOME_READABLE
 
 
 @dataclass
@@ -100,6 +141,36 @@ class SandboxPlan:
     # runs in the sandbox, but does not count as sandboxed for the "sandboxed" permission rule.
     complete: bool = True
     problems: list[str] = field(default_factory=list)
+    root: Path | None = None
+    # Protected paths at the workspace root that did not exist when the plan was made: one the
+    # command creates is moved aside afterwards (refuse_created).
+    absent: list[Path] = field(default_factory=list)
+    moved_to: str | None = None  # where refuse_created put them
+
+    def refuse_created(self) -> list[str]:
+        """Move aside every protected path the command created (a bind cannot cover a path that
+        does not exist yet, and a mount point would be left in the real workspace): into a folder
+        of agentls's data directory, never deleted. Returns the workspace-relative names moved."""
+        moved: list[str] = []
+        created = [p for p in self.absent if os.path.lexists(p)]
+        if not created:
+            return moved
+        stamp = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}-{time.monotonic_ns() % 10**6}"
+        aside = _data_dir() / "refused" / stamp
+        for path in created:
+            try:
+                aside.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(path), str(aside / path.name))
+            except OSError:
+                with contextlib.suppress(OSError):
+                    if path.is_dir() and not path.is_symlink():
+                        shutil.rmtree(path)
+                    else:
+                        path.unlink()
+            name = os.path.relpath(path, self.root) if self.root is not None else str(path)
+            moved.append(name)
+        self.moved_to = str(aside)
+        return moved
 
     def describe(self) -> str:
         network = "network on" if self.network else "network off"
@@ -153,19 +224,19 @@ def _data_dir() -> Path:
     return default_data_dir()
 
 
-def _runtime_dirs(keep: Sequence[str]) -> list[Path]:
-    """The folders under /tmp that the interpreter (its executable, its standard library, the
-    virtualenv) and the files in `keep` live in, outermost first, without repeats."""
-    tmp = Path(os.path.realpath("/tmp"))
+def _runtime_dirs(keep: Sequence[str], hidden: Sequence[Path]) -> list[Path]:
+    """The folders under the `hidden` ones (the real /tmp, $HOME) that the interpreter (its
+    executable, its standard library, the virtualenv) and the files in `keep` live in, outermost
+    first, without repeats."""
     wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
     wanted.add(os.path.dirname(os.path.realpath(sys.executable)))
     wanted.update(os.path.dirname(os.path.realpath(k)) for k in keep)
     dirs = sorted({Path(os.path.realpath(d)) for d in wanted if d}, key=lambda p: len(p.parts))
     chosen: list[Path] = []
     for path in dirs:
-        if path != tmp and _is_within(path, tmp) and path.is_dir():
-            if not any(_is_within(path, c) for c in chosen):
-                chosen.append(path)
+        inside = any(path != h and _is_within(path, h) for h in hidden)
+        if inside and path.is_dir() and not any(_is_within(path, c) for c in chosen):
+            chosen.append(path)
     return chosen
 
 
@@ -201,30 +272,88 @@ async def workspace_secrets(root: Path, globs: tuple[str, ...]) -> tuple[list[Pa
     return found, complete and result.returncode in (0, 1)
 
 
-def protected_binds(root: Path) -> list[str]:
-    """Read-only binds over the protected paths (PROTECTED_NAMES: .git, .agentls, .vscode, ...) that
-    exist at the workspace root, after its writable bind: a command cannot change what runs or is
-    allowed later outside the sandbox (git hooks and config, the agent's and the editor's settings).
-    One that does not exist is not mounted (its mount point would be created in the real
-    workspace); the permission rules ask before a command line writes it."""
+def protected_binds(root: Path) -> tuple[list[str], list[Path]]:
+    """Read-only binds over the protected paths at the workspace root that exist (.git, .agentls,
+    .vscode, the hooks folder, ...: permission/protected.py), after its writable bind: a command
+    cannot change what runs or is allowed later outside the sandbox. One that does not exist is
+    not mounted (its mount point would be created in the real workspace): it is returned as
+    absent, and moved aside if the command creates it (SandboxPlan.refuse_created)."""
     args: list[str] = []
-    for name in PROTECTED_NAMES:
-        path = root / name
+    absent: list[Path] = []
+    for path in protected_root_paths(root):
         if not os.path.lexists(path):
+            absent.append(path)
             continue
         real = Path(os.path.realpath(path))
         if _is_within(real, root) and real.exists():
             args += ["--ro-bind", str(real), str(real)]
         # Outside the workspace it is read-only already (or hidden under the private /tmp).
-    return args
+    return args, absent
+
+
+def home_readable(extra: Sequence[str] = ()) -> list[Path]:
+    """The folders and files of $HOME the sandbox shows (read-only): HOME_READABLE, the setting's
+    `extra` ones (relative to $HOME, or absolute inside it), and every folder on PATH inside
+    $HOME; those that exist, by their real paths, inside $HOME."""
+    home = Path(os.path.realpath(Path.home()))
+    names = [*HOME_READABLE, *extra]
+    candidates = [home / os.path.expanduser(n) for n in names]
+    candidates += [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
+    shown: list[Path] = []
+    for path in candidates:
+        real = Path(os.path.realpath(path))
+        if real == home or not _is_within(real, home) or not real.exists():
+            continue
+        if real not in shown:
+            shown.append(real)
+    return shown
+
+
+async def home_secrets(folders: Sequence[Path], globs: tuple[str, ...]) -> tuple[list[Path], bool]:
+    """The secret files (the secret globs) in the shown folders of $HOME, and whether the list is
+    complete. Each folder's list is kept for HOME_SCAN_TTL_S, so a command walks none of them
+    while it is fresh (docs/benchmarks.md has the cost)."""
+    found: list[Path] = []
+    complete = True
+    now = time.monotonic()
+    for folder in folders:
+        if folder.is_file():
+            if _matches_secret(folder, globs):
+                found.append(folder)
+            continue
+        key = (str(folder), globs)
+        cached = _home_scans.get(key)
+        if cached is None or now - cached[0] > HOME_SCAN_TTL_S:
+            files, ok = await workspace_secrets(folder, globs)
+            cached = (now, files, ok)
+            _home_scans[key] = cached
+        found += cached[1]
+        complete = complete and cached[2]
+    return found, complete
+
+
+def _matches_secret(path: Path, globs: tuple[str, ...]) -> bool:
+    from agentls.permission.globs import glob_regex, rule_pattern
+
+    name = path.as_posix().lstrip("/")
+    return any(glob_regex(rule_pattern(g), True).match(name) for g in globs)
+
+
+def _hide_home(home: Path, root: Path) -> list[str] | None:
+    """The binds that make $HOME an empty private folder (the shown folders are bound back by
+    the caller); None when it cannot be hidden (it is /, or it holds the workspace's root)."""
+    if home == Path("/") or not home.is_dir() or _is_within(home, root):
+        return None
+    return ["--tmpfs", str(home)]
 
 
 async def prepare(
-    policy: SandboxSettings, root: Path, keep: Sequence[str] = ()
+    policy: SandboxSettings, root: Path, keep: Sequence[str] = (), *, writable: bool = True
 ) -> SandboxPlan | None:
     """The plan for a command in root, or None when it runs without the sandbox ("off", or "auto"
     without a working bwrap). Raises ToolError when "required" cannot be met. `keep`: files the
-    command line needs (bash's supervisor): they stay visible, read-only, even under /tmp."""
+    command line needs (bash's supervisor): they stay visible, read-only, even under /tmp or
+    $HOME. `writable`: False mounts the workspace read-only too (headless language servers)."""
     if policy.mode == "off":
         return None
     bwrap = shutil.which("bwrap")
@@ -238,36 +367,67 @@ async def prepare(
             )
         return None
     root = Path(os.path.realpath(root))
-    plan = SandboxPlan(prefix=[bwrap], network=policy.network)
+    plan = SandboxPlan(prefix=[bwrap], network=policy.network, root=root)
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    # The private /tmp hides what lives under the real one, the Python that runs the supervisor
-    # too when it is there (a virtualenv in /tmp): that stays visible, read-only. Before the
-    # workspace's bind, so that one stays writable when it lies inside such a folder.
-    for path in _runtime_dirs(keep):
+    home = Path(os.path.realpath(Path.home()))
+    hide_home = _hide_home(home, root)
+    shown = home_readable(policy.home_readable) if hide_home else []
+    if hide_home is None:
+        plan.complete = False
+        plan.problems.append(f"$HOME ({home}) holds the workspace, so it stays visible")
+    else:
+        args += hide_home
+    # The private /tmp and $HOME hide what lives under them, the Python that runs the supervisor
+    # too when it is there (a virtualenv): that stays visible, read-only, as do the shown folders
+    # of $HOME. Before the workspace's bind, so that one stays writable inside such a folder.
+    hidden = [Path(os.path.realpath("/tmp"))] + ([home] if hide_home else [])
+    for path in [*_runtime_dirs(keep, hidden), *shown]:
         args += ["--ro-bind", str(path), str(path)]
-    args += ["--bind", str(root), str(root), "--chdir", str(root), "--setenv", "TMPDIR", "/tmp"]
-    args += protected_binds(root)
+    args += ["--bind" if writable else "--ro-bind", str(root), str(root)]
+    args += ["--chdir", str(root), "--setenv", "TMPDIR", "/tmp"]
+    binds, plan.absent = protected_binds(root)
+    args += binds
     args += list(_BASE_FLAGS)
     args.append("--share-net" if policy.network else "--unshare-net")
+    args += await _hidden_secrets(plan, root, policy, shown, home if hide_home else None)
+    plan.prefix += args
+    return plan
 
-    hidden_dirs: list[Path] = []
-    hidden_files: list[Path] = []
+
+async def _hidden_secrets(
+    plan: SandboxPlan,
+    root: Path,
+    policy: SandboxSettings,
+    shown: list[Path],
+    hidden_home: Path | None,
+) -> list[str]:
+    """The binds that hide the secrets: the secret folders and files of $HOME, the system's, the
+    secret files of the workspace and of the shown folders of $HOME, and agentls's own data and
+    config folders. Under a `hidden_home` only those in a shown folder or the workspace need it
+    (a mount point elsewhere there would tell which secrets exist)."""
+
+    def needed(real: Path) -> bool:
+        if hidden_home is None or not _is_within(real, hidden_home):
+            return True
+        return any(_is_within(real, p) for p in [*shown, root])
+
     home = Path.home()
-    hidden_dirs += [home / name for name in HOME_SECRET_DIRS]
-    hidden_files += [home / name for name in HOME_SECRET_FILES]
+    hidden_dirs = [home / name for name in HOME_SECRET_DIRS]
+    hidden_files = [home / name for name in HOME_SECRET_FILES]
     for pattern in SYSTEM_SECRET_GLOBS:
         hidden_files += [Path(p) for p in glob.glob(pattern)]
-    hidden_dirs.append(_data_dir())
+    hidden_dirs += [_data_dir(), config_home()]
     found, complete = await workspace_secrets(root, policy.secret_globs)
-    hidden_files += found
-    if not complete:
+    in_home, home_complete = await home_secrets(shown, policy.secret_globs)
+    hidden_files += found + in_home
+    if not (complete and home_complete):
         plan.complete = False
-        plan.problems.append("not every secret file of the workspace could be listed and hidden")
-
+        plan.problems.append("not every secret file could be listed and hidden")
+    args: list[str] = []
     inside: list[str] = []
     for path in hidden_dirs:
         real = Path(os.path.realpath(path))
-        if not real.is_dir():
+        if not real.is_dir() or not needed(real):
             continue
         if _is_within(root, real):  # hiding it would hide the workspace
             plan.complete = False
@@ -276,16 +436,8 @@ async def prepare(
         args += ["--tmpfs", str(real), "--remount-ro", str(real)]
     for path in hidden_files:
         real = Path(os.path.realpath(path))
-        if real.is_file():
+        if real.is_file() and needed(real):
             args += ["--ro-bind", "/dev/null", str(real)]
-    config = Path(os.path.realpath(config_home()))
-    if config.is_dir():
-        if _is_within(root, config):
-            plan.complete = False
-            inside.append(str(config))
-        else:
-            args += ["--ro-bind", str(config), str(config)]
     if inside:
         plan.problems.append(f"the workspace is inside {', '.join(inside)}, which stays visible")
-    plan.prefix += args
-    return plan
+    return args
