@@ -269,8 +269,11 @@ class BashTool(Tool):
             pump.cancel()
             await kill_process_group(pgid, CANCEL_GRACE)
             await asyncio.shield(self._end_call(proc, report_r, marker, started))
+            if plan is not None:
+                plan.refuse_created()
             raise
         report = await self._end_call(proc, report_r, marker, started)
+        refused = plan.refuse_created() if plan is not None else []
 
         body = capture.render().rstrip("\n") or "(no output)"
         parts = [body, ""]
@@ -291,6 +294,13 @@ class BashTool(Tool):
             parts.append(
                 f"({plural(report.left, 'process', 'processes')} started by the command could not "
                 "be stopped.)"
+            )
+        if refused:
+            parts.append(
+                f"(Refused: the command created {', '.join(refused)}, which the sandbox keeps "
+                "read-only (git hooks, editor or agent config: another program would run it "
+                f"later). It was moved aside to {plan.moved_to if plan else '?'}; to create it, "
+                "use the write tool, which asks the user.)"
             )
         if plan is not None:
             parts.append(plan.describe())
