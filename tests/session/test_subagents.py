@@ -45,20 +45,15 @@ async def test_a_task_runs_in_a_child_session_with_read_only_tools_and_reports(
     result = await h.agent.prompt(session.id, "what does a say?")
     assert result.finish_reason == "end_turn"
     parent_first, child_first, child_second, parent_last = h.accepted_requests()
-    # The child's requests: its own history (the task's prompt), the read-only tools only.
+    # The child's requests: its own history (the task's prompt), the read-only tools only (no
+    # language tools: no language server covers this workspace), and its own system prompt.
     assert child_first["messages"][0]["content"][-1]["text"] == "Read a.txt and say what it says."
-    assert tool_names(child_first) == {
-        "read",
-        "glob",
-        "grep",
-        "list",
-        "webfetch",
-        "symbols",
-        "definition",
-        "references",
-        "hover",
-        "callers",
-    }
+    assert tool_names(child_first) == {"read", "glob", "grep", "list", "webfetch"}
+    child_system = child_first["system"][0]["text"]
+    assert child_system.startswith("You are a sub-agent of agentls, of the agent type general")
+    assert "Your final message is the report the caller relays" in child_system
+    assert "todowrite" not in child_system and "`edit`" not in child_system
+    assert parent_first["system"][0]["text"].startswith("You are agentls")
     assert "task" in tool_names(parent_first)
     assert "hello from a" in results_of(child_second)[0]["content"]
     # The parent reads the final text and a line on what the sub-agent did.

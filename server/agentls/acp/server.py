@@ -146,6 +146,7 @@ class AcpServer:
                 root=root,
                 workspace=workspace,
                 presenter=self.asker.presenter(),
+                front_end="acp",
             )
         except StoreError as exc:
             raise _failed(f"agentls: {exc.message}") from None

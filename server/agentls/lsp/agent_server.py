@@ -108,7 +108,10 @@ class AgentServer(LanguageServer):
                 workspace = self.workspace_for_agent()
                 try:
                     agent = await Agent.open(
-                        settings=self.settings, workspace=workspace, presenter=self.presenter
+                        settings=self.settings,
+                        workspace=workspace,
+                        presenter=self.presenter,
+                        front_end="editor",
                     )
                 except StoreError as exc:
                     # Told once; every agent request answers with it until the store opens (the

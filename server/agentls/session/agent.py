@@ -51,6 +51,7 @@ from agentls.session.revert import (
 from agentls.session.review import SessionReview
 from agentls.session.state import SessionState, Steer, Ticket, TurnResult
 from agentls.session.subagents import SubAgents
+from agentls.session.system_prompt import FrontEnd, PromptKind
 from agentls.session.turn import Turn, TurnParts, uncancel
 from agentls.session.turn_setup import as_agent, take_turn_lock
 from agentls.store import ProjectGrant, SessionRecord, Store, StoreError, default_db_path
@@ -101,8 +102,10 @@ class Agent(SessionManagement, SessionReview):
         watch_instructions: bool = True,
         keep_idle_sessions: int = KEEP_IDLE_SESSIONS,
         mcp_servers: dict[str, Any] | None = None,
+        front_end: FrontEnd = "terminal",  # whom the system prompt is written for
     ) -> None:
         self.store = store
+        self.prompt_kind = PromptKind(front_end=front_end)
         self.workspace = workspace
         self.root = Path(os.path.realpath(workspace.root))
         self.policy = Policy(settings, str(self.root))
@@ -530,6 +533,7 @@ class Agent(SessionManagement, SessionReview):
             instructions=self.instructions,
             prepare_tools=self._prepare_tools,
             run_task=self.subagents.run,
+            prompt=self.prompt_kind,
         )
 
     async def _run_turn(

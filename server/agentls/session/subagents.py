@@ -176,6 +176,10 @@ class SubAgents:
                 ask=ask,
                 prepare_tools=None,
                 run_task=None,
+                # Its own prompt (system_prompt.py): a report for the caller, its tools only.
+                prompt=dataclasses.replace(
+                    parts.prompt, kind="subagent", agent=name, description=kind.description
+                ),
             )
             turn = Turn(child, state, model)
             text = f"{kind.prompt.strip()}\n\n{prompt}" if kind.prompt.strip() else prompt

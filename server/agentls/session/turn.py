@@ -49,12 +49,13 @@ from agentls.session.calls import CANCELLED_OUTPUT, CallEnv, ToolCalls, publish_
 from agentls.session.compaction import Compactor
 from agentls.session.images import prompt_title
 from agentls.session.instructions import Instructions
+from agentls.session.offer import make_offer
 from agentls.session.policy import Policy
 from agentls.session.questions import Asker
 from agentls.session.state import SessionState, TurnResult
 from agentls.session.steering import take_steers, user_parts
 from agentls.session.stream import FinishedBlock, StreamedText, StreamFolder
-from agentls.session.system_prompt import build_system
+from agentls.session.system_prompt import PromptKind, build_system
 from agentls.store import Store, StoreError
 from agentls.tools.base import ToolResult
 from agentls.tools.registry import ToolRegistry
@@ -84,6 +85,8 @@ class TurnParts:
     # The task tool's sub-agents (session/subagents.py SubAgents.run): given the turn's
     # add_usage first, so a sub-agent's usage counts into this turn's. None: no sub-agents.
     run_task: Callable[..., Awaitable[ToolResult]] | None = None
+    # Whom the system prompt is for: the front end, the kind of agent (system_prompt.py).
+    prompt: PromptKind = PromptKind()
 
 
 def uncancel() -> None:
@@ -249,7 +252,7 @@ class Turn:
                 await self.prepare_tools(first=number == 0)
                 await self.compactor.maybe_compact()
                 # At each step: an approved plan (exit_plan) switches to build mode mid-turn.
-                stop_reason = await self.step(build_system(self.parts.root, state.record.mode))
+                stop_reason = await self.step()
             except ProviderError as exc:
                 error = str(exc)
                 await self.close_step_after_error(error)
@@ -296,10 +299,23 @@ class Turn:
 
     # ---- one step: stream one assistant message ---------------------------------------
 
-    async def step(self, system: list[dict[str, Any]]) -> str | None:
+    async def step(self) -> str | None:
         state = self.state
-        settings = self.parts.policy.settings
-        registry = self.parts.registry
+        parts = self.parts
+        settings = parts.policy.settings
+        registry = parts.registry
+        # What this request offers (session/offer.py) and the prompt that says so.
+        offer = make_offer(
+            registry,
+            languages=parts.workspace.languages,
+            settings=settings,
+            rules=parts.policy.rules,
+            front_end=parts.prompt.front_end,
+            mode=state.record.mode,
+        )
+        system = build_system(
+            parts.root, state.record.mode, prompt=parts.prompt, surroundings=offer.surroundings
+        )
         max_output = model_info(self.model).max_output
         thinking, max_tokens = thinking_request(
             settings.thinking, self.model, min(settings.max_tokens, max_output), max_output
@@ -308,7 +324,7 @@ class Turn:
             model=self.model,
             system=self.parts.instructions.system(system),
             messages=state.api.convert(state.messages),
-            tools=registry.schemas(),
+            tools=registry.offered(offer.hidden),
             max_tokens=max_tokens,
             thinking=thinking,
         )

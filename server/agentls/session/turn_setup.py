@@ -7,7 +7,9 @@ type's tools as a sub-agent would (SubAgents.registry_for: only those the sessio
 `task`), and its model (the command's own `model` wins). The type's instructions are put before
 the command's text (session/commands.py expand), as a sub-agent's are before its task: stored
 with the user message, so that what the model was told stays in the history the next turns,
-a reload or a compaction see, and the system prompt (the cached prefix) stays the session's.
+a reload or a compaction see. Its system prompt is the main agent's written for the type's tools
+(system_prompt.py, kind "command"): that costs the prompt cache nothing more, since the tools,
+which come before the system prompt in the cached prefix, change with the type anyway.
 """
 
 from __future__ import annotations
@@ -80,4 +82,8 @@ def as_agent(parts: TurnParts, kind: AgentType, registry_for: RegistryFor) -> Tu
                 registry.register(tool, replace=True)
         return errors
 
-    return dataclasses.replace(parts, registry=registry, prepare_tools=prepare_tools, run_task=None)
+    # Its own system prompt (system_prompt.py): the main agent's, for the type's tools.
+    prompt = dataclasses.replace(parts.prompt, kind="command", description=kind.description)
+    return dataclasses.replace(
+        parts, registry=registry, prepare_tools=prepare_tools, run_task=None, prompt=prompt
+    )

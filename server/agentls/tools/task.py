@@ -58,7 +58,7 @@ class TaskTool(Tool):
         types = self.agents() if self.agents is not None else {}
         if types:
             listed = "; ".join(
-                f"{name}: {kind.description}" if kind.description else name
+                f"{name}: {kind.description.strip().rstrip('.')}" if kind.description else name
                 for name, kind in sorted(types.items())
             )
             schema["description"] += f" The agent types: {listed}."
