@@ -19,6 +19,8 @@ from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
     DeniedOutcome,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
     FileSystemCapabilities,
     ReadTextFileResponse,
     RequestPermissionResponse,
@@ -140,7 +142,7 @@ def acp_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AcpEnv]:
 
 @asynccontextmanager
 async def connect(
-    acp_env: AcpEnv, client: ScriptedClient, *, fs: bool = True
+    acp_env: AcpEnv, client: ScriptedClient, *, fs: bool = True, elicitation: bool = False
 ) -> AsyncIterator[Connection]:
     """One `agentls acp` process, initialized; its stderr goes to a file under the env's dir."""
     log_path = acp_env.logs / f"acp-{os.getpid()}-{len(list(acp_env.logs.glob('acp-*')))}.log"
@@ -156,10 +158,14 @@ async def connect(
             # Stopping takes a moment with MCP and language servers to stop: it must end by
             # itself (exit code 0), not be killed.
             transport_kwargs={"stderr": log.fileno(), "shutdown_timeout": 20.0},
+            # elicitation/create is "unstable" in this SDK's client: served only when enabled.
+            use_unstable_protocol=elicitation,
         ) as (conn, process):
             caps = ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs), terminal=False
             )
+            if elicitation:  # form elicitation (elicitation/create); the client answers it
+                caps.elicitation = ElicitationCapabilities(form=ElicitationFormCapabilities())
             init = await asyncio.wait_for(
                 conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps), 30
             )

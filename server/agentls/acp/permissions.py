@@ -3,7 +3,7 @@ options allow once / always (this session, this project; only where "always" is 
 by what it allows) / reject. The answer goes through Agent.approve, like every front end's.
 
 ACP has no words to send back with a rejection; a client may put them in the response's
-`_meta.feedback` (a string), and the model receives them.
+`_meta.feedback` (a string), and the model receives them. ask_user's questions: acp/questions.py.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from agentls.acp.questions import form_answer, permission_answer, question_form, question_options
 from agentls.acp.tools import ToolContent, input_content, kind_of, locations_of, text_content
 from agentls.session import Agent, ApprovalError, Question, QuestionPresenter
 
@@ -41,6 +42,8 @@ ANSWERS: dict[str, tuple[str, str]] = {
 
 
 def options_for(question: Question) -> list[PermissionOption]:
+    if question.query.tool == "ask_user":  # a question to the user (acp/questions.py)
+        return question_options(question)
     if question.query.tool == "exit_plan":  # a plan to approve (plan mode)
         return [
             PermissionOption(option_id="allow_once", name="Start building", kind="allow_once"),
@@ -125,6 +128,8 @@ class PermissionAsker:
         self.agent_of = agent_of
         # Sends the session updates queued so far: the call is shown before its question.
         self.flush = flush
+        # The client shows elicitation forms (acp/questions.py): ask_user asks with one.
+        self.elicits_form = False
         self._tasks: set[asyncio.Task[None]] = set()
 
     def presenter(self) -> QuestionPresenter:
@@ -151,14 +156,23 @@ class PermissionAsker:
         tool_call = tool_call_for(agent.root, question)
         if question.parent_call_id is not None:
             tool_call = tool_call.model_copy(update={"tool_call_id": question.parent_call_id})
+        asks_user = question.query.tool == "ask_user"
         try:
             await self.flush()
-            response = await self.client.request_permission(
-                session_id=shown,
-                tool_call=tool_call,
-                options=options_for(question),
-            )
-            decision, scope, feedback = answer_of(response)
+            if asks_user and self.elicits_form:
+                form = question_form(question, shown, tool_call.tool_call_id)
+                message = str(question.query.input.get("question", ""))
+                answer = await self.client.create_elicitation(message=message, mode=form)
+                (decision, feedback), scope = form_answer(answer), "session"
+            else:
+                response = await self.client.request_permission(
+                    session_id=shown,
+                    tool_call=tool_call,
+                    options=options_for(question),
+                )
+                decision, scope, feedback = answer_of(response)
+                if asks_user:
+                    decision, feedback = permission_answer(question, response)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the client failed to answer: refused, and the model told why

@@ -46,6 +46,7 @@ from acp.schema import SessionMode as AcpSessionMode
 from agentls import __version__
 from agentls.acp.permissions import PermissionAsker
 from agentls.acp.prompt import prompt_of
+from agentls.acp.questions import form_elicitation
 from agentls.acp.transport import StdioTransport
 from agentls.acp.updates import EventRelay, UpdateSender, agent_text, plan_update, replay
 from agentls.acp.workspace import AcpWorkspace, current_session
@@ -183,6 +184,7 @@ class AcpServer:
         **kwargs: Any,
     ) -> InitializeResponse:
         self.client_caps = client_capabilities or ClientCapabilities()
+        self.asker.elicits_form = form_elicitation(self.client_caps)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(

@@ -189,10 +189,49 @@ def text_edits_of(edit: types.WorkspaceEdit) -> list[types.TextEdit]:
     return []
 
 
+def user_question_actions(question: Question) -> tuple[str, dict[str, tuple[str, str | None]]]:
+    """ask_user as a message request: the question, and a button per choice (the answer it
+    gives) and Skip. A message request takes no typed answer: an open question gets Skip only,
+    and the model is told to offer choices."""
+    query = question.query
+    choices = [c for c in query.input.get("choices") or [] if isinstance(c, str)]
+    actions: dict[str, tuple[str, str | None]] = {c: ("once", c) for c in choices}
+    note = None if choices else "this editor can show choices only; ask again with choices"
+    actions["Skip"] = ("reject", note)
+    return f"agentls asks: {query.input.get('question', '')}", actions
+
+
+async def ask_user_with_message(ls: AgentServer, question: Question) -> None:
+    text, actions = user_question_actions(question)
+    try:
+        result = await ls.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Info,
+                message=text,
+                actions=[types.MessageActionItem(title=t) for t in actions],
+            )
+        )
+    except asyncio.CancelledError:
+        return
+    except Exception:
+        log.exception("showMessageRequest failed")
+        return
+    decision, said = actions.get(result.title if result is not None else "", actions["Skip"])
+    agent = ls.running_agent
+    if agent is None:
+        return
+    try:
+        agent.approve(question.session_id, question.request_id, decision, said)
+    except ApprovalError:
+        pass  # answered elsewhere or expired
+
+
 async def ask_with_message(ls: AgentServer, question: Question) -> None:
     """window/showMessageRequest, its buttons the answers: once, always (each scope, when
     "always" is offered, named by what it allows), reject."""
     query = question.query
+    if query.tool == "ask_user":
+        return await ask_user_with_message(ls, question)
     text = f"agentls wants to run {query.tool}: {query.title}"
     if query.tool == "bash":
         text = f"agentls wants to run a command:\n{query.input.get('command', '')}"

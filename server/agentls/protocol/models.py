@@ -141,7 +141,11 @@ class ApproveParams(Params):
     new file. Exactly that is applied, and the model is told the diff from its proposal (with
     `feedback` as the user's note); an `edit` that changes nothing is a reject. Any other file, a
     delete or rename, overlapping edits or another decision is an Invalid params error naming
-    `edit`, and the question stays open."""
+    `edit`, and the question stays open.
+
+    An `ask_user` question (permission-request with tool "ask_user", its `input` the question and
+    its `choices`) is answered with decision "once" and the answer (a choice's text or the
+    user's own words) in `feedback`; "reject" (or "once" with no feedback) declines it."""
 
     session_id: str
     request_id: str
