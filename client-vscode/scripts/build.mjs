@@ -5,6 +5,7 @@
 import { context } from 'esbuild';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeGrammars } from './grammars.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const production = process.argv.includes('--production');
@@ -52,5 +53,6 @@ if (watch) {
 } else {
   await Promise.all(contexts.map((ctx) => ctx.rebuild()));
   await Promise.all(contexts.map((ctx) => ctx.dispose()));
+  await writeGrammars(); // dist/grammars/: the code blocks' languages, loaded on demand
   console.log(`built dist/extension.js, dist/webview.js, dist/webview.css${production ? ' (production)' : ''}`);
 }

@@ -10,6 +10,8 @@ import { ANTHROPIC_KEY_ENV, ApiKeys, validKeyName } from './apiKeys';
 import { StatusBar } from './statusBar';
 import { sessionDialogs } from './sessionDialogs';
 import { ReviewViews } from './reviewAfter';
+import { CodeActions } from './codeActions';
+import { codeEditor } from './codeEditor';
 
 let manager: ServerManager | undefined;
 
@@ -20,6 +22,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let approvals: ApprovalController | undefined;
   const reviewViews = new ReviewViews();
   context.subscriptions.push(reviewViews);
+  // Code blocks' Copy / Insert / Apply, path links, the editor's theme for their colours.
+  const codeActions = new CodeActions(codeEditor(context.extensionUri), (message) => panel.post(message));
+  context.subscriptions.push(vscode.window.onDidChangeActiveColorTheme(() => void codeActions.sendContext()));
   const host = new AgentHost(
     {
       post: (message) => panel.post(message),
@@ -34,6 +39,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       mentions,
       sessions: sessionDialogs,
       review: reviewViews,
+      code: codeActions,
       // The set-up card's buttons run the commands of the same names.
       setup: (message) => {
         const commands = {

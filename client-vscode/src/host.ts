@@ -209,6 +209,7 @@ export class AgentHost {
     switch (message.type) {
       case 'ready':
         this.postState();
+        void this.ui.code?.sendContext(); // the code blocks' theme, the workspace folder
         return;
       case 'list-models': {
         const models = await this.models.refresh(this.client);
@@ -250,6 +251,13 @@ export class AgentHost {
         return;
       case 'open-file':
         this.ui.openFile(message.path);
+        return;
+      case 'load-grammar':
+      case 'copy-code':
+      case 'insert-code':
+      case 'apply-code':
+      case 'open-path':
+        await this.ui.code?.handle(message, this.client, this.activeSessionId); // codeActions.ts
         return;
       case 'install-server':
       case 'set-api-key':

@@ -47,7 +47,11 @@ async def test_the_demo_fix_completes_on_bedrock(
     cloud.enqueue(*demo_replies())
     bedrock = {"type": "bedrock", "region": "eu-central-1", "baseUrl": cloud.url}
     harness = await make_agent(
-        {"model": "bedrock/claude-sonnet-4-5", "providers": {"bedrock": bedrock}}
+        {
+            "model": "bedrock/claude-sonnet-4-5",
+            "providers": {"bedrock": bedrock},
+            "thinking": "disabled",  # the scripted replies start with no thinking block
+        }
     )
     result = await harness.prompt("Run the tests and fix what fails")
 

@@ -26,6 +26,9 @@ AGENTS = {
         "plain": {"description": "no model of its own"},
     },
     "permissions": {"*": "allow"},
+    # Claude 4.5 models think with a budget by default, and the API then wants every tool-use
+    # turn to start with a thinking block; these scripted replies have none.
+    "thinking": "disabled",
 }
 
 

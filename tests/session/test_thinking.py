@@ -1,5 +1,6 @@
-"""Extended thinking: requested when configured, streamed as thinking parts, stored with their
-signatures and sent back the way the API requires (before the tool_use they led to)."""
+"""Extended thinking: on by default (adaptive for the models that think adaptively, a budget for
+the others), configurable, streamed as thinking parts, stored with their signatures and sent back
+the way the API requires (before the tool_use they led to)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ from messages_api import (
 )
 from tests.conftest import HarnessFactory
 
-ENABLED = {"thinking": {"type": "enabled", "budgetTokens": 2048}, "maxTokens": 4096}
+# Claude Sonnet 4.5 takes a thinking budget (the Claude 5 models think adaptively only).
+BUDGET_MODEL = "claude-sonnet-4-5"
+ENABLED = {
+    "model": BUDGET_MODEL,
+    "thinking": {"type": "enabled", "budgetTokens": 2048},
+    "maxTokens": 4096,
+}
 
 
 async def test_thinking_streams_is_stored_and_sent_back_before_the_tool_use(
@@ -58,7 +65,11 @@ async def test_budget_gets_room_above_a_small_max_tokens(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
     h = await make_harness(
-        {"thinking": {"type": "enabled", "budgetTokens": 2048}, "maxTokens": 1000}
+        {
+            "model": BUDGET_MODEL,
+            "thinking": {"type": "enabled", "budgetTokens": 2048},
+            "maxTokens": 1000,
+        }
     )
     session = await h.agent.new_session()
     await h.agent.prompt(session.id, "hi")
@@ -66,16 +77,30 @@ async def test_budget_gets_room_above_a_small_max_tokens(
     assert body["thinking"]["budget_tokens"] == 2048 and body["max_tokens"] == 3048
 
 
-async def test_adaptive_thinking_and_the_default_without_thinking(
+async def test_thinking_is_on_by_default_adaptive_or_a_budget_as_the_model_takes_it(
     make_harness: HarnessFactory, api: MessagesAPIServer
 ) -> None:
-    h = await make_harness({"thinking": "adaptive"})
+    h = await make_harness()  # no thinking setting; claude-sonnet-5-5 thinks adaptively
     session = await h.agent.new_session()
     await h.agent.prompt(session.id, "hi")
     assert h.accepted_requests()[0]["thinking"] == {"type": "adaptive"}
-    h.agent.update_settings(h.agent.settings.merged({"thinking": "disabled"}))
+    # A budget asked of a model that refuses one: it thinks adaptively instead.
+    h.agent.update_settings(
+        h.agent.settings.merged({"thinking": {"type": "enabled", "budgetTokens": 2048}})
+    )
     await h.agent.prompt(session.id, "hi again")
-    assert "thinking" not in h.accepted_requests()[1]
+    assert h.accepted_requests()[1]["thinking"] == {"type": "adaptive"}
+    # A model that takes a budget gets the default one by default.
+    h.agent.update_settings(h.agent.settings.merged({"thinking": None}))
+    await h.agent.set_model(session.id, BUDGET_MODEL)
+    api.enqueue(reply(thinking("Short.", "sig"), text("hello")))
+    await h.agent.prompt(session.id, "and again")
+    body = h.accepted_requests()[2]
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 8000}
+    assert body["max_tokens"] > 8000
+    h.agent.update_settings(h.agent.settings.merged({"thinking": "disabled"}))
+    await h.agent.prompt(session.id, "no thinking")
+    assert "thinking" not in h.accepted_requests()[3]
 
 
 async def test_redacted_thinking_is_kept_and_sent_back(

@@ -5,6 +5,7 @@ import type { AgentEvent, CommandInfo, ContextRef, McpServerInfo, SessionInfo, T
 import type { SessionView } from './transcript';
 import type { ModelEntry } from '../protocol/generated';
 import { isSetupMessage, type SetupHostMessage, type SetupMessage, type SetupState } from './setup';
+import { isCodeMessage, type CodeHostMessage, type CodeMessage } from './codeBlocks';
 
 export type ConnectionStatus = 'starting' | 'running' | 'restarting' | 'stopped';
 
@@ -45,6 +46,8 @@ export type HostMessage =
   /** Restore, Redo and review "after" (model/checkpoints.ts). */
   | CheckpointResult
   | SessionSearchResult
+  /** Code blocks' theme and grammars (model/codeBlocks.ts). */
+  | CodeHostMessage
   /** The set-up card and the History action (model/setup.ts). */
   | SetupHostMessage;
 
@@ -136,6 +139,8 @@ export type PanelMessage =
   | SessionActionMessage
   /** Restore, Redo and review "after" (model/checkpoints.ts). */
   | CheckpointMessage
+  /** Code blocks' Copy / Insert / Apply, path links, grammars (model/codeBlocks.ts). */
+  | CodeMessage
   /** Install, Set API key, Restart, settings, the log (model/setup.ts). */
   | SetupMessage;
 
@@ -178,6 +183,6 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
     case 'open-file':
       return typeof m.path === 'string';
     default:
-      return isSessionAction(m) || isCheckpointMessage(m) || isSetupMessage(m);
+      return isSessionAction(m) || isCheckpointMessage(m) || isCodeMessage(m) || isSetupMessage(m);
   }
 }

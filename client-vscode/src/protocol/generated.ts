@@ -637,6 +637,24 @@ export interface PromptResult {
   text: string;
   usage: Usage;
 }
+/**
+ * `agent/proposeEdit`: propose `text` as the whole new content of `path` (relative to the
+ * workspace root; a new file if it does not exist). The server asks about it as it asks about
+ * the agent's `write` of that file, in session `sessionId`: a permission-request event with the
+ * diff and the edit (reviewed in the editor, accepted in part or edited like any proposal),
+ * then a permission-resolved event. It answers once the user has decided; an accepted change is
+ * applied through workspace/applyEdit. A path outside the workspace or a protected one (.git,
+ * .agentls, ...) is an Invalid params error naming `path`.
+ */
+export interface ProposeEditParams {
+  path: string;
+  sessionId: string;
+  text: string;
+}
+export interface ProposeEditResult {
+  applied: boolean;
+  decision: 'once' | 'always' | 'reject' | 'timeout' | 'cancelled' | 'unattended' | 'unchanged';
+}
 export interface RenameSessionParams {
   sessionId: string;
   title: string;
@@ -683,24 +701,6 @@ export interface RevertResult {
  */
 export interface ReviewParams {
   action: 'keep' | 'undo';
-/**
- * `agent/proposeEdit`: propose `text` as the whole new content of `path` (relative to the
- * workspace root; a new file if it does not exist). The server asks about it as it asks about
- * the agent's `write` of that file, in session `sessionId`: a permission-request event with the
- * diff and the edit (reviewed in the editor, accepted in part or edited like any proposal),
- * then a permission-resolved event. It answers once the user has decided; an accepted change is
- * applied through workspace/applyEdit. A path outside the workspace or a protected one (.git,
- * .agentls, ...) is an Invalid params error naming `path`.
- */
-export interface ProposeEditParams {
-  path: string;
-  sessionId: string;
-  text: string;
-}
-export interface ProposeEditResult {
-  applied: boolean;
-  decision: 'once' | 'always' | 'reject' | 'timeout' | 'cancelled' | 'unattended' | 'unchanged';
-}
   hunks?: number[] | null;
   path: string;
   sessionId: string;
@@ -794,6 +794,7 @@ export interface AgentRequests {
   'agent/mcpStatus': { params: McpStatusParams; result: McpStatusResult };
   'agent/newSession': { params: NewSessionParams; result: NewSessionResult };
   'agent/prompt': { params: PromptParams; result: PromptResult };
+  'agent/proposeEdit': { params: ProposeEditParams; result: ProposeEditResult };
   'agent/renameSession': { params: RenameSessionParams; result: RenameSessionResult };
   'agent/revert': { params: RevertParams; result: RevertResult };
   'agent/review': { params: ReviewParams; result: ReviewResult };
@@ -824,4 +825,3 @@ export interface AgentServerRequests {
 export type AgentInitializationOptions = AgentInitOptions;
 /** capabilities.experimental.agent of the client */
 export type AgentClientCapabilities = ClientAgentCapabilities;
-  'agent/proposeEdit': { params: ProposeEditParams; result: ProposeEditResult };

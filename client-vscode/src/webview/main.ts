@@ -1,6 +1,5 @@
 // The panel: renders the active session's view and applies its events as they stream in, with
 // the same reducer as the extension. Talks to the extension only through postMessage.
-import MarkdownIt from 'markdown-it';
 import type { AgentEvent, McpServerInfo, SessionInfo } from '../protocol/generated';
 import type { ApproveDecision, ApproveScope, HostMessage, PanelMessage, PanelState } from '../model/messages';
 import { mcpList } from '../model/mcp';
@@ -15,6 +14,9 @@ import { SessionTools, forkButton } from './sessions';
 import { Restore } from './checkpoints';
 import { EarlierMessages } from './earlier';
 import { ReviewList } from './review';
+import { configureMarkdown, markdown } from './markdown';
+import { setWorkspaceRoot } from './paths';
+import { foldsIntoTodoList, rejectionNote, subAgentResult, titleElement, toolName, toolStatus, wasRejected } from './toolcards';
 import {
   applyEvent,
   emptyView,
@@ -47,7 +49,6 @@ interface UiState {
 const vscode = acquireVsCodeApi();
 const saved = (vscode.getState() ?? {}) as Partial<UiState>;
 const expanded = new Set<string>(saved.expanded ?? []);
-const md = new MarkdownIt({ html: false, linkify: false, breaks: false });
 
 let state: PanelState = { connection: 'starting', sessions: [] };
 const rendered = new Map<string, { rev: number; el: HTMLElement }>();
@@ -136,29 +137,10 @@ function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
-function markdown(text: string, className: string): HTMLElement {
-  const el = h('div', { class: className });
-  el.innerHTML = md.render(text); // html: false, so model output cannot inject markup
-  return el;
-}
+/** Answers' Markdown: code blocks with Copy / Insert / Apply and colours, paths as links (markdown.ts). */
+const highlighter = configureMarkdown(post, () => state.view?.sessionId);
 
 // ---- rendering --------------------------------------------------------------------------
-
-const STATUS_LABELS: Record<string, string> = {
-  pending: 'pending',
-  running: 'running',
-  completed: 'done',
-  error: 'failed',
-  cancelled: 'cancelled',
-  interrupted: 'interrupted',
-};
-
-/** The call's title without a repeat of the tool's name ("edit calc.py" -> "calc.py"). */
-function shortTitle(item: ToolItem): string {
-  const title = item.title.trim();
-  const prefix = item.tool.toLowerCase() + ' ';
-  return title.toLowerCase().startsWith(prefix) ? title.slice(prefix.length) : title;
-}
 
 function lines(prefix: string, text: string): string {
   return text
@@ -178,7 +160,7 @@ function inputSummary(item: ToolItem): HTMLElement | null {
   if (item.tool === 'edit' && typeof input.old_string === 'string' && typeof input.new_string === 'string') {
     return diffView(`--- ${String(input.path ?? '')}\n${lines('-', input.old_string)}\n${lines('+', input.new_string)}\n`);
   }
-  if (!Object.keys(input).length) return null;
+  if (!Object.keys(input).length || item.tool === 'task') return null; // a sub-agent's card shows its steps
   if (typeof input.path === 'string' && Object.keys(input).length === 1) {
     return h('div', { class: 'input-path' }, input.path);
   }
@@ -333,22 +315,22 @@ function sandboxBadge(item: ToolItem): HTMLElement[] {
 
 function renderTool(view: SessionView, item: ToolItem): HTMLElement {
   const pending = item.permission?.state === 'pending';
+  const status = toolStatus(item); // toolcards.ts: "Rejected", not "failed", for a call turned down
   const details = h('details', {
-    class: `tool status-${item.status}${pending ? ' needs-approval' : ''}`,
+    class: `tool ${status.className}${pending ? ' needs-approval' : ''}`,
     'data-call-id': item.callId,
     'data-tool': item.tool,
   });
   details.open = pending || expanded.has(item.callId) || subAgentAsks(item);
-  const statusText = pending ? 'needs approval' : (STATUS_LABELS[item.status] ?? item.status);
   details.append(
     h(
       'summary',
       {},
       h('span', { class: 'status-dot', 'aria-hidden': 'true' }),
-      h('span', { class: 'tool-name' }, item.tool),
-      h('span', { class: 'tool-title', title: item.title }, shortTitle(item)),
+      h('span', { class: 'tool-name' }, toolName(item)),
+      titleElement(item, post),
       ...sandboxBadge(item),
-      h('span', { class: 'tool-status' }, statusText),
+      h('span', { class: 'tool-status' }, status.text),
     ),
   );
   const body = h('div', { class: 'tool-body' });
@@ -361,11 +343,15 @@ function renderTool(view: SessionView, item: ToolItem): HTMLElement {
     // The sub-agent's own transcript; its questions are answered in its session.
     const sub = item.sub;
     const nested = h('div', { class: 'subagent', 'data-session-id': sub.sessionId });
-    nested.append(h('div', { class: 'subagent-label' }, `Sub-agent ${item.agent ?? ''}`.trim()));
+    nested.append(h('div', { class: 'subagent-label' }, toolName(item)));
     for (const child of sub.items) nested.append(renderItem(sub, child));
     body.append(nested);
   }
-  if (item.output !== undefined) {
+  const note = rejectionNote(item);
+  if (note) body.append(h('div', { class: 'rejected-note' }, 'Your note: ', note));
+  if (item.tool === 'task' && item.output && !item.isError) {
+    body.append(markdown(subAgentResult(item.output), 'subagent-result markdown')); // the sub-agent's answer
+  } else if (item.output !== undefined && !wasRejected(item)) {
     body.append(h('pre', { class: `tool-output${item.isError ? ' error' : ''}` }, item.output || '(no output)'));
   }
   details.append(body);
@@ -400,7 +386,8 @@ function renderItem(view: SessionView, item: Item): HTMLElement {
       el = h('details', { class: 'thinking' }, h('summary', {}, 'Thinking'), markdown(item.text, 'markdown'));
       break;
     case 'tool':
-      el = renderTool(view, item);
+      // A todo update is shown by the pinned list (todo.ts), not by a card of its own.
+      el = foldsIntoTodoList(item) ? h('div', { class: 'todo-update', hidden: true }) : renderTool(view, item);
       break;
     case 'notice':
       el = h('div', { class: `notice ${item.level}`, role: item.level === 'error' ? 'alert' : 'note' }, item.text);
@@ -752,6 +739,15 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       return;
     case 'review-files':
       reviewList.set(message.sessionId, message.files);
+      return;
+    case 'code-context': // the workspace folder and the editor's colour theme (markdown.ts)
+      setWorkspaceRoot(message.root);
+      highlighter.setTheme(message.theme);
+      renderedSession = undefined; // paths drawn before are shown relative now
+      scheduleRender();
+      return;
+    case 'grammar':
+      highlighter.addGrammar(message.lang, message.grammars);
       return;
   }
 });

@@ -63,7 +63,7 @@ describe.skipIf(!existsSync(CHROMIUM))('a sub-agent’s task card (Chromium)', (
     await event({ type: 'tool-result', callId: 'call_fetch', tool: 'webfetch', output: 'milk: 1 l', isError: false, status: 'completed', ...child });
     await event({ type: 'turn-end', finishReason: 'end_turn', messageId: 'c2', ...child });
     await event({ type: 'tool-result', sessionId: 's', callId: 'call_task', tool: 'task', output: 'Your notes say: remember the milk', isError: false, status: 'completed' });
-    await expect.poll(() => card.locator(':scope > .tool-body > .tool-output').textContent()).toContain('remember the milk');
+    await expect.poll(() => card.locator(':scope > .tool-body > .subagent-result').textContent()).toContain('remember the milk');
     expect(await nested.locator('details.tool.status-completed').count()).toBe(2);
   });
 

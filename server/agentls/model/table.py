@@ -18,6 +18,9 @@ class ModelInfo:
     images: bool = True
     thinking: bool = True
     caching: bool = True
+    # How it thinks: adaptively ({"type": "adaptive"}: the Claude 5 models, which refuse a
+    # budget), else with a budget ({"type": "enabled", "budget_tokens": N}: Claude 4.5).
+    adaptive_thinking: bool = True
 
     @property
     def cache_write_usd_per_mtok(self) -> float:
@@ -44,9 +47,33 @@ MODELS: dict[str, ModelInfo] = {
         ModelInfo("claude-fable-5-1", "Claude Fable 5.1", 1_000_000, 128_000, 10.0, 50.0),
         ModelInfo("claude-opus-5", "Claude Opus 5", 1_000_000, 128_000, 5.0, 25.0),
         ModelInfo("claude-sonnet-5", "Claude Sonnet 5", 1_000_000, 128_000, 2.0, 10.0),
-        ModelInfo("claude-haiku-4-5", "Claude Haiku 4.5", 200_000, 64_000, 1.0, 5.0),
-        ModelInfo("claude-opus-4-5", "Claude Opus 4.5", 200_000, 64_000, 5.0, 25.0),
-        ModelInfo("claude-sonnet-4-5", "Claude Sonnet 4.5", 200_000, 64_000, 3.0, 15.0),
+        ModelInfo(
+            "claude-haiku-4-5",
+            "Claude Haiku 4.5",
+            200_000,
+            64_000,
+            1.0,
+            5.0,
+            adaptive_thinking=False,
+        ),
+        ModelInfo(
+            "claude-opus-4-5",
+            "Claude Opus 4.5",
+            200_000,
+            64_000,
+            5.0,
+            25.0,
+            adaptive_thinking=False,
+        ),
+        ModelInfo(
+            "claude-sonnet-4-5",
+            "Claude Sonnet 4.5",
+            200_000,
+            64_000,
+            3.0,
+            15.0,
+            adaptive_thinking=False,
+        ),
     )
 }
 

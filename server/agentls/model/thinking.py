@@ -1,4 +1,11 @@
-"""Extended thinking: its setting, and the request's `thinking` parameter and max_tokens from it."""
+"""Extended thinking: its setting, and the request's `thinking` parameter and max_tokens from it.
+
+Thinking is on by default, as Anthropic recommends for agentic coding: the models that think
+adaptively (the Claude 5 models; model/table.py `adaptive_thinking`) are sent
+`{"type": "adaptive"}` (they decide how much to think, between tool calls too, and refuse a fixed
+budget with a 400), the older ones (Claude 4.5) a budget of DEFAULT_BUDGET_TOKENS. A model without
+extended thinking (an OpenAI-compatible one, the scripted model) is sent none.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +21,13 @@ MIN_BUDGET_TOKENS = 1_024
 
 
 class ThinkingSettings(WireModel):
-    """Extended thinking: `{"type": "enabled", "budgetTokens": N}` or `{"type": "adaptive"}`
-    (the model decides how much to think); "disabled" (the default) sends nothing."""
+    """The `thinking` setting. "auto" (the default, also when the setting is absent): adaptive
+    thinking on a model that thinks adaptively, else a budget of 8,000 tokens. "adaptive" and
+    "enabled" (with `budgetTokens`) ask for thinking: each model gets the kind it takes (a budget
+    is sent only to a model that takes one). "disabled" sends no thinking parameter (a model whose
+    thinking is always on still thinks). `display`: "summarized" or "omitted" thinking text."""
 
-    type: Literal["enabled", "adaptive", "disabled"] = "enabled"
+    type: Literal["auto", "enabled", "adaptive", "disabled"] = "auto"
     budget_tokens: int | None = Field(default=None, ge=MIN_BUDGET_TOKENS)
     display: Literal["summarized", "omitted"] | None = None
 
@@ -30,12 +40,14 @@ def thinking_request(
     With a budget, max_tokens must exceed it: the budget is added on top of the configured
     max_tokens (up to the model's output limit) so thinking does not eat the answer.
     """
-    if setting is None or setting.type == "disabled" or model.startswith("scripted:"):
+    setting = setting or ThinkingSettings()
+    if setting.type == "disabled" or model.startswith("scripted:"):
         return None, max_tokens
-    if not model_info(model).thinking:  # a model without extended thinking is sent none
+    info = model_info(model)
+    if not info.thinking:  # a model without extended thinking is sent none
         return None, max_tokens
     param: dict[str, Any]
-    if setting.type == "adaptive":
+    if info.adaptive_thinking:
         param = {"type": "adaptive"}
     else:
         budget = setting.budget_tokens or DEFAULT_BUDGET_TOKENS

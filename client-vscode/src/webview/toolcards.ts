@@ -1,0 +1,82 @@
+// What a tool card says, calmly: its one-line title (relative paths, as links; a sub-agent's
+// description, never "task task:"), its status ("Rejected", not "failed", for a call the user
+// turned down, with their note), the todo list's updates folded into the pinned list, and a
+// sub-agent's result without the internal "[sub-agent …, session ses_…]" line.
+import type { CodeMessage } from '../model/codeBlocks';
+import type { ToolItem } from '../model/transcript';
+import { linkPaths, relativePaths } from './paths';
+
+const STATUS_LABELS: Record<string, string> = {
+  pending: 'pending',
+  running: 'running',
+  completed: 'done',
+  error: 'failed',
+  cancelled: 'cancelled',
+  interrupted: 'interrupted',
+};
+
+/** The call was turned down by the user (answered Reject), not failed. */
+export function wasRejected(item: ToolItem): boolean {
+  return item.permission?.state === 'reject';
+}
+
+/** The status word of the card's line, and the class its colour comes from. */
+export function toolStatus(item: ToolItem): { text: string; className: string } {
+  if (item.permission?.state === 'pending') return { text: 'needs approval', className: `status-${item.status}` };
+  if (wasRejected(item)) return { text: 'Rejected', className: 'status-rejected' };
+  if (item.permission?.state === 'timeout' && item.status === 'error') return { text: 'not approved', className: 'status-rejected' };
+  return { text: STATUS_LABELS[item.status] ?? item.status, className: `status-${item.status}` };
+}
+
+/** The note the user gave with a Reject (the server's result says "Their feedback: …"). */
+export function rejectionNote(item: ToolItem): string | undefined {
+  if (!wasRejected(item) || !item.output) return undefined;
+  const m = /Their feedback: ([\s\S]*)$/.exec(item.output);
+  return m?.[1].trim() || undefined;
+}
+
+/** The card's title: a sub-agent's description; else the call's title without a repeat of the
+ * tool's name ("edit calc.py" -> "calc.py"), paths relative to the workspace. */
+export function toolTitle(item: ToolItem): string {
+  if (item.tool === 'task') {
+    const description = item.input.description;
+    if (typeof description === 'string' && description.trim()) return description.trim();
+    return item.title.replace(/^task\s*:?\s*/i, '').trim() || 'Sub-agent';
+  }
+  const title = relativePaths(item.title.trim());
+  const tool = item.tool.toLowerCase();
+  for (const prefix of [tool + ': ', tool + ' ']) {
+    if (title.toLowerCase().startsWith(prefix)) return title.slice(prefix.length);
+  }
+  return title;
+}
+
+/** The tool's name on the card ("Sub-agent explorer" for a task). */
+export function toolName(item: ToolItem): string {
+  if (item.tool === 'task') return item.agent ? `Sub-agent ${item.agent}` : 'Sub-agent';
+  return item.tool;
+}
+
+export function titleElement(item: ToolItem, post: (message: CodeMessage) => void): HTMLElement {
+  const span = document.createElement('span');
+  span.className = 'tool-title';
+  const text = toolTitle(item);
+  span.textContent = text;
+  span.title = text;
+  if (item.tool !== 'task') linkPaths(span, post);
+  return span;
+}
+
+/** A todowrite call whose update is shown by the pinned todo list, not by a card of its own
+ * (one that waits for an answer or failed keeps its card). */
+export function foldsIntoTodoList(item: ToolItem): boolean {
+  return item.tool === 'todowrite' && item.status !== 'error' && item.permission?.state !== 'pending';
+}
+
+const SUB_AGENT_LINE = /\n*\[sub-agent [^\]\n]*\]\s*$/;
+
+/** A task call's result as the user reads it: the sub-agent's answer, without the line naming
+ * its internal session. */
+export function subAgentResult(output: string): string {
+  return output.replace(SUB_AGENT_LINE, '').trim();
+}
