@@ -517,6 +517,8 @@ class MessagesAPIServer:
         if httpd is None:
             return
         self._closing.set()
+        # Started again, it listens at the same address (an API that was down comes back).
+        self._port = int(httpd.server_address[1])
         httpd.shutdown()
         with self._lock:
             conns = list(self._conns)
@@ -547,6 +549,8 @@ class MessagesAPIServer:
     @property
     def port(self) -> int:
         if self._httpd is None:
+            if self._port:  # stopped: where it listened, and will again when started
+                return self._port
             raise RuntimeError("server not started")
         return int(self._httpd.server_address[1])
 

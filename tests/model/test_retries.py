@@ -87,7 +87,7 @@ async def test_bounded_attempts_end_the_turn_with_an_error_naming_the_failure(
     assert "HTTP 529" in result.error and "overloaded_error: Overloaded" in result.error
     assert len(h.of_type("retry")) == 2
     assert len(api.requests) == 3
-    assert h.of_type("error")[0].message == result.error
+    assert h.of_type("error")[0].details == result.error
     assert h.of_type("turn-end")[-1].finish_reason == "error"
     loaded = await h.store.load_messages(session.id)
     assert loaded[-1].finish_reason == "error" and loaded[-1].error == result.error

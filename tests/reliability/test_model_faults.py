@@ -156,9 +156,10 @@ async def test_model_fault(
         if persistent:
             assert result.finish_reason == "error"
             (event,) = h.of_type("error")
-            assert event.message == result.error
-            assert event.message.startswith("The model request failed after 2 attempts")
-            assert reason in event.message, event.message
+            assert event.details == result.error
+            assert event.details.startswith("The model request failed after 2 attempts")
+            assert reason in event.details, event.details
+            assert event.kind and event.next_step and event.retryable
             # What streamed before the failure is kept as shown (check_stored), and no call of
             # the failed step is left to run.
             assert loaded[-1].error == result.error and loaded[-1].tool_parts() == []
@@ -251,7 +252,7 @@ async def test_random_fault_schedules(
             result = await h.agent.prompt(session.id, f"run {run}")
             if gave_up:
                 assert result.finish_reason == "error" and result.error
-                assert any(e.message == result.error for e in h.of_type("error"))
+                assert any(e.details == result.error for e in h.of_type("error"))
             else:
                 assert result.finish_reason == "end_turn", result.error
                 assert result.text == f"Run {run} is done."

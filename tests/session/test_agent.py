@@ -370,7 +370,7 @@ async def test_provider_error_ends_turn_with_error_and_session_recovers(
     result = await h.agent.prompt(session.id, "first")
     assert result.finish_reason == "error"
     assert "prompt is too long" in (result.error or "")
-    assert "prompt is too long" in h.of_type("error")[0].message
+    assert "prompt is too long" in h.of_type("error")[0].details
     assert len(api.all_requests) == 1  # a 400 is not retried
     again = await h.agent.prompt(session.id, "second")
     assert again.text == "fine now"

@@ -106,7 +106,8 @@ class AnthropicProvider:
             auth_token = credential("ANTHROPIC_AUTH_TOKEN")
             if not api_key and not auth_token:
                 raise ProviderError(
-                    "No API key: set ANTHROPIC_API_KEY (or choose the offline model with --model scripted:demo)."
+                    "No API key: set ANTHROPIC_API_KEY (or choose the offline model with --model scripted:demo).",
+                    kind="auth",
                 )
             self._client = AsyncAnthropic(
                 api_key=api_key,

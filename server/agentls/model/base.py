@@ -102,8 +102,34 @@ StreamEvent = (
 )
 
 
+# What kind of failure ended a turn (model/failures.py says each in words, with the next step).
+ErrorKind = Literal[
+    "network",  # the API could not be reached: refused, DNS, timeout, a broken stream
+    "auth",  # no key, or the key was refused (401/403)
+    "rate_limit",  # 429
+    "overloaded",  # 529/503 and the API's other 5xx
+    "context_too_long",  # the prompt is too long for the model
+    "bad_request",  # another 4xx, or a provider that cannot be used as configured
+    "internal",  # an exception inside agentls (a bug)
+]
+
+
 class ProviderError(Exception):
-    """The model could not answer; the message says what failed, for a person."""
+    """The model could not answer; the message says what failed (the details, for the log and a
+    disclosure); `kind` classifies it, `status` is the HTTP status when there was one."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ErrorKind = "bad_request",
+        status: int | None = None,
+        attempts: int = 1,
+    ) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.status = status
+        self.attempts = attempts
 
 
 class Provider(Protocol):

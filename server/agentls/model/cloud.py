@@ -38,7 +38,7 @@ class _CloudProvider(AnthropicProvider):
         # SDK cannot tell: no retry helps.
         module = type(exc).__module__
         if isinstance(exc, RuntimeError) or module.startswith(("botocore", "google.auth")):
-            return Failure(f"{self.name}: {exc}", False)
+            return Failure(f"{self.name}: {exc}", False, "auth")
         return None
 
 
@@ -119,7 +119,7 @@ def _credentials_project() -> str:
     try:
         _, project = google.auth.default()
     except google.auth.exceptions.GoogleAuthError as exc:
-        raise ProviderError(f"vertex: {exc}") from exc
+        raise ProviderError(f"vertex: {exc}", kind="auth") from exc
     if not project:
         raise ProviderError(
             'vertex: no Google Cloud project: set the provider\'s "project" or '

@@ -108,7 +108,8 @@ class OpenAIProvider:
                 key = credential(self.api_key_env)
                 if not key:
                     raise ProviderError(
-                        f"No API key for provider {self.name!r}: set {self.api_key_env}."
+                        f"No API key for provider {self.name!r}: set {self.api_key_env}.",
+                        kind="auth",
                     )
             self._client = AsyncOpenAI(
                 api_key=key or NO_KEY,
@@ -132,7 +133,7 @@ class OpenAIProvider:
 
         def failure(exc: BaseException) -> Failure | None:
             if isinstance(exc, _ErrorInStream):
-                return Failure(f"error in the stream: {exc}", True)
+                return Failure(f"error in the stream: {exc}", True, "overloaded")
             return sdk_failure(exc, openai, self.policy.timeout_s)
 
         async for event in retried(self.policy, lambda: self._stream_once(request), failure):

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentls.model.base import ProviderError, RetryNotice, StreamEvent
+from agentls.model.base import ErrorKind, ProviderError, RetryNotice, StreamEvent
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
 # Error types that can arrive as an SSE `event: error` on a 200 stream and are worth retrying.
@@ -32,6 +32,8 @@ class StreamBroken(Exception):
 class Failure:
     reason: str
     retryable: bool
+    kind: ErrorKind = "network"
+    status: int | None = None
 
 
 @dataclass
@@ -76,7 +78,12 @@ async def retried(
                 raise
             what, error = found, exc
         if not what.retryable or attempt >= policy.max_attempts:
-            raise ProviderError(final_message(what.reason, attempt)) from error
+            raise ProviderError(
+                final_message(what.reason, attempt),
+                kind=what.kind,
+                status=what.status,
+                attempts=attempt,
+            ) from error
         delay = policy.delay(attempt, error)
         yield RetryNotice(attempt=attempt, delay_ms=int(delay * 1000), reason=what.reason)
         await asyncio.sleep(delay)
@@ -95,7 +102,8 @@ def broken(exc: Exception, timeout_s: float) -> StreamBroken:
 def sdk_failure(exc: BaseException, sdk: Any, timeout_s: float) -> Failure | None:
     """What an exception of `sdk` (the anthropic or the openai module) means."""
     if isinstance(exc, sdk.APIStatusError):
-        return Failure(status_reason(exc), retryable(exc))
+        status = exc.status_code
+        return Failure(status_reason(exc), retryable(exc), status_kind(exc), status)
     if isinstance(exc, sdk.APITimeoutError):
         # The root of the chain is only a cancelled scope: say what happened.
         return Failure(f"timed out: no answer from the API within {timeout_s:g} s", True)
@@ -166,6 +174,36 @@ def retryable(exc: Any) -> bool:
         err = _error_object(exc)
         return err is not None and err.get("type") in RETRYABLE_ERROR_TYPES
     return status in RETRYABLE_STATUS
+
+
+# What the APIs say when the prompt does not fit the model's context window (Anthropic: "prompt
+# is too long: N tokens > M maximum"; OpenAI-compatible: context_length_exceeded, "maximum
+# context length").
+_TOO_LONG = (
+    "prompt is too long",
+    "context_length_exceeded",
+    "maximum context length",
+    "too many tokens",
+)
+
+
+def status_kind(exc: Any) -> ErrorKind:
+    """The kind of a status error: by its status, and by its error object's type and message."""
+    status = exc.status_code
+    err = _error_object(exc) or {}
+    kind = str(err.get("type") or err.get("code") or "")
+    text = f"{kind} {err.get('code') or ''} {err.get('message') or ''}".lower()
+    if status == 413 or kind == "request_too_large" or any(t in text for t in _TOO_LONG):
+        return "context_too_long"
+    if status in (401, 403) or kind in ("authentication_error", "permission_error"):
+        return "auth"
+    if status == 429 or kind == "rate_limit_error":
+        return "rate_limit"
+    if status in (408, 504) or kind == "timeout_error":
+        return "network"
+    if status >= 500 or kind in ("overloaded_error", "api_error") or status == 200:
+        return "overloaded"
+    return "bad_request"
 
 
 def status_reason(exc: Any) -> str:

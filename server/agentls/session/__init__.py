@@ -20,6 +20,7 @@ The modules, one concern each:
 - commands.py: /NAME prompts (built-ins, the user's and a trusted workspace's templates);
 - steering.py: a prompt that joins the running turn at its next step boundary;
 - heap.py: the garbage collector's freezing policy;
+- retry.py: a turn that ended with an error goes on from its failed step (agent/retry);
 - instructions.py: AGENTS.md / CLAUDE.md in the system prompt; system_prompt.py: the base prompt.
 """
 
@@ -33,6 +34,7 @@ from agentls.session.questions import (
     QuestionPresenter,
     answer_taken,
 )
+from agentls.session.retry import NothingToRetry
 from agentls.session.revert import RevertOutcome
 from agentls.session.state import SessionBusyError, TurnResult
 from agentls.store import ProjectGrant, SessionRecord, StoreError
@@ -46,6 +48,7 @@ __all__ = [
     "Asker",
     "Command",
     "CommandError",
+    "NothingToRetry",
     "ProjectGrant",
     "Question",
     "QuestionPresenter",

@@ -41,6 +41,7 @@ from agentls.session.mcp_servers import AgentMcp
 from agentls.session.modes import MODES, set_mode
 from agentls.session.policy import Policy, stored_rule
 from agentls.session.questions import AskContext, Asker, QuestionPresenter, ask_through_broker
+from agentls.session.retry import TurnRetry
 from agentls.session.revert import (
     RevertOutcome,
     UnrevertOutcome,
@@ -86,7 +87,7 @@ def make_provider(model: str, settings: Settings) -> Provider:
     return create_provider(model, settings.providers or {}, options)
 
 
-class Agent(SessionManagement, SessionReview):
+class Agent(SessionManagement, SessionReview, TurnRetry):
     """The agent core for one workspace: sessions, the loop, tools, permissions, persistence."""
 
     def __init__(
@@ -539,7 +540,7 @@ class Agent(SessionManagement, SessionReview):
     async def _run_turn(
         self,
         state: SessionState,
-        text: str,
+        text: str | None,  # None: retry the failed last turn (retry.py)
         context: Sequence[Attachment],
         command: Expansion | None = None,
     ) -> TurnResult:

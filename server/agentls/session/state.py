@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from agentls.events import TodoItem
 from agentls.history import ApiHistory, Attachment, FinishReason, Message, Usage
+from agentls.model.failures import TurnFailure
 from agentls.permission.rules import Rule
 from agentls.store import SessionRecord
 from agentls.tools.base import ReadLedger
@@ -19,7 +20,9 @@ class TurnResult:
     finish_reason: FinishReason
     text: str
     usage: Usage
-    error: str | None = None
+    error: str | None = None  # what failed, as the exception said it (the details)
+    # The failure in words for a person (model/failures.py): a failed turn's.
+    failure: TurnFailure | None = None
 
 
 class SessionBusyError(Exception):

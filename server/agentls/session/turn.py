@@ -44,6 +44,7 @@ from agentls.history import (
 )
 from agentls.model.base import ModelRequest, Provider, ProviderError, RetryNotice, StepUsage
 from agentls.model.catalog import model_info, price
+from agentls.model.failures import TurnFailure, describe
 from agentls.model.thinking import thinking_request
 from agentls.session.calls import CANCELLED_OUTPUT, CallEnv, ToolCalls, publish_result
 from agentls.session.compaction import Compactor
@@ -52,6 +53,7 @@ from agentls.session.instructions import Instructions
 from agentls.session.offer import make_offer
 from agentls.session.policy import Policy
 from agentls.session.questions import Asker
+from agentls.session.retry import resume_failed
 from agentls.session.state import SessionState, TurnResult
 from agentls.session.steering import take_steers, user_parts
 from agentls.session.stream import FinishedBlock, StreamedText, StreamFolder
@@ -111,6 +113,18 @@ def _finish_of(stop_reason: str | None) -> FinishReason:
     if stop_reason == "refusal":  # the model declined (its safety classifiers): said as such
         return "refusal"
     return "end_turn"
+
+
+def failure_event(session_id: str, failure: TurnFailure) -> ErrorEvent:
+    """The error event a failed turn ends with: the failure's sentence as its message."""
+    return ErrorEvent(
+        session_id=session_id,
+        message=failure.message,
+        kind=failure.kind,
+        next_step=failure.next_step,
+        retryable=failure.retryable,
+        details=failure.details,
+    )
 
 
 class Turn:
@@ -228,8 +242,18 @@ class Turn:
 
     # ---- the loop -----------------------------------------------------------------------
 
-    async def run(self, text: str, context: Sequence[Attachment]) -> TurnResult:
+    async def run(self, text: str | None, context: Sequence[Attachment]) -> TurnResult:
+        """The turn of prompt `text`; None: agent/retry (retry.py), the session's last turn,
+        which failed, goes on from its failed step."""
         state = self.state
+        if text is None:
+            user = await resume_failed(state, self.store)
+            self.emit(
+                TurnStart(
+                    session_id=self.session_id, message_id=user.id, prompt=user.text(), retry=True
+                )
+            )
+            return await self.loop()
         text = clean_text(text)  # JSON from an editor may carry lone surrogates
         user = Message(
             id=new_id("msg"),
@@ -245,8 +269,13 @@ class Turn:
             state.record.title = title
             await self.store.update_session(self.session_id, title=title)
         self.emit(TurnStart(session_id=self.session_id, message_id=user.id, prompt=text))
+        return await self.loop()
+
+    async def loop(self) -> TurnResult:
+        """The turn's steps, to its end."""
+        state = self.state
         finish: FinishReason = "max_steps"
-        error: str | None = None
+        failure: TurnFailure | None = None
         for number in range(self.parts.policy.settings.max_steps):
             try:
                 await self.prepare_tools(first=number == 0)
@@ -254,9 +283,15 @@ class Turn:
                 # At each step: an approved plan (exit_plan) switches to build mode mid-turn.
                 stop_reason = await self.step()
             except ProviderError as exc:
-                error = str(exc)
-                await self.close_step_after_error(error)
-                self.emit(ErrorEvent(session_id=self.session_id, message=error))
+                failure = describe(exc)
+            except StoreError:
+                raise  # the Agent ends the turn with fail_on_store
+            except Exception as exc:  # a bug of agentls: said as one, and the turn ends
+                log.exception("session %s: the turn failed", self.session_id)
+                failure = describe(exc)
+            if failure is not None:
+                await self.close_step_after_error(failure.details)
+                self.emit(failure_event(self.session_id, failure))
                 finish = "error"
                 break
             assert self.assistant is not None
@@ -273,7 +308,7 @@ class Turn:
             if finish == "tool_use":  # its calls were cut unfinished and dropped
                 finish = "end_turn"
             break
-        return await self.end(finish, error)
+        return await self.end(finish, failure)
 
     async def prepare_tools(self, first: bool) -> None:
         if self.parts.prepare_tools is None:
@@ -282,7 +317,7 @@ class Turn:
             # Said, and the turn goes on (without the tools of a server that failed).
             self.emit(ErrorEvent(session_id=self.session_id, message=problem))
 
-    async def end(self, finish: FinishReason, error: str | None = None) -> TurnResult:
+    async def end(self, finish: FinishReason, failure: TurnFailure | None = None) -> TurnResult:
         if self.assistant is not None:
             self.final_text = self.assistant.text()
             if self.assistant.finish_reason != finish and finish != "end_turn":
@@ -294,7 +329,13 @@ class Turn:
             )
         )
         return TurnResult(
-            self.session_id, self.last_assistant_id, finish, self.final_text, self.usage, error
+            self.session_id,
+            self.last_assistant_id,
+            finish,
+            self.final_text,
+            self.usage,
+            failure.details if failure is not None else None,
+            failure,
         )
 
     # ---- one step: stream one assistant message ---------------------------------------
@@ -451,6 +492,8 @@ class Turn:
         """The provider failed for good: keep what was finished and the text streamed so far
         (what the user saw, as after a cancel); drop a half-streamed tool call."""
         if self.assistant is None or self.folder is None:
+            return
+        if self.assistant.finish_reason is not None:  # a step that completed: not the failed one
             return
         self.flush_text()
         await self.settle_writes()
