@@ -73,6 +73,7 @@ async def test_no_match(root: Path, run: RunTool) -> None:
     touch(root, "a.py")
     result = await run(glob, pattern="*.rs")
     assert not result.is_error and result.output.startswith("No files found")
+    assert result.output == "No files found matching *.rs in the workspace."
 
 
 async def test_bad_path(root: Path, run: RunTool) -> None:

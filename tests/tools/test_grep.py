@@ -87,6 +87,8 @@ async def test_no_matches(root: Path, run: RunTool) -> None:
     put(root, "a.txt", "abc\n")
     result = await run(grep, pattern="xyz")
     assert not result.is_error and result.output.startswith("No matches found")
+    # The workspace's root is named as such: "in .." would end the sentence twice.
+    assert result.output == "No matches found for xyz in the workspace."
 
 
 async def test_bad_regex_reports_rg_error(root: Path, run: RunTool) -> None:

@@ -60,8 +60,8 @@ TRANSCRIPT_INPUT_CHARS = 1_500
 COMPACTION_SYSTEM_PROMPT = """You summarize a coding agent's session so that the agent can \
 continue it with only your summary and the most recent messages.
 
-The agent (agentls) works in the user's workspace with tools (read, edit, write, glob, grep, \
-list, bash). You receive the older part of the session as a transcript. Write a summary that \
+The agent (agentls) works in the user's workspace with tools: it reads, searches and edits \
+files, runs commands, and may use language servers, sub-agents and other tools. You receive the older part of the session as a transcript. Write a summary that \
 lets the agent carry on without asking the user again. Include:
 1. The user's requests and intent, in order; quote exact instructions and constraints.
 2. What was done: files read, created or changed (with paths), commands run and their outcome.

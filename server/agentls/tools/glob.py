@@ -236,7 +236,8 @@ class GlobTool(Tool):
         )
         if total == 0:
             return ToolResult(
-                f"No files found matching {pattern} in {rel_base}." + secret_note,
+                f"No files found matching {pattern} in "
+                f"{'the workspace' if rel_base == '.' else rel_base}." + secret_note,
                 title=f"glob {pattern}",
                 metadata={"count": 0},
             )

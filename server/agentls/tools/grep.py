@@ -54,6 +54,11 @@ class GrepInput(ToolInput):
     )
 
 
+def _place(rel_base: str) -> str:
+    """Where a search ran, for a sentence ("." would end it with "..")."""
+    return "the workspace" if rel_base == "." else rel_base
+
+
 class GrepTool(Tool):
     name = "grep"
     description = (
@@ -226,7 +231,7 @@ class GrepTool(Tool):
         if total == 0:
             where = f" in files matching {params.include}" if params.include else ""
             return ToolResult(
-                f"No matches found for {params.pattern} in {rel_base}{where}."
+                f"No matches found for {params.pattern} in {_place(rel_base)}{where}."
                 + (f"\n{secret_note}" if secret_note else ""),
                 title=title,
                 metadata={"matches": 0},
