@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import termios
+import time
 from pathlib import Path
 from typing import Any
 
@@ -279,3 +280,98 @@ def test_a_typed_yes_at_the_prompt_still_allows(
 
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux ptys")
+
+
+# ---- keys typed before the question answer nothing ------------------------------------------
+
+
+def _spawn_at_pty(tmp_path: Path, api: MessagesAPIServer, workspace: Path) -> tuple[Any, int]:
+    master, slave = os.openpty()
+    proc = spawn_agentls(
+        "run",
+        "--cwd",
+        str(workspace),
+        "touch a file",
+        env=agentls_env(tmp_path, api),
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    return proc, master
+
+
+def _quiet_for(fd: int, seconds: float, sink: bytearray) -> None:
+    """Read what comes within `seconds` into sink."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                sink += os.read(fd, 65536)
+            except OSError:
+                return
+
+
+@pytest.mark.parametrize("typed", [b"y\n", b"y", b"yyyy\n\n", b"a\n", b"\n"])
+def test_keys_typed_while_the_model_streams_answer_no_later_question(
+    typed: bytes,
+    tmp_path: Path,
+    api: MessagesAPIServer,
+    workspace: Path,
+    security_figures: SecurityFigures,
+) -> None:
+    # The model streams its text slowly, then asks to edit: what was typed meanwhile is dropped.
+    api.enqueue(
+        reply(
+            text("Let me look at this for a moment, then change a file."),
+            tool_use("bash", {"command": "touch approved"}),
+            chunk_size=4,
+            delay_s=0.05,
+        ),
+        reply(text("done")),
+    )
+    proc, master = _spawn_at_pty(tmp_path, api, workspace)
+    seen = bytearray()
+    with security_figures.attempt("cli edge"):
+        try:
+            _read_until(master, b"Let me", proc, seen)
+            os.write(master, typed)
+            _read_until(master, b"[n]o: ", proc, seen)
+            _quiet_for(master, 1.5, seen)
+            assert proc.poll() is None, seen.decode("utf-8", "replace")
+            assert not (workspace / "approved").exists()
+            os.write(master, b"n")
+            _read_until(master, b"Feedback", proc, seen)
+            os.write(master, b"\n")
+            _read_until(master, b"[end_turn]", proc, seen)
+            assert proc.wait(timeout=60) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            os.close(master)
+        assert not (workspace / "approved").exists(), seen.decode("utf-8", "replace")
+
+
+def test_enter_alone_never_approves_and_one_key_does(
+    tmp_path: Path, api: MessagesAPIServer, workspace: Path
+) -> None:
+    api.enqueue(reply(tool_use("bash", {"command": "touch approved"})), reply(text("done")))
+    proc, master = _spawn_at_pty(tmp_path, api, workspace)
+    seen = bytearray()
+    try:
+        _read_until(master, b"[n]o: ", proc, seen)
+        os.write(master, b"\n\n")
+        _quiet_for(master, 1.0, seen)
+        assert not (workspace / "approved").exists() and proc.poll() is None
+        os.write(master, b"y")  # no Enter
+        _read_until(master, b"[end_turn]", proc, seen)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    assert (workspace / "approved").exists(), seen.decode("utf-8", "replace")

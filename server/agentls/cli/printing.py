@@ -5,6 +5,7 @@ the prompt, its answers read without blocking the loop)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 
@@ -165,6 +166,65 @@ async def read_terminal_line() -> str:
         loop.remove_reader(fd)
 
 
+def discard_typeahead() -> None:
+    """Drop what was typed at the terminal and not read yet (keys pressed while the model
+    streamed): an answer is read only after its question was shown."""
+    import termios
+
+    try:
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    except (OSError, ValueError, termios.error):
+        pass
+
+
+async def read_terminal_key(keys: str, show: Callable[[], None]) -> str:
+    """One key of `keys` (lower-case letters) pressed at the terminal after `show()` printed the
+    question, read without Enter (the terminal in cbreak mode, no echo, until it returns); what
+    was typed before is discarded, other keys, Enter among them, are ignored. "" at the end of
+    input. Ctrl+C still interrupts (cbreak keeps signals)."""
+    import asyncio
+    import os
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    try:
+        saved = termios.tcgetattr(fd)
+    except (termios.error, OSError):
+        saved = None
+    loop = asyncio.get_running_loop()
+    key: asyncio.Future[str] = loop.create_future()
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, 64)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            if not key.done():
+                key.set_result("")
+            return
+        for char in data.decode("utf-8", "replace").lower():
+            if char in keys and not key.done():
+                key.set_result(char)
+
+    try:
+        if saved is not None:
+            tty.setcbreak(fd, termios.TCSANOW)
+        discard_typeahead()
+        show()
+        loop.add_reader(fd, readable)
+        try:
+            return await key
+        finally:
+            loop.remove_reader(fd)
+    finally:
+        if saved is not None:
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+
 def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
     """The CLI's QuestionPresenter (see agentls.session.Agent.ask): --yes allows every call once;
     without a terminal each call is refused as "unattended" (the model is told no one can be
@@ -189,6 +249,7 @@ def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
 
     async def ask_at_terminal(question: Any) -> None:
         query = question.query
+        discard_typeahead()  # keys typed before the question answer nothing
         if query.tool == "ask_user":
             out.write(user_question(query))
             out.flush()
@@ -200,16 +261,23 @@ def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
             out.write("\n" + query.diff + "\n")
         if query.tool == "exit_plan":
             out.write("\n" + str(query.input.get("plan", "")) + "\n")
-        out.write(f"\n{approval_prompt(query, question.always)}")
-        out.flush()
-        reply = (await read_terminal_line()).strip().lower()
-        if reply in ("y", "yes"):
+
+        def show() -> None:
+            out.write(f"\n{approval_prompt(query, question.always)}")
+            out.flush()
+
+        # One key answers; Enter alone answers nothing. Read only after the question is shown.
+        reply = await read_terminal_key("ynap" if question.always else "yn", show)
+        out.write(f"{reply}\n" if reply else "\n")
+        if reply == "y":
             return answer(question, "once")
-        if question.always and reply in ("a", "always"):
+        if question.always and reply == "a":
             return answer(question, "always")
-        if question.always and reply in ("p", "project"):
+        if question.always and reply == "p":
             return answer(question, "always", scope="project")
-        out.write("Feedback for the agent (optional): ")
+        if not reply:  # the end of input: no one to ask
+            return answer(question, "reject")
+        out.write("Feedback for the agent (optional, Enter to skip): ")
         out.flush()
         feedback = (await read_terminal_line()).strip()
         answer(question, "reject", feedback or None)
