@@ -25,6 +25,7 @@ from agentls.session.review import PendingReview, applies_at_once
 from agentls.session.state import SessionState
 from agentls.store import Store, StoreError
 from agentls.tools.base import Accepted, PermissionDenied, PermissionQuery, ToolError, ToolResult
+from agentls.tools.outputs import is_saved_output
 from agentls.tools.registry import ToolRegistry
 from agentls.tools.sandbox import SandboxPolicy
 from agentls.workspace.protocol import EditOutcome, FileChange, Languages, Workspace
@@ -231,6 +232,8 @@ class CallContext:
             candidate = root / candidate
         resolved = Path(os.path.realpath(candidate))
         if self.is_outside(resolved):
+            if tool == "read" and is_saved_output(self.session_id, resolved):
+                return resolved  # the session's own saved output (tools/outputs.py)
             if self.rules.opens_outside(tool, str(resolved)):
                 return resolved
             raise ToolError(
@@ -254,6 +257,12 @@ class CallContext:
 
     async def authorize(self, query: PermissionQuery) -> Accepted | None:
         policy = self._policy
+        if (
+            query.tool == "read"
+            and query.path is not None
+            and is_saved_output(self.session_id, query.path)
+        ):
+            return None  # a long output this session saved (tools/outputs.py): its own file
 
         def evaluate(rules: PermissionRules) -> str:
             if query.changes:  # a change to several files: the strictest of their answers

@@ -29,14 +29,17 @@ from agentls.tools.base import (
     expect_input,
     input_dict,
 )
+from agentls.tools.outputs import SavedOutput
 from agentls.tools.processes import kill_process_group
 from agentls.tools.supervise import start_time, sweep_call
 from agentls.tools.text import human_size, plural
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-HEAD_BYTES = 30_000
-TAIL_BYTES = 30_000
+# The output shown inline: its first and last bytes (about 30 KB in all). All of a longer one
+# is saved to a file the read tool reads (tools/outputs.py).
+HEAD_BYTES = 15_000
+TAIL_BYTES = 15_000
 # Seconds between SIGTERM and SIGKILL.
 TIMEOUT_GRACE = 2.0
 CANCEL_GRACE = 0.5
@@ -111,6 +114,30 @@ class OutputCapture:
             "output omitted here; only the start and the end are shown ...]\n"
         )
         return head.decode("utf-8", "replace") + marker + tail.decode("utf-8", "replace")
+
+
+def saved_note(capture: OutputCapture, saved: SavedOutput, path: Path | None) -> str:
+    """What the model is told of output too long to show: which lines were left out, and the
+    file that holds it all (how to read parts of it), or why there is none."""
+    size = f"{human_size(capture.total)} ({plural(capture.newlines + 1, 'line')})"
+    if path is None:
+        return (
+            f"(The output was {size}; only its start and end are shown, and it could not be "
+            "saved. Rerun the command with its output redirected to a file in the workspace, "
+            "or filter it with head/tail/grep, to see specific parts.)"
+        )
+    first = bytes(capture.head).count(b"\n") + 1
+    last = capture.newlines + 1 - bytes(capture.tail).count(b"\n")
+    cut = (
+        f" It holds the first {human_size(saved.written)} only: the rest was not kept."
+        if saved.cut
+        else ""
+    )
+    return (
+        f"(The output was {size}; only its start and end are shown, about lines {first}-{last} "
+        f"are left out. All of it is saved in {path}: read it with the read tool, e.g. "
+        f"offset={first} limit=500 for the part left out.{cut})"
+    )
 
 
 @dataclass
@@ -240,8 +267,9 @@ class BashTool(Tool):
         _running.add(proc.pid)
         started = start_time(proc.pid)
         capture = OutputCapture()
+        saved = SavedOutput(ctx.session_id, f"bash-{ctx.call_id}", HEAD_BYTES + TAIL_BYTES)
         assert proc.stdout is not None
-        pump = asyncio.ensure_future(self._pump(proc.stdout, capture, ctx))
+        pump = asyncio.ensure_future(self._pump(proc.stdout, capture, saved, ctx))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_ms / 1000
         timed_out = False
@@ -267,6 +295,7 @@ class BashTool(Tool):
                 pump.cancel()
         except BaseException:
             pump.cancel()
+            saved.close()
             await kill_process_group(pgid, CANCEL_GRACE)
             await asyncio.shield(self._end_call(proc, report_r, marker, started))
             if plan is not None:
@@ -277,12 +306,9 @@ class BashTool(Tool):
 
         body = capture.render().rstrip("\n") or "(no output)"
         parts = [body, ""]
+        saved_path = saved.close()
         if capture.omitted > 0:
-            parts.append(
-                f"(The output was {human_size(capture.total)} ({plural(capture.newlines, 'line')}); "
-                "only its start and end are shown. Redirect it to a file and use grep or read, or "
-                "filter it with head/tail/grep, to see specific parts.)"
-            )
+            parts.append(saved_note(capture, saved, saved_path))
         if report.stopped and not timed_out:
             shown = ", ".join(report.stopped[:5]) + (", ..." if len(report.stopped) > 5 else "")
             parts.append(
@@ -320,6 +346,7 @@ class BashTool(Tool):
                 "timed_out": timed_out,
                 "output_bytes": capture.total,
                 "truncated": capture.omitted > 0,
+                "saved_output": str(saved_path) if saved_path is not None else None,
                 "sandboxed": plan is not None,
                 "stopped_processes": len(report.stopped),
             },
@@ -362,11 +389,14 @@ class BashTool(Tool):
             await asyncio.sleep(0.02)
 
     @staticmethod
-    async def _pump(stream: asyncio.StreamReader, capture: OutputCapture, ctx: ToolContext) -> None:
+    async def _pump(
+        stream: asyncio.StreamReader, capture: OutputCapture, saved: SavedOutput, ctx: ToolContext
+    ) -> None:
         loop = asyncio.get_running_loop()
         last = loop.time()
         while chunk := await stream.read(_READ_CHUNK):
             capture.feed(chunk)
+            saved.feed(chunk)
             now = loop.time()
             if now - last >= _PROGRESS_EVERY:
                 last = now
