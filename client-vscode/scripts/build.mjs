@@ -43,6 +43,9 @@ const builds = [
     entryPoints: { webview: 'src/webview/panel.css' },
     outdir: 'dist',
     sourcemap: false,
+    // The codicon font panel.css imports (@vscode/codicons): dist/codicon.ttf beside webview.css.
+    loader: { '.ttf': 'file' },
+    assetNames: '[name]',
   },
 ];
 

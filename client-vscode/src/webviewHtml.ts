@@ -1,4 +1,6 @@
-// The panel's HTML: one script (by nonce) and one stylesheet from the extension, nothing remote.
+// The panel's HTML: one script (by nonce) and one stylesheet from the extension (with the codicon
+// font it bundles, served from the same place), nothing remote. The session list, the set-up card
+// and the pickers are added by the script (history.ts, setup.ts, composer.ts).
 
 export interface PanelHtmlOptions {
   /** The webview's cspSource (where its local resources are served from). */
@@ -39,12 +41,6 @@ export function panelHtml(options: PanelHtmlOptions): string {
 </head>
 <body>
 <div id="app">
-  <header class="toolbar">
-    <label class="visually-hidden" for="session">Session</label>
-    <select id="session" title="Sessions of this workspace"></select>
-    <button id="new-session" class="secondary" title="New session" aria-label="New session">+ New</button>
-  </header>
-  <div id="banner" role="status" hidden></div>
   <main id="transcript" tabindex="0" aria-label="Conversation"></main>
   <div id="announcer" class="visually-hidden" aria-live="polite" aria-label="Answers read aloud"></div>
   <footer class="composer">
@@ -55,8 +51,8 @@ export function panelHtml(options: PanelHtmlOptions): string {
     <label class="visually-hidden" for="prompt">Prompt</label>
     <textarea id="prompt" rows="3" placeholder="Ask agentls… (Enter to send, Shift+Enter for a new line)"></textarea>
     <div class="composer-actions">
-      <button id="stop" class="secondary" title="Stop the running turn (agent/cancel)" aria-label="Stop the running turn" disabled>Stop</button>
-      <button id="send" title="Send (Enter)" aria-label="Send the prompt">Send</button>
+      <button id="stop" class="icon-button stop" title="Stop the running turn" aria-label="Stop the running turn" hidden disabled><span class="codicon codicon-debug-stop" aria-hidden="true"></span></button>
+      <button id="send" class="icon-button send" title="Send (Enter)" aria-label="Send the prompt"><span class="codicon codicon-send" aria-hidden="true"></span></button>
     </div>
   </footer>
 </div>

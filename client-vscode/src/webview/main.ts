@@ -10,7 +10,10 @@ import { ImageTray, thumbnails } from './images';
 import { ModelPicker } from './models';
 import { Announcer } from './a11y';
 import { MentionMenu } from './mentions';
-import { SessionTools, forkButton } from './sessions';
+import { forkButton } from './sessions';
+import { HistoryView } from './history';
+import { KeyNotice, SetupCard } from './setup';
+import { modeButton as makeModeButton, pickerRow, showMode } from './composer';
 import { Restore } from './checkpoints';
 import { EarlierMessages } from './earlier';
 import { ReviewList } from './review';
@@ -64,11 +67,15 @@ const $ = <T extends HTMLElement>(id: string): T => {
   if (!el) throw new Error(`#${id} missing`);
   return el as T;
 };
-const sessionSelect = $<HTMLSelectElement>('session');
-const newSessionButton = $<HTMLButtonElement>('new-session');
-const sessionTools = new SessionTools(sessionSelect, post, () => state.activeSessionId, () => renderSessions());
-const banner = $<HTMLDivElement>('banner');
+const app = $<HTMLDivElement>('app');
 const transcript = $<HTMLElement>('transcript');
+/** The session list (the title bar's History action), the set-up card while no server runs, and
+ * the missing-key notice over the prompt box (history.ts, setup.ts). */
+const history = new HistoryView(post, (open) => app.classList.toggle('showing-history', open));
+const setupCard = new SetupCard(post);
+const banner = setupCard.el;
+transcript.before(history.el, banner);
+const keyNotice = new KeyNotice(post);
 const activity = $<HTMLSpanElement>('activity');
 const usage = $<HTMLSpanElement>('usage');
 const promptBox = $<HTMLTextAreaElement>('prompt');
@@ -84,15 +91,13 @@ transcript.before(pinned);
 /** The proposed edits waiting for review, in every session (proposals.ts). */
 const proposalList = new ProposalList(post);
 pinned.before(proposalList.el);
-/** Plan mode on/off for the active session (agent/setMode). */
-const modeButton = h(
-  'button',
-  { class: 'secondary mode', id: 'mode', 'aria-pressed': 'false', title: 'Plan mode: the agent only reads and plans; nothing changes until you approve its plan' },
-  'Plan',
-);
-stopButton.before(modeButton);
-/** The model picker in the header (models.ts); the live region reading finished blocks (a11y.ts). */
-const modelPicker = new ModelPicker(newSessionButton.parentElement ?? document.body, (model) => post({ type: 'set-model', model }), () => post({ type: 'list-models' }));
+/** The mode and model pickers under the prompt box (composer.ts, models.ts). */
+const pickers = pickerRow(stopButton.parentElement ?? document.body);
+promptBox.before(keyNotice.el);
+const modeButton = makeModeButton();
+pickers.append(modeButton);
+const modelPicker = new ModelPicker(pickers, (model) => post({ type: 'set-model', model }), () => post({ type: 'list-models' }));
+/** The live region reading finished blocks (a11y.ts). */
 const announcer = new Announcer($<HTMLElement>('announcer'));
 /** Restore at a user message, and Redo (checkpoints.ts); the pending review "after" (review.ts). */
 const restore = new Restore(post, (prompt) => {
@@ -407,45 +412,22 @@ function rerender(item: Item): void {
   rendered.set(item.id, { rev: item.rev, el });
 }
 
-function sessionLabel(info: SessionInfo): string {
-  const title = info.title || 'Untitled session';
-  const when = new Date(info.updatedAt).toLocaleString(undefined, {
-    month: 'short',
-    day: 'numeric',
-    hour: '2-digit',
-    minute: '2-digit',
-  });
-  const busy = info.sessionId === state.view?.sessionId ? state.view.busy : info.busy;
-  return `${busy ? '● ' : ''}${title} — ${when}`;
-}
-
 function renderSessions(): void {
   const { activeSessionId } = state;
-  const sessions = sessionTools.shown(state.sessions);
-  sessionSelect.replaceChildren();
-  const known = new Set(sessions.map((s) => s.sessionId));
-  if (activeSessionId && !known.has(activeSessionId)) {
-    sessionSelect.append(h('option', { value: activeSessionId }, state.view?.title || 'New session'));
-  }
-  for (const info of sessions) sessionSelect.append(h('option', { value: info.sessionId }, sessionLabel(info)));
-  if (!sessionSelect.options.length) sessionSelect.append(h('option', { value: '' }, 'No sessions yet'));
-  sessionSelect.value = activeSessionId ?? '';
-  sessionSelect.disabled = state.connection !== 'running';
-  sessionTools.enable(state.connection === 'running', Boolean(activeSessionId));
+  app.dataset.session = activeSessionId ?? '';
+  const known = state.sessions.some((s) => s.sessionId === activeSessionId);
+  // A new session is listed before the server's list has it.
+  const sessions: SessionInfo[] =
+    activeSessionId && !known && state.view
+      ? [{ sessionId: activeSessionId, title: state.view.title || 'New session', createdAt: Date.now(), updatedAt: Date.now(), busy: state.view.busy, model: '', usage: state.view.usage.session } as SessionInfo, ...state.sessions]
+      : state.sessions;
+  history.set(sessions, activeSessionId, state.connection === 'running');
 }
 
+/** The set-up card while no server runs (setup.ts); it holds the place of an empty conversation. */
 function renderBanner(): void {
-  const text =
-    state.connection === 'starting'
-      ? 'Starting the agentls server…'
-      : state.connection === 'restarting'
-        ? `The agentls server stopped; restarting it… ${state.connectionMessage ?? ''}`
-        : state.connection === 'stopped'
-          ? `The agentls server is not running. ${state.connectionMessage ?? ''}`
-          : '';
-  banner.hidden = !text;
-  banner.textContent = text.trim();
-  banner.className = state.connection === 'stopped' ? 'banner error' : 'banner';
+  setupCard.render({ connection: state.connection, connectionMessage: state.connectionMessage, setup: state.setup });
+  app.classList.toggle('setting-up', setupCard.blocking);
 }
 
 function nearBottom(): boolean {
@@ -536,9 +518,12 @@ function renderFooter(): void {
   const sessionUsage = view?.usage.session ?? {};
   usage.textContent = view ? `${formatCost(sessionUsage.costUsd)} · ${formatTokens(totalTokens(sessionUsage))} tokens` : '';
   stopButton.disabled = !view?.busy || state.connection !== 'running';
+  stopButton.hidden = !view?.busy; // Send's place is enough while idle
+  keyNotice.render(state.connection === 'running' ? modelPicker.missingKey() : undefined);
   promptBox.placeholder = view?.busy ? BUSY_PLACEHOLDER : idlePlaceholder;
   const planning = view?.mode === 'plan';
   modeButton.setAttribute('aria-pressed', String(planning));
+  showMode(modeButton, planning);
   modeButton.classList.toggle('active', planning);
   modeButton.disabled = state.connection !== 'running';
   const key = JSON.stringify([view?.todos ?? [], view?.mode ?? 'build']);
@@ -547,7 +532,6 @@ function renderFooter(): void {
     renderPinned(pinned, view?.todos, view?.mode);
   }
   sendButton.disabled = state.connection !== 'running';
-  newSessionButton.disabled = state.connection !== 'running';
 }
 
 let scheduled = false;
@@ -644,10 +628,6 @@ modeButton.addEventListener('click', () => post({ type: 'set-mode', mode: state.
 promptBox.addEventListener('input', saveUi);
 sendButton.addEventListener('click', () => send());
 stopButton.addEventListener('click', () => post({ type: 'cancel' }));
-newSessionButton.addEventListener('click', () => post({ type: 'new-session' }));
-sessionSelect.addEventListener('change', () => {
-  if (sessionSelect.value) post({ type: 'select-session', sessionId: sessionSelect.value });
-});
 
 // ---- messages from the extension --------------------------------------------------------
 
@@ -715,6 +695,7 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       return;
     case 'models':
       modelPicker.setModels(message.models, message.current);
+      keyNotice.render(state.connection === 'running' ? modelPicker.missingKey() : undefined);
       return;
     case 'mention-results':
       mentionMenu.setResults(message.kind, message.query, message.items);
@@ -723,7 +704,14 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       mentionMenu.added(message.item, message.error);
       return;
     case 'session-search':
-      sessionTools.setResults(message.query, message.sessions);
+      history.setResults(message.query, message.sessions);
+      return;
+    case 'setup':
+      state.setup = message.setup;
+      renderBanner();
+      return;
+    case 'show-history':
+      history.toggle();
       return;
     case 'revert-preview':
       restore.previewed(message);

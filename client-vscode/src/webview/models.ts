@@ -1,4 +1,4 @@
-// The model picker in the panel's header: the models the server lists (agent/listModels, as
+// The model picker in the panel's composer: the models the server lists (agent/listModels, as
 // `agentls models` prints them) grouped by provider, each with its price; choosing one posts
 // set-model (kept for the workspace, used by the active session from its next turn).
 import type { ModelEntry } from '../protocol/generated';
@@ -26,6 +26,8 @@ export function modelDetail(entry: ModelEntry): string {
 export class ModelPicker {
   readonly select: HTMLSelectElement;
   private loaded = false;
+  private models: ModelEntry[] = [];
+  private current?: string;
 
   constructor(
     parent: HTMLElement,
@@ -53,7 +55,16 @@ export class ModelPicker {
     }
   }
 
+  /** The chosen model's provider and the variable of its key, when the server says it has none. */
+  missingKey(): { name: string; provider: string } | undefined {
+    const entry = this.models.find((m) => m.model === this.current);
+    if (!entry || entry.hasKey || !entry.keyEnv) return undefined;
+    return { name: entry.keyEnv, provider: entry.provider };
+  }
+
   setModels(models: ModelEntry[], current: string | undefined): void {
+    this.models = models;
+    this.current = current;
     const groups = new Map<string, HTMLOptGroupElement>();
     this.select.replaceChildren();
     if (current && !models.some((m) => m.model === current)) {
@@ -73,5 +84,7 @@ export class ModelPicker {
     }
     if (current) this.select.value = current;
     this.select.hidden = !this.select.options.length;
+    const chosen = models.find((m) => m.model === current);
+    this.select.title = chosen ? `${modelLabel(chosen)}\n${modelDetail(chosen)}` : 'The model of this workspace’s sessions';
   }
 }

@@ -294,6 +294,7 @@ describe.skipIf(!haveChromium)('the panel in Chromium, replaying a recorded agen
     await expect.poll(() => page.locator('#activity').textContent()).toBe('Working… · 1 queued');
     await clearPosted();
     await page.locator('#stop').click();
+    await send({ type: 'show-history' }); // the title bar's History action
     await page.locator('#new-session').click();
     expect(await posted()).toEqual([{ type: 'cancel' }, { type: 'new-session' }]);
   });
@@ -313,13 +314,13 @@ describe.skipIf(!haveChromium)('the panel in Chromium, replaying a recorded agen
     expect(await page.locator('#prompt').inputValue()).toBe('half a thought');
     expect(await page.locator('.tool').first().evaluate((el) => (el as HTMLDetailsElement).open)).toBe(true);
     expect(await text(page.locator('.message.assistant').last())).toBe(rendered(fixture.result.text));
-    expect(await page.locator('#session option:checked').textContent()).toContain('Fix the failing test');
+    expect(await page.locator('#app').getAttribute('data-session')).toBe(sessionId);
     await page.screenshot({ path: join(artifacts, 'panel-reloaded.png') });
   });
 
   it('shows when the server is down and disables sending', async () => {
     await send({ type: 'state', state: { connection: 'restarting', connectionMessage: 'The running turn was lost.', sessions: [], view: emptyView(sessionId) } });
-    await expect.poll(() => page.locator('#banner').textContent()).toContain('restarting');
+    await expect.poll(() => page.locator('#setup').textContent()).toContain('restarting');
     expect(await page.locator('#send').isDisabled()).toBe(true);
   });
 

@@ -22,6 +22,9 @@ export function serve(): Promise<{ server: Server; origin: string }> {
       }
       if (path === '/panel.html') {
         body = panelHtml({ cspSource: origin, nonce: 'N' + Math.random().toString(36).slice(2), scriptUri: `${origin}/dist/webview.js`, styleUri: `${origin}/dist/webview.css` });
+      } else if (path === '/theme.css') {
+        body = readFileSync(join(extensionRoot, 'test/browser/vscode-dark-modern.css')); // VS Code's Dark Modern variables
+        type = 'text/css';
       } else if (path.startsWith('/dist/')) {
         const file = join(extensionRoot, normalize(path).replace(/^(\.\.[/\\])+/, ''));
         if (existsSync(file)) body = readFileSync(file);

@@ -28,8 +28,10 @@ describe('the panel page', () => {
   });
 
   it('labels its controls', () => {
-    for (const id of ['session', 'prompt']) expect(html).toMatch(new RegExp(`<label[^>]*for="${id}"`));
-    expect(html).toContain('aria-label="New session"');
+    expect(html).toMatch(/<label[^>]*for="prompt"/);
+    // Icon buttons are named by their label (the session list, set-up card and pickers come from
+    // the script, tested in the browser: test/browser/layout.test.ts).
+    for (const name of ['Send the prompt', 'Stop the running turn']) expect(html).toContain(`aria-label="${name}"`);
   });
 });
 
