@@ -71,6 +71,26 @@ def take_credentials() -> int:
     return taken
 
 
+# What the cloud providers' SDKs read as credentials from the environment (boto3 for Bedrock,
+# google-auth for Vertex): once agentls uses such a provider, they are its credentials, kept from
+# the processes it starts like an API key. The user's other variables (AWS_REGION, AWS_PROFILE,
+# GOOGLE_CLOUD_PROJECT, ...) still reach them.
+CLOUD_CREDENTIALS: dict[str, tuple[str, ...]] = {
+    "bedrock": (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_SECURITY_TOKEN",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+    ),
+    "vertex": (
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_OAUTH_ACCESS_TOKEN",
+        "CLOUDSDK_AUTH_ACCESS_TOKEN",
+    ),
+}
+
 # Variables read as credentials since start (a provider's apiKeyEnv): kept from child processes.
 _named: set[str] = set()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 
-from agentls.environ_scrub import credential
+from agentls.environ_scrub import CLOUD_CREDENTIALS, credential, keep_credentials
 from agentls.model.anthropic_provider import AnthropicProvider
 from agentls.model.base import ModelRequest, Provider, ProviderError, StreamEvent
 from agentls.model.providers import ProviderSettings, UnknownProvider, resolve
@@ -65,6 +65,8 @@ def create_provider(
             timeout_s=o.timeout_s,
         )
     provider: AnthropicProvider
+    # A cloud's credentials in the environment are agentls's own once it talks to that cloud.
+    keep_credentials(CLOUD_CREDENTIALS.get(settings.type, ()))
     if settings.type == "bedrock":
         from agentls.model.cloud import BedrockProvider
 
