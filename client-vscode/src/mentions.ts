@@ -144,6 +144,7 @@ export class Mentions implements vscode.Disposable {
       return {
         label: symbol.name,
         detail: `${vscode.workspace.asRelativePath(uri, false)}:${range.start.line + 1}`,
+        name: symbol.name,
         ref: { uri: uri.toString(), range: wireRange(range) },
       };
     });
@@ -168,7 +169,9 @@ export class Mentions implements vscode.Disposable {
     if (!editor || editor.selection.isEmpty) return 'Select some code in an editor first.';
     const uri = editor.document.uri.toString();
     const range = wireRange(editor.selection);
-    return { label: contextLabel(uri, range), ref: { uri, range } };
+    const label = contextLabel(uri, range); // calc.py:3-7
+    const name = vscode.workspace.asRelativePath(editor.document.uri, false) + label.slice(label.lastIndexOf(':')); // src/calc.py:3-7
+    return { label, detail: name, name, ref: { uri, range } };
   }
 
   private problems(): MentionItem {
@@ -206,7 +209,7 @@ export class Mentions implements vscode.Disposable {
 }
 
 function fileItem(path: string, uri: vscode.Uri): MentionItem {
-  return { label: contextLabel(path), detail: path, ref: { uri: uri.toString() } };
+  return { label: contextLabel(path), detail: path, name: path, ref: { uri: uri.toString() } };
 }
 
 function runGit(args: string[], cwd: string): Promise<string | Error> {

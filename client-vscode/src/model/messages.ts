@@ -66,6 +66,9 @@ export interface MentionItem {
   label: string;
   detail?: string;
   ref: ContextRef | TextRef;
+  /** What the prompt says in the mention's place (a file's workspace path, a symbol's name);
+   * the label when there is none. */
+  name?: string;
 }
 export type MentionSearchKind = 'file' | 'symbol';
 export type MentionKind = 'selection' | 'problems' | 'terminal' | 'git';

@@ -590,7 +590,7 @@ function renderMcp(servers: McpServerInfo[]): void {
 /** While a turn runs, a prompt steers it (added at its next step) unless `queue` is asked for
  * (Alt+Enter): then it waits for the turn to end. */
 function send(queue = false): void {
-  const text = promptBox.value;
+  const text = mentionMenu.inPlace(promptBox.value); // each @-mention's chip as its name (mentions.ts)
   // A prompt of images only (chips and an empty box) is sent as its images.
   if ((!text.trim() && imageTray.count === 0) || state.connection !== 'running') return;
   const images = imageTray.take();
@@ -598,7 +598,7 @@ function send(queue = false): void {
   const attached = { ...(images.length ? { images } : {}), ...(context.length ? { context } : {}) };
   post(state.view?.busy && !queue ? { type: 'prompt', text, mode: 'steer', ...attached } : { type: 'prompt', text, ...attached });
   promptBox.value = '';
-  saveUi();
+  promptBox.dispatchEvent(new Event('input')); // the chips go too; the draft is saved
   promptBox.focus(); // also after a click on Send
 }
 

@@ -6,7 +6,7 @@ import { AgentHost, type AgentConnection, type HostUi } from '../../src/host';
 import { PathIndex, rankPaths } from '../../src/mentionMatch';
 import { isPanelMessage, type HostMessage, type MentionItem } from '../../src/model/messages';
 import type { AgentRequests } from '../../src/protocol/generated';
-import { mentionQuery, parseQuery } from '../../src/webview/mentions';
+import { locateTokens, mentionQuery, nameOf, parseQuery, tokenOf } from '../../src/webview/mentions';
 
 describe('completion', () => {
   it('finds the mention being typed: an @ at the start or after a space, up to the caret', () => {
@@ -18,17 +18,33 @@ describe('completion', () => {
     expect(mentionQuery('no mention', 10)).toBeUndefined();
   });
 
-  it('offers the kinds that start with the query, or searches files and symbols', () => {
-    const kinds = (q: string): string[] => {
-      const parsed = parseQuery(q);
-      return 'kinds' in parsed ? parsed.kinds.map((k) => k.name) : [];
-    };
-    expect(kinds('')).toEqual(['file', 'symbol', 'selection', 'problems', 'terminal', 'git']);
-    expect(kinds('s')).toEqual(['symbol', 'selection']);
+  it('searches files and symbols for any query, with the kinds that start with it; file: and symbol: search one', () => {
+    const kinds = (q: string): string[] => parseQuery(q).kinds.map((k) => k.name);
+    expect(kinds('')).toEqual(['selection', 'problems', 'terminal', 'git']);
+    expect(kinds('s')).toEqual(['selection']);
     expect(kinds('P')).toEqual(['problems']);
-    expect(kinds('zzz')).toEqual([]);
-    expect(parseQuery('file:calc')).toEqual({ search: 'file', text: 'calc' });
-    expect(parseQuery('symbol:')).toEqual({ search: 'symbol', text: '' });
+    expect(kinds('calc')).toEqual([]);
+    expect(parseQuery('calc')).toMatchObject({ text: 'calc', search: ['file', 'symbol'] });
+    expect(parseQuery('file:calc')).toEqual({ search: ['file'], text: 'calc', kinds: [] });
+    expect(parseQuery('symbol:')).toEqual({ search: ['symbol'], text: '', kinds: [] });
+  });
+
+  it("finds a chip's token where it stands alone, the longer of two that overlap", () => {
+    const text = '@calc.py and @calc.pyc, not x@calc.py; @calc.py.';
+    expect(locateTokens(text, ['@calc.py'])).toEqual([
+      { start: 0, end: 8, token: 0 },
+      { start: 39, end: 47, token: 0 }, // punctuation after it ends it
+    ]);
+    expect(locateTokens('see @calc.py', ['@calc', '@calc.py'])).toEqual([{ start: 4, end: 12, token: 1 }]);
+    expect(locateTokens('nothing here', ['@calc.py'])).toEqual([]);
+  });
+
+  it("shows a mention as @label and says its name in the prompt's text", () => {
+    const file = { label: 'calc.py', detail: 'src/calc.py', name: 'src/calc.py', ref: { uri: 'file:///w/src/calc.py' } };
+    expect(tokenOf(file)).toBe('@calc.py');
+    expect(nameOf(file)).toBe('src/calc.py');
+    expect(tokenOf(PROBLEMS)).toBe('@problems');
+    expect(nameOf(PROBLEMS)).toBe('@problems'); // the label of its context block
   });
 
   it('ranks files: a name starting with the query first (exact, shorter, shallower), then fuzzy', () => {
