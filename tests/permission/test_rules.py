@@ -178,3 +178,48 @@ def test_secrets_ask_even_under_blanket_allow_until_a_pattern_opens_them() -> No
     )
     assert opened.evaluate("read", "app/.env") == "allow"
     assert opened.evaluate("read", "deploy.key") == "ask"
+
+
+# ---- webfetch: a grant is for scheme, host and port --------------------------------------------
+
+
+def test_an_always_grant_for_webfetch_is_for_that_origin_only() -> None:
+    from agentls.permission.grants import grant_for
+
+    grant = grant_for("webfetch", "https://docs.example.com:443", outside_workspace=False)
+    assert grant is not None and "https://docs.example.com:443" in grant.label
+    rules = PermissionRules.from_config({}).extended(grant.rules)
+    assert rules.evaluate("webfetch", "https://docs.example.com:443") == "allow"
+    for other in (
+        "http://docs.example.com:80",
+        "https://docs.example.com:8443",
+        "http://docs.example.com:443",
+        "https://evil.docs.example.com:443",
+    ):
+        assert rules.evaluate("webfetch", other) == "ask", other
+
+
+def test_an_older_host_grant_allows_the_default_ports_only() -> None:
+    older = Rule(tool="webfetch", pattern="docs.example.com", action="allow", exact=True)
+    rules = PermissionRules.from_config({}).extended([older])
+    assert rules.evaluate("webfetch", "https://docs.example.com:443") == "allow"
+    assert rules.evaluate("webfetch", "http://docs.example.com:80") == "allow"
+    assert rules.evaluate("webfetch", "https://docs.example.com:8443") == "ask"
+
+
+def test_a_configured_webfetch_rule_may_name_a_scheme_and_port() -> None:
+    rules = PermissionRules.from_config(
+        {"webfetch": {"*.example.com": "allow", "http://localhost:8000": "allow"}}
+    )
+    assert rules.evaluate("webfetch", "https://a.example.com:8443") == "allow"
+    assert rules.evaluate("webfetch", "http://localhost:8000", outside_workspace=True) == "allow"
+    assert rules.evaluate("webfetch", "http://localhost:8001", outside_workspace=True) == "deny"
+    assert rules.evaluate("webfetch", "https://localhost:8000", outside_workspace=True) == "deny"
+
+
+def test_no_grant_for_a_private_or_odd_origin() -> None:
+    from agentls.permission.grants import grant_for
+
+    assert grant_for("webfetch", "http://127.0.0.1:80", outside_workspace=True) is None
+    assert grant_for("webfetch", "ftp://example.com:21", outside_workspace=False) is None
+    assert grant_for("webfetch", "https://*.example.com:443", outside_workspace=False) is None

@@ -159,7 +159,7 @@ async def test_a_redirect_to_another_host_asks_for_that_host(web: LocalWeb, tmp_
     ctx.reject = True
     with pytest.raises(PermissionDenied, match="rejected"):
         await fetch(ctx, url=web.base + "/hop")
-    assert [q.subject for q in ctx.asked] == ["localhost"]
+    assert [q.subject for q in ctx.asked] == [f"http://localhost:{web.port}"]
     assert [s.path for s in web.seen] == ["/hop"]
     ctx.reject = False
     result = await fetch(ctx, url=web.base + "/hop")
@@ -354,4 +354,4 @@ async def test_always_in_the_loop_grants_only_that_host(
     assert "other.example.invalid" in second.title
     assert len(h.of_type("permission-request")) == 2
     grants = await h.store.list_grants(session.id)
-    assert [g[:3] for g in grants] == [("webfetch", "docs.example.invalid", "allow")]
+    assert [g[:3] for g in grants] == [("webfetch", "https://docs.example.invalid:443", "allow")]

@@ -17,7 +17,14 @@ from pathlib import Path
 from agentls.permission.bash import Command, analyze, normalise_line
 from agentls.permission.bash_decision import resolve_write, risky_option
 from agentls.permission.bash_names import SHELLS, WRAPPERS
-from agentls.permission.rules import FILE_TOOLS, WEBFETCH, Rule, rules_tool
+from agentls.permission.rules import (
+    DEFAULT_PORTS,
+    FILE_TOOLS,
+    WEBFETCH,
+    Rule,
+    rules_tool,
+    split_origin,
+)
 
 
 @dataclass(frozen=True)
@@ -176,13 +183,16 @@ def _path_grant(tool: str, subject: str, outside_workspace: bool) -> Grant | Non
     return Grant((rule,), f"Always allow {_VERBS[tool]} {_show(subject)}")
 
 
-def _host_grant(host: str, *, private: bool) -> Grant | None:
-    """webfetch: that one host (not its subdomains), never for a private address (only a
-    configured rule names one)."""
-    if private or not host or any(c in host for c in "*?/[]{}") or host != host.strip():
+def _host_grant(subject: str, *, private: bool) -> Grant | None:
+    """webfetch: that one origin, scheme, host and port (not the host's other ports, nor its
+    subdomains), never for a private address (only a configured rule names one)."""
+    scheme, host, port = split_origin(subject)
+    if private or not host or any(c in host for c in "*?/[]{}") or subject != subject.strip():
         return None
-    rule = Rule(tool=WEBFETCH, pattern=host, action="allow", exact=True)
-    return Grant((rule,), f"Always allow web fetches from {_show(host)}")
+    if scheme is not None and (scheme not in DEFAULT_PORTS or port is None):
+        return None
+    rule = Rule(tool=WEBFETCH, pattern=subject, action="allow", exact=True)
+    return Grant((rule,), f"Always allow web fetches from {_show(subject)}")
 
 
 def _bash_grant(line: str, root: Path | None) -> Grant | None:

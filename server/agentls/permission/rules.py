@@ -279,8 +279,8 @@ class PermissionRules:
         )
 
     def decide_host(self, host: str, *, private: bool) -> Decision:
-        """webfetch on `host` (lower-case, no port): the last matching rule, patterns as globs
-        ("*.example.com"). A `private` host (it resolves to a loopback, link-local, private or
+        """webfetch on `host` (an origin "https://host:443", or a bare lower-case host): the last
+        matching rule, patterns as globs ("*.example.com"; see host_matches). A `private` host (it resolves to a loopback, link-local, private or
         reserved address) is denied unless the answer is not deny and a configured rule names it
         literally (not "*", not a glob, not an "always" grant): see host_named."""
         action = _decide(self.rules, WEBFETCH, False, lambda rule: host_matches(rule, host))
@@ -288,14 +288,16 @@ class PermissionRules:
             return "deny"
         return action
 
-    def host_named(self, host: str) -> bool:
-        """Whether a configured webfetch rule (not deny) names this host literally."""
+    def host_named(self, subject: str) -> bool:
+        """Whether a configured webfetch rule (not deny) names this subject's host literally."""
+        host = split_origin(subject)[1]
         return any(
             rule.tool == WEBFETCH
             and rule.action != "deny"
             and not rule.exact
             and rule.pattern is not None
-            and host_pattern(rule.pattern) == host
+            and split_origin(rule.pattern)[1] == host
+            and host_matches(rule, subject)
             for rule in self.rules
         )
 
@@ -346,16 +348,49 @@ def host_pattern(pattern: str) -> str:
     return pattern.strip().strip("[]").rstrip(".").lower()
 
 
-def host_matches(rule: Rule, host: str) -> bool:
-    """Whether a webfetch rule matches a host: no pattern matches every host, an exact rule (an
-    "always" grant) only its own, a pattern as a glob without regard to case ("*.example.com"
-    matches "docs.example.com", not "example.com")."""
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def split_origin(subject: str) -> tuple[str | None, str, int | None]:
+    """webfetch's subject or a rule's pattern as (scheme, host, port): an origin
+    ("https://example.com:443", what webfetch asks about and "always" grants) or a bare host
+    ("docs.python.org", "*.example.com": a configured rule, an older grant), whose scheme and
+    port are None."""
+    if "://" not in subject:
+        return None, host_pattern(subject), None
+    scheme, _, rest = subject.strip().partition("://")
+    rest = rest.rstrip("/")
+    if rest.startswith("["):
+        host, _, after = rest[1:].partition("]")
+        port = after[1:] if after.startswith(":") else ""
+    elif ":" in rest:
+        host, _, port = rest.rpartition(":")
+    else:
+        host, port = rest, ""
+    return scheme.lower(), host_pattern(host), int(port) if port.isdigit() else None
+
+
+def host_matches(rule: Rule, subject: str) -> bool:
+    """Whether a webfetch rule matches a subject (an origin, or a bare host): no pattern matches
+    every one; an exact rule (an "always" grant) only its own scheme, host and port (an older
+    grant naming a host alone: that host on its scheme's default port); a pattern as a glob on
+    the host without regard to case ("*.example.com" matches "docs.example.com", not
+    "example.com"), and on the scheme and port too when it names them ("http://localhost:8000")."""
     if rule.pattern is None:
         return True
-    pattern = host_pattern(rule.pattern)
+    s_scheme, s_host, s_port = split_origin(subject)
+    r_scheme, r_host, r_port = split_origin(rule.pattern)
     if rule.exact:
-        return pattern == host
-    return glob_regex(pattern, True).match(host) is not None
+        if r_host != s_host:
+            return False
+        if r_scheme is None:
+            return s_scheme is None or s_port == DEFAULT_PORTS.get(s_scheme)
+        return (r_scheme, r_port) == (s_scheme, s_port)
+    if glob_regex(r_host, True).match(s_host) is None:
+        return False
+    if r_scheme is not None and s_scheme is not None and r_scheme != s_scheme:
+        return False
+    return r_port is None or s_port is None or r_port == s_port
 
 
 def tool_matches(rule_tool: str, tool: str) -> bool:

@@ -1,8 +1,9 @@
 """webfetch: a web page as markdown, plain text or HTML.
 
 http and https only, never with credentials in the URL. Its own permission: the subject is the
-URL's host ({"webfetch": {"docs.python.org": "allow", "*.example.com": "allow"}}), asking by
-default. No SSRF: the host is resolved here (off the event loop) and a loopback, link-local,
+URL's origin, scheme, host and port; rules name a host ({"webfetch": {"docs.python.org": "allow",
+"*.example.com": "allow"}}), or a scheme and port too ("http://localhost:8000"), asking by
+default; an "always" answer grants that one origin. No SSRF: the host is resolved here (off the event loop) and a loopback, link-local,
 private, unique-local, multicast, unspecified or reserved address (IPv4-mapped and other embedded
 IPv4 too) is refused unless a configured rule names that host (permission/rules.py decide_host).
 The connection goes to the address that was checked (the URL's host kept for the Host header and
@@ -124,8 +125,17 @@ def check_url(raw: str) -> httpx2.URL:
 
 
 def host_of(url: httpx2.URL) -> str:
-    """The permission subject: the host, lower-case, IDNA-encoded, without a trailing dot."""
+    """The URL's host, lower-case, IDNA-encoded, without a trailing dot."""
     return url.raw_host.decode("ascii").rstrip(".").lower()
+
+
+def origin_of(url: httpx2.URL) -> str:
+    """The permission subject: the URL's origin, "https://host:443" (scheme and port always
+    written; an IPv6 host in brackets). A rule may name the host alone; a grant is for all three."""
+    host = host_of(url)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    shown = f"[{host}]" if ":" in host else host
+    return f"{url.scheme}://{shown}:{port}"
 
 
 def _literal(host: str) -> Address | None:
@@ -201,11 +211,11 @@ class WebFetchTool(Tool):
                 host = host_of(url)
                 literal = _literal(host)
                 literal_kind = blocked_kind(literal) if literal is not None else None
-                if host not in approved:
+                port = url.port or (443 if url.scheme == "https" else 80)
+                if origin_of(url) not in approved:
                     # Asked before the name is resolved: a lookup can itself carry data out.
                     await _authorize(ctx, url, host, fmt, literal, literal_kind)
-                    approved.add(host)
-                port = url.port or (443 if url.scheme == "https" else 80)
+                    approved.add(origin_of(url))
                 addresses = await clock.run(resolve(host, port), url)
                 if literal is None:
                     for address in addresses:
@@ -262,7 +272,7 @@ async def _authorize(
         title += f" ({host} is {address}, a {kind} address)"
     query = PermissionQuery(
         tool=TOOL,
-        subject=host,
+        subject=origin_of(url),
         title=title,
         input={"url": str(url), "format": fmt},
         outside_workspace=kind is not None,  # the rules' "private": see rules.decide_host
