@@ -29,6 +29,9 @@ const builds = [
     format: 'cjs',
     target: 'node18',
     external: ['vscode'],
+    // ES modules first: jsonc-parser's UMD build requires its parts at run time (./impl/format),
+    // which a bundle does not carry.
+    mainFields: ['module', 'main'],
   },
   {
     ...common,
