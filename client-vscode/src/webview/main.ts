@@ -18,8 +18,8 @@ import { Restore } from './checkpoints';
 import { EarlierMessages } from './earlier';
 import { ReviewList } from './review';
 import { configureMarkdown, markdown } from './markdown';
-import { setWorkspaceRoot } from './paths';
-import { foldsIntoTodoList, rejectionNote, subAgentResult, titleElement, toolName, toolStatus, wasRejected } from './toolcards';
+import { relativePaths, setWorkspaceRoot } from './paths';
+import { foldsIntoTodoList, inputFields, rejectionNote, subAgentResult, titleElement, toolName, toolStatus, wasRejected } from './toolcards';
 import {
   applyEvent,
   emptyView,
@@ -163,13 +163,13 @@ function inputSummary(item: ToolItem): HTMLElement | null {
   if (item.tool === 'exit_plan' && typeof input.plan === 'string') return markdown(input.plan, 'plan markdown');
   if (item.permission?.diff) return diffView(item.permission.diff);
   if (item.tool === 'edit' && typeof input.old_string === 'string' && typeof input.new_string === 'string') {
-    return diffView(`--- ${String(input.path ?? '')}\n${lines('-', input.old_string)}\n${lines('+', input.new_string)}\n`);
+    return diffView(`--- ${relativePaths(String(input.path ?? ''))}\n${lines('-', input.old_string)}\n${lines('+', input.new_string)}\n`);
   }
   if (!Object.keys(input).length || item.tool === 'task') return null; // a sub-agent's card shows its steps
   if (typeof input.path === 'string' && Object.keys(input).length === 1) {
-    return h('div', { class: 'input-path' }, input.path);
+    return h('div', { class: 'input-path' }, relativePaths(input.path));
   }
-  return h('pre', { class: 'input-json' }, JSON.stringify(input, null, 2));
+  return inputFields(input); // toolcards.ts: name / value lines, not a JSON document
 }
 
 function diffView(diff: string): HTMLElement {

@@ -4,7 +4,7 @@
 // sub-agent's result without the internal "[sub-agent …, session ses_…]" line.
 import type { CodeMessage } from '../model/codeBlocks';
 import type { ToolItem } from '../model/transcript';
-import { linkPaths, relativePaths } from './paths';
+import { linkPaths, pathLink, relativePaths, wholePath } from './paths';
 
 const STATUS_LABELS: Record<string, string> = {
   pending: 'pending',
@@ -61,10 +61,26 @@ export function titleElement(item: ToolItem, post: (message: CodeMessage) => voi
   const span = document.createElement('span');
   span.className = 'tool-title';
   const text = toolTitle(item);
-  span.textContent = text;
   span.title = text;
-  if (item.tool !== 'task') linkPaths(span, post);
+  const path = item.tool === 'task' ? undefined : wholePath(text);
+  if (path) span.append(pathLink(path, text, post)); // "calc.py": the title is the file
+  else span.textContent = text;
+  if (item.tool !== 'task' && !path) linkPaths(span, post);
   return span;
+}
+
+/** A call's input as "name value" lines (a nested value as compact JSON), not a JSON document. */
+export function inputFields(input: Record<string, unknown>): HTMLElement {
+  const list = document.createElement('dl');
+  list.className = 'input-fields';
+  for (const [key, value] of Object.entries(input)) {
+    const name = document.createElement('dt');
+    name.textContent = key;
+    const shown = document.createElement('dd');
+    shown.textContent = typeof value === 'string' ? relativePaths(value) : JSON.stringify(value);
+    list.append(name, shown);
+  }
+  return list;
 }
 
 /** A todowrite call whose update is shown by the pinned todo list, not by a card of its own
