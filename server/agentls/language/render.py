@@ -78,7 +78,9 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" + ("" if count == 1 else "s")
 
 
-def render_hits(hits: list[Hit], cap: int = MAX_HITS) -> str:
+def render_hits(
+    hits: list[Hit], cap: int = MAX_HITS, narrow: str = "narrow the question to see them"
+) -> str:
     """Hits grouped by file (files in order of their first hit, lines in order), each hit one
     line `  12: the line's text`; past `cap` hits, how many more there are and in how many files."""
     seen: set[tuple[str, int, str | None]] = set()
@@ -108,7 +110,7 @@ def render_hits(hits: list[Hit], cap: int = MAX_HITS) -> str:
     if more > 0:
         files = len({h.rel for h in unique[shown:]} - {h.rel for h in unique[:shown]})
         extra = f" (in {plural(files, 'more file')})" if files else ""
-        lines.append(f"... {more} more{extra}; narrow the question to see them.")
+        lines.append(f"... {more} more{extra}; {narrow}.")
     return "\n".join(lines)
 
 

@@ -5,6 +5,7 @@ names filtered by the read rules (a secret or denied file's hits are left out, a
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from agentls.language.errors import LanguageUnavailable
 from agentls.language.positions import SymbolNotFound, SymbolPosition, find_symbol, uri_to_path
 from agentls.language.render import Hit, plural
 from agentls.tools.base import PermissionQuery, ToolContext, ToolError, ToolInput, input_dict
+from agentls.tools.globbing import glob_matcher
 
 FALLBACK = " Use grep and read instead for this one."
 
@@ -27,6 +29,68 @@ class SymbolInput(ToolInput):
         ge=1,
         description="About where it is (1-based line); the nearest occurrence is used.",
     )
+
+
+class PlacesInput(SymbolInput):
+    """references and callers: a symbol, and which files' places to list."""
+
+    include: str | None = Field(
+        default=None,
+        description="Only places in files matching this glob, relative to the workspace "
+        "(`src/**`, `*.py`, `tests/**/test_*.py`, or one file's path). Use it when the answer "
+        "lists more places than it shows.",
+    )
+
+
+# How the truncation note of references and callers says to narrow them.
+NARROW = 'narrow it with include (a glob of files, e.g. "src/**" or a file from the list above)'
+# At most this many files listed with their counts before the places.
+MAX_FILES_LISTED = 300
+
+
+def only_included(hits: list[Hit], include: str | None) -> tuple[list[Hit], int]:
+    """The hits in files matching the `include` glob (relative paths; a file outside the
+    workspace never matches), and how many were left out."""
+    if include is None or not include.strip():
+        return hits, 0
+    matcher = glob_matcher(include)
+    kept = [h for h in hits if not os.path.isabs(h.rel) and matcher.match(h.rel)]
+    return kept, len(hits) - len(kept)
+
+
+def file_counts(hits: list[Hit]) -> str:
+    """Every file of the hits with its count of places (most first), one a line: listed before
+    the places, so a long answer can be narrowed to the files that matter."""
+    places: dict[str, set[int]] = {}
+    for hit in hits:
+        places.setdefault(hit.rel, set()).add(hit.line)
+    ranked = sorted(places.items(), key=lambda item: (-len(item[1]), item[0]))
+    lines = [f"  {rel}: {len(lines)}" for rel, lines in ranked[:MAX_FILES_LISTED]]
+    if len(ranked) > MAX_FILES_LISTED:
+        lines.append(f"  ... and {plural(len(ranked) - MAX_FILES_LISTED, 'more file')}")
+    return "Files:\n" + "\n".join(lines) + "\n"
+
+
+# A line that only imports names (Python, JavaScript/TypeScript, Rust, Go): a reference on it
+# is no call.
+_IMPORT = re.compile(r"^\s*(?:from\s+\S+\s+import\b|import\b|export\s.*\bfrom\s|use\s|#include\b)")
+_OPEN_IMPORT = re.compile(r"^\s*(?:from\s+\S+\s+import\s*\(|import\s*\(|import\s*\{|export\s*\{)")
+
+
+def is_import(lines: list[str] | None, line: int) -> bool:
+    """Whether `line` (0-based) of a file is an import: an import line, or a name inside an
+    import's parentheses or braces spread over several lines."""
+    if lines is None or not 0 <= line < len(lines):
+        return False
+    if _IMPORT.match(lines[line]):
+        return True
+    for back in range(line - 1, max(-1, line - 200), -1):
+        text = lines[back]
+        if any(close in text for close in (")", "}")):
+            return False
+        if _OPEN_IMPORT.match(text):
+            return True
+    return False
 
 
 @dataclass
@@ -150,13 +214,17 @@ class Shown:
             self.hidden += 1
         return ok
 
-    async def line(self, path: Path, line: int) -> str | None:
+    async def lines(self, path: Path) -> list[str] | None:
+        """The file's lines (read once), None when it cannot be read."""
         if path not in self._lines:
             try:
                 self._lines[path] = (await self._ctx.workspace.read_text(path)).splitlines()
             except (OSError, UnicodeDecodeError):
                 self._lines[path] = None
-        lines = self._lines[path]
+        return self._lines[path]
+
+    async def line(self, path: Path, line: int) -> str | None:
+        lines = await self.lines(path)
         return lines[line] if lines is not None and 0 <= line < len(lines) else None
 
     async def hit(self, path: Path, line: int, label: str | None = None) -> Hit | None:

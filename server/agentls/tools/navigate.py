@@ -4,6 +4,7 @@ rules for the file they are given and for every file an answer names."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,16 +32,22 @@ from agentls.tools.base import (
     input_dict,
 )
 from agentls.tools.lookup import (
+    NARROW,
+    PlacesInput,
     Shown,
     SymbolInput,
     as_list,
     ask,
     ask_if_offered,
+    file_counts,
     hits_of,
+    is_import,
     locate,
     location_of,
+    only_included,
 )
 
+MODULE_LEVEL = "module level"
 _INSTEAD = (
     " Prefer it over grep for code: it follows the language's own scoping and imports, so it "
     "skips comments, strings and namesakes."
@@ -176,29 +183,44 @@ class DefinitionTool(_AtSymbol):
         )
 
 
+def places_text(head: str, hits: list[Hit], include: str | None, left_out: int) -> str:
+    """references' and callers' answer: the head, every file with its count, the places (up to
+    the cap, then how to narrow them)."""
+    where = f" matching {include!r}" if include else ""
+    outside = f" ({left_out} more in other files)" if left_out else ""
+    files = len({h.rel for h in hits})
+    counts = file_counts(hits) if files > 1 else ""
+    return (
+        f"{head} in {plural(files, 'file')}{where}{outside}:\n"
+        f"{counts}{render_hits(hits, narrow=NARROW)}"
+    )
+
+
 class ReferencesTool(_AtSymbol):
     name = "references"
     description = (
         "Find every use of a symbol across the workspace with the language server (its "
         "definition included): give the file it is defined or used in, its name, and about which "
-        "line. Returns the places grouped by file, one line of context each." + _INSTEAD
+        "line. Returns every file with its count, then the places grouped by file, one line of "
+        "context each; `include` (a glob) keeps the places in some files only." + _INSTEAD
     )
+    input_model = PlacesInput
     verb = "Find references to"
 
     async def run(self, params: ToolInput, ctx: ToolContext) -> ToolResult:
-        params = expect_input(params, SymbolInput)
+        params = expect_input(params, PlacesInput)
         at = await locate(ctx, self.name, params, verb=self.verb)
         shown = Shown(ctx)
         request = {**at.params(), "context": {"includeDeclaration": True}}
         result = await ask(ctx, "textDocument/references", request, at.path)
-        hits = await hits_of(shown, as_list(result))
+        hits, left_out = only_included(await hits_of(shown, as_list(result)), params.include)
         head = f"References to {at.position.note}: {plural(len(hits), 'place')}"
         if not hits:
-            return ToolResult(head + "." + shown.note())
-        files = len({h.rel for h in hits})
-        body = render_hits(hits)
+            where = f" in files matching {params.include!r}" if params.include else ""
+            outside = f" ({left_out} in other files)" if left_out else ""
+            return ToolResult(head + where + outside + "." + shown.note())
         return ToolResult(
-            f"{head} in {plural(files, 'file')}:\n{body}{shown.note()}",
+            places_text(head, hits, params.include, left_out) + shown.note(),
             title=self.title(input_dict(params)),
         )
 
@@ -255,13 +277,15 @@ class CallersTool(_AtSymbol):
     name = "callers"
     description = (
         "Find the functions that call a function or method (incoming calls) with the language "
-        "server: give the file, its name and about which line. Returns each caller with the "
-        "lines of its calls, grouped by file." + _INSTEAD
+        "server: give the file, its name and about which line. Returns every file with its "
+        "count, then each caller with the lines of its calls, grouped by file; `include` (a "
+        "glob) keeps the callers in some files only." + _INSTEAD
     )
+    input_model = PlacesInput
     verb = "Find the callers of"
 
     async def run(self, params: ToolInput, ctx: ToolContext) -> ToolResult:
-        params = expect_input(params, SymbolInput)
+        params = expect_input(params, PlacesInput)
         at = await locate(ctx, self.name, params, verb=self.verb)
         shown = Shown(ctx)
         note = ""
@@ -271,13 +295,22 @@ class CallersTool(_AtSymbol):
         if items is not None:
             hits = await self._hierarchy(ctx, shown, items, at.path)
         else:
-            hits = await self._from_references(ctx, shown, at.params(), at.path, at.position.line)
+            hits = await self._from_references(ctx, shown, at.params(), at.path, params.symbol)
             note = "\n(The language server has no call hierarchy: callers from its references.)"
-        head = f"Callers of {at.position.note}: {plural(len({h.label for h in hits}), 'caller')}"
+        hits, left_out = only_included(hits, params.include)
+        # A caller is a function in a file: two namesakes in two files are two callers; uses
+        # outside any function are counted apart.
+        callers = {(h.rel, h.label) for h in hits if h.label != MODULE_LEVEL}
+        head = f"Callers of {at.position.note}: {plural(len(callers), 'caller')}"
+        top = len({h.line for h in hits if h.label == MODULE_LEVEL})
+        if top:
+            head += f" and {plural(top, 'use')} at module level"
         if not hits:
-            return ToolResult(head + "." + note + shown.note())
+            where = f" in files matching {params.include!r}" if params.include else ""
+            outside = f" ({left_out} in other files)" if left_out else ""
+            return ToolResult(head + where + outside + "." + note + shown.note())
         return ToolResult(
-            f"{head}:\n{render_hits(hits)}{note}{shown.note()}",
+            places_text(head, hits, params.include, left_out) + note + shown.note(),
             title=self.title(input_dict(params)),
         )
 
@@ -306,24 +339,31 @@ class CallersTool(_AtSymbol):
         return hits
 
     async def _from_references(
-        self, ctx: ToolContext, shown: Shown, params: dict[str, Any], path: Path, line: int
+        self, ctx: ToolContext, shown: Shown, params: dict[str, Any], path: Path, symbol: str
     ) -> list[Hit]:
-        """References (not the definition), each labelled with the function it is in (from the
-        file's document symbols)."""
+        """References that are uses (not the definition, not an import), each labelled with the
+        function it is in (from the file's document symbols)."""
         request = {**params, "context": {"includeDeclaration": False}}
         hits: list[Hit] = []
         outlines: dict[Path, list[tuple[int, int, str]]] = {}
+        defines = re.compile(
+            rf"^\s*(?:async\s+)?(?:def|class|function|fn|func)\s+{re.escape(symbol)}\b"
+        )
         for item in as_list(await ask(ctx, "textDocument/references", request, path)):
             where = location_of(item)
-            if where is None or (where[0] == path and where[1] == line):
+            if where is None or not shown.allowed(where[0]):
                 continue
-            if not shown.allowed(where[0]):
+            lines = await shown.lines(where[0])
+            text = lines[where[1]] if lines is not None and 0 <= where[1] < len(lines) else None
+            # A server may list the definition anyway; an import names it but calls nothing.
+            if (text is not None and defines.match(text)) or is_import(lines, where[1]):
                 continue
             if where[0] not in outlines:
                 outlines[where[0]] = await self._functions(ctx, where[0])
-            enclosing = [f for f in outlines[where[0]] if f[0] <= where[1] <= f[1]]
-            label = min(enclosing, key=lambda f: f[1] - f[0])[2] if enclosing else "module level"
-            text = await shown.line(where[0], where[1])
+            # The innermost function around the line that is more than the line itself (an
+            # imported name is outlined as a one-line function by some servers).
+            enclosing = [f for f in outlines[where[0]] if f[0] <= where[1] <= f[1] and f[0] < f[1]]
+            label = min(enclosing, key=lambda f: f[1] - f[0])[2] if enclosing else MODULE_LEVEL
             hits.append(Hit(ctx.relative(where[0]), where[1], text, label))
         return hits
 
