@@ -6,13 +6,14 @@
 // inline styles is ever parsed.
 // shiki's primitive layer (tokens only; no HTML renderer in the bundle) and its JavaScript regex
 // engine (no WebAssembly, which the panel's CSP does not allow).
-import { codeToTokensBase, createShikiPrimitive, type LanguageRegistration, type ShikiPrimitive, type ThemeRegistrationAny } from '@shikijs/primitive';
+import { codeToTokensBase, createShikiPrimitive, type LanguageRegistration, type ShikiPrimitive, type ThemedToken, type ThemeRegistrationAny } from '@shikijs/primitive';
 import { createJavaScriptRegexEngine } from 'shiki/engine/javascript';
 import type { CodeTheme, CodeMessage } from '../model/codeBlocks';
 
 const ITALIC = 1;
 const BOLD = 2;
 const UNDERLINE = 4;
+const CACHE_SIZE = 200;
 
 export class Highlighter {
   private core: ShikiPrimitive | undefined;
@@ -21,6 +22,8 @@ export class Highlighter {
   /** A name as written in a fence (lower case) -> the loaded grammar's name; null: none exists. */
   private readonly langs = new Map<string, string | null>();
   private readonly asked = new Set<string>();
+  /** Tokens of the blocks drawn lately, by theme, language and text (least recently used first). */
+  private readonly cache = new Map<string, ThemedToken[][]>();
 
   constructor(
     private readonly post: (message: CodeMessage) => void,
@@ -87,14 +90,22 @@ export class Highlighter {
       code.classList.remove('highlighted');
       return;
     }
-    let lines;
-    try {
-      lines = codeToTokensBase(this.highlighter(), text.replace(/\n$/, ''), { lang: name, theme: this.theme });
-    } catch (err) {
-      console.warn(`agentls: highlighting ${lang} failed`, err);
-      code.textContent = text;
-      return;
+    // A message is drawn again on every streamed delta: its finished blocks come from the cache.
+    const key = `${this.theme}\0${name}\0${text}`;
+    let lines = this.cache.get(key);
+    if (!lines) {
+      try {
+        lines = codeToTokensBase(this.highlighter(), text.replace(/\n$/, ''), { lang: name, theme: this.theme });
+      } catch (err) {
+        console.warn(`agentls: highlighting ${lang} failed`, err);
+        code.textContent = text;
+        return;
+      }
+      if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
+    } else {
+      this.cache.delete(key); // most recently used last
     }
+    this.cache.set(key, lines);
     const out = document.createDocumentFragment();
     lines.forEach((tokens, i) => {
       if (i) out.append('\n');
