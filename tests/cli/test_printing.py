@@ -1,0 +1,98 @@
+"""What `agentls run` asks at the terminal for ask_user: the question with its choices
+numbered, a number or the user's own words as the answer (through a pseudo-terminal, a real
+process); without a terminal the question is refused, the model told no one can be asked."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from messages_api import MessagesAPIServer, reply, text, tool_use
+from tests.cli.test_cli import agentls, workspace  # noqa: F401 - fixtures
+
+QUESTION = {"question": "Which name?", "choices": ["alpha", "beta"]}
+
+
+def answer_in_terminal(args: list[str], environment: dict[str, str], reply_with: str) -> str:
+    """`agentls run` with a pseudo-terminal for stdin and stderr; types `reply_with` once the
+    question's prompt is on screen. Returns what the terminal showed."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentls.cli.main", *args],
+        env=environment,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        close_fds=True,
+    )
+    os.close(slave)
+    shown, answered = b"", False
+    deadline = time.monotonic() + 60  # a hang fails the test instead of blocking the suite
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # the process closed the terminal
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            if not answered and b"empty to skip): " in shown:
+                os.write(master, reply_with.encode() + b"\n")
+                answered = True
+            if proc.poll() is not None and not ready:
+                break
+        assert proc.wait(timeout=30) == 0, shown
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        assert proc.stdout is not None
+        proc.stdout.close()
+        os.close(master)
+    return shown.decode(errors="replace").replace("\r\n", "\n")
+
+
+def tool_result(body: dict[str, Any]) -> dict[str, Any]:
+    return next(b for b in body["messages"][-1]["content"] if b.get("type") == "tool_result")
+
+
+def test_a_choice_is_picked_by_its_number_at_the_terminal(
+    api: MessagesAPIServer,
+    env: dict[str, str],
+    workspace: Path,  # noqa: F811
+) -> None:
+    api.enqueue(reply(tool_use("ask_user", QUESTION)), reply(text("ok")))
+    shown = answer_in_terminal(["run", "--cwd", str(workspace), "name it"], env, "2")
+    assert "The agent asks: Which name?\n  1. alpha\n  2. beta\n" in shown
+    assert tool_result(api.requests[1].body)["content"] == "The user answered: beta"
+
+
+def test_own_words_are_the_answer_even_with_yes(
+    api: MessagesAPIServer,
+    env: dict[str, str],
+    workspace: Path,  # noqa: F811
+) -> None:
+    api.enqueue(reply(tool_use("ask_user", QUESTION)), reply(text("ok")))
+    answer_in_terminal(["run", "--yes", "--cwd", str(workspace), "name it"], env, "gamma, please")
+    assert tool_result(api.requests[1].body)["content"] == "The user answered: gamma, please"
+
+
+def test_without_a_terminal_the_question_is_refused_and_shown(
+    api: MessagesAPIServer,
+    env: dict[str, str],
+    workspace: Path,  # noqa: F811
+) -> None:
+    api.enqueue(reply(tool_use("ask_user", QUESTION)), reply(text("ok")))
+    proc = agentls("run", "--yes", "--cwd", str(workspace), "name it", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "The agent asked (no terminal to answer): Which name?" in proc.stderr
+    result = tool_result(api.requests[1].body)
+    assert result["is_error"] and "the user is not at a terminal" in result["content"]
+    assert "Their feedback" not in result["content"]
