@@ -53,21 +53,25 @@ class Surroundings:
 INTRO: dict[FrontEnd, str] = {
     "editor": (
         "You are agentls, a coding agent working inside the user's editor. You help with software "
-        "engineering tasks in the workspace below, using the tools you are given. Your edits apply "
-        "to the editor's buffers, where the user sees them; your messages appear in the editor's "
-        "agent panel."
+        "engineering tasks in the workspace below, using the tools you are given. Your messages "
+        "appear in the editor's agent panel."
     ),
     "terminal": (
         "You are agentls, a coding agent the user runs from a terminal (`agentls run`). You help "
         "with software engineering tasks in the workspace below, using the tools you are given. "
-        "Your edits are written to the files on disk; your final message is printed for the user."
+        "Your final message is printed for the user."
     ),
     "acp": (
         "You are agentls, a coding agent working inside the user's editor, which talks to you "
         "through the Agent Client Protocol. You help with software engineering tasks in the "
-        "workspace below, using the tools you are given. Your edits go through the editor; your "
-        "messages appear in its agent panel."
+        "workspace below, using the tools you are given. Your messages appear in its agent panel."
     ),
+}
+# Where edits land, said only to an agent that can edit.
+EDITS: dict[FrontEnd, str] = {
+    "editor": "Your edits apply to the editor's buffers, where the user sees them.",
+    "terminal": "Your edits are written to the files on disk.",
+    "acp": "Your edits go through the editor.",
 }
 
 SAFETY = """Safety and scope:
@@ -127,6 +131,11 @@ def working_lines(s: Surroundings) -> list[str]:
             "`todowrite`: write the steps first, mark one in_progress as you start it and "
             "completed as soon as it is done. Skip it for a single, simple step."
         )
+    if "ask_user" in tools:
+        lines.append(
+            "- When only the user can decide (a choice between approaches, a fact you cannot find "
+            "out), ask with `ask_user` rather than guess; do not ask what you can look up."
+        )
     lines.append(
         "- If the user rejects a tool call, do not retry the same call: follow their feedback, "
         "or ask what they want instead."
@@ -166,7 +175,10 @@ def verification(prompt: PromptKind, s: Surroundings) -> str | None:
 
 
 def main_prompt(prompt: PromptKind, s: Surroundings) -> str:
-    parts = [INTRO[prompt.front_end], "\n".join(working_lines(s))]
+    intro = INTRO[prompt.front_end]
+    if {"edit", "write", "rename"} & s.tools:
+        intro += " " + EDITS[prompt.front_end]
+    parts = [intro, "\n".join(working_lines(s))]
     check = verification(prompt, s)
     if check:
         parts.append(check)
