@@ -43,6 +43,64 @@ const BUGGY_LINE = 'return (ordered[middle] + ordered[middle + 1]) / 2';
 
 class StepError extends Error {}
 
+/** Every control the panel shows lies inside it, and no two overlap (run inside the webview). */
+function layoutProblems(body) {
+  const width = window.innerWidth;
+  const height = window.innerHeight;
+  const boxes = [];
+  for (const el of body.querySelectorAll('button, select, input, textarea, summary')) {
+    const r = el.getBoundingClientRect();
+    if (!r.width || !r.height || getComputedStyle(el).visibility === 'hidden' || el.closest('[hidden]')) continue;
+    if (el.closest('#transcript')) continue; // the conversation scrolls: only its visible part is laid out against the view
+    boxes.push({ what: `${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''} ${el.getAttribute('aria-label') ?? (el.textContent ?? '').trim().slice(0, 20)}`, r });
+  }
+  const problems = [];
+  for (const { what, r } of boxes) {
+    if (r.left < -0.5 || r.top < -0.5 || r.right > width + 0.5 || r.bottom > height + 0.5) problems.push(`${what} outside the ${width}x${height} view`);
+  }
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i].r;
+      const b = boxes[j].r;
+      if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 0.5) {
+        problems.push(`${boxes[i].what} overlaps ${boxes[j].what}`);
+      }
+    }
+  }
+  return { width, problems, controls: boxes.length };
+}
+
+/** Drag the sash at the sidebar's right edge until the sidebar is `width` px wide. */
+async function setSidebarWidth(page, width) {
+  const sidebar = page.locator('.part.sidebar');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const box = await sidebar.boundingBox();
+    if (Math.abs(box.width - width) <= 2) return box.width;
+    const edge = box.x + box.width;
+    const y = box.y + box.height / 2;
+    await page.mouse.move(edge - 1, y);
+    await page.mouse.down();
+    await page.mouse.move(edge - 1 + (width - box.width) / 2, y, { steps: 4 });
+    await page.mouse.move(edge - 1 + (width - box.width), y, { steps: 4 });
+    await page.mouse.up();
+    await sleep(300);
+  }
+  return (await sidebar.boundingBox()).width;
+}
+
+/** The session the panel shows (its id on #app). */
+const activeSession = (panel) => panel.locator('#app').getAttribute('data-session');
+/** An action of the agentls view's title bar (New session, Session history, Settings, Stop). */
+const titleAction = (page, label) => page.locator(`.part.sidebar .title-actions [aria-label^="${label}"]`).first();
+/** Open a session from the history (the title bar's Session history action). */
+async function openSession(page, panel, sessionId) {
+  await titleAction(page, 'Session history').click();
+  const item = panel.locator(`#history .history-item[data-session-id="${sessionId}"] .history-open`);
+  await item.waitFor({ timeout: 10_000 });
+  await item.click();
+  await poll('the session opened from the history', async () => (await activeSession(panel)) === sessionId);
+}
+
 function check(condition, message) {
   if (!condition) throw new StepError(message);
 }
@@ -78,9 +136,9 @@ const HAND_EDIT = '# edited by hand after the agent';
  * session it showed. */
 async function restoreCheckpoint({ page, panel, onDisk, diffTab, calcTab, assistantTexts, openPanel, waitIdle, sendPrompt, screenshot, log }) {
   await openPanel();
-  const earlier = await panel().locator('#session').inputValue();
-  await panel().locator('#new-session').click();
-  await poll('the new session', async () => (await panel().locator('#session').inputValue()) !== earlier);
+  const earlier = await activeSession(panel());
+  await titleAction(page, 'New session').click();
+  await poll('the new session', async () => (await activeSession(panel())) !== earlier);
   await waitIdle();
   const before = onDisk();
   await sendPrompt(RESTORE_PROMPT);
@@ -148,7 +206,7 @@ async function restoreCheckpoint({ page, panel, onDisk, diffTab, calcTab, assist
   log(`  merge editor: ${(await merging.first().getAttribute('aria-label')) ?? ''}`);
   await sleep(500);
   await screenshot('restore-conflict-merge-editor');
-  await panel().locator('#session').selectOption(earlier);
+  await openSession(page, panel(), earlier);
   await waitIdle();
 }
 const HUNKS_PROMPT = 'Reword the docstrings of mean and median.'; // e2e.json's prompts: one edit, two hunks
@@ -181,9 +239,9 @@ async function problemsMention({ page, panel, workspace, assistantTexts, openPan
       timeout: 60_000,
     });
     await openPanel();
-    const earlier = await panel().locator('#session').inputValue();
-    await panel().locator('#new-session').click();
-    await poll('the new session', async () => (await panel().locator('#session').inputValue()) !== earlier);
+    const earlier = await activeSession(panel());
+    await titleAction(page, 'New session').click();
+    await poll('the new session', async () => (await activeSession(panel())) !== earlier);
     await waitIdle();
     const box = panel().locator('#prompt');
     await box.click();
@@ -211,7 +269,7 @@ async function problemsMention({ page, panel, workspace, assistantTexts, openPan
     );
     await waitIdle();
     await screenshot('problems-answer');
-    await panel().locator('#session').selectOption(earlier);
+    await openSession(page, panel(), earlier);
     await poll('the earlier session back', async () => (await panel().locator('.message.user', { hasText: PROBLEMS_PROMPT }).count()) === 0);
     await waitIdle();
   } finally {
@@ -231,6 +289,10 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
     shot += 1;
     const file = join(artifacts, `${String(shot).padStart(2, '0')}-${name}.png`);
     await page.screenshot({ path: file }).catch((err) => log(`screenshot ${name} failed: ${err}`));
+  };
+  /** The agentls sidebar alone (the view as a user sees it), to panel-<name>.png. */
+  const panelShot = async (name) => {
+    await page.locator('.part.sidebar').screenshot({ path: join(artifacts, `panel-${name}.png`) }).catch((err) => log(`screenshot ${name} failed: ${err}`));
   };
   const step = async (name, fn) => {
     const started = Date.now();
@@ -348,13 +410,24 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
     if (firstRun) {
       await step('1b. first run: the offer to install the server, Install, pip installs it', async () => {
         await screenshot('first-run-offer');
-        summary.firstRunInstallSeconds = (await installFromOffer({ page, userData, log })).seconds;
+        const openView = async () => {
+          const item = page.locator('.activitybar .action-item', { has: page.locator('a[aria-label="agentls"]') });
+          if ((await item.getAttribute('aria-selected')) !== 'true') await item.click();
+          panel = panelFrame();
+          await panel.locator('#prompt').waitFor({ timeout: 30_000 });
+        };
+        summary.firstRunInstallSeconds = (await installFromOffer({ page, userData, log, panel: () => panel, openView, screenshot })).seconds;
       });
     }
 
     await step('2. a prompt typed in the panel, the answer streams in', async () => {
       await openPanel();
       await waitIdle();
+      // The sidebar at VS Code's default width (300 px): every control inside, none overlapping.
+      const width = await setSidebarWidth(page, 300);
+      const layout = await panel.locator('body').evaluate(layoutProblems);
+      log(`  sidebar ${width} px, webview ${layout.width} px, ${layout.controls} controls`);
+      check(layout.problems.length === 0, `the panel at ${layout.width} px: ${layout.problems.join('; ')}`);
       await screenshot('panel-open');
       // Record, inside the panel, every length the first answer goes through as it renders.
       await panel.locator('#transcript').evaluate((transcript) => {
@@ -702,6 +775,106 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
     await step('12. restore a checkpoint: the file and the transcript go back, the prompt is in the box; redo; a conflict in the merge editor', () =>
       restoreCheckpoint({ page, panel: () => panel, onDisk, diffTab, calcTab, assistantTexts, openPanel, waitIdle, sendPrompt, screenshot, log }),
     );
+
+    await step('13. the session history at 300 px: title, time and cost of each session, search filters the list, a click opens one', async () => {
+      await openPanel();
+      const current = await activeSession(panel);
+      await titleAction(page, 'Session history').click();
+      const history = panel.locator('#history');
+      const items = history.locator('.history-item');
+      await poll('the sessions listed', async () => (await items.count()) >= 3);
+      const rows = await items.evaluateAll((els) =>
+        els.map((el) => ({ id: el.dataset.sessionId, title: el.querySelector('.history-title')?.textContent ?? '', meta: el.querySelector('.history-meta')?.textContent ?? '' })),
+      );
+      log(`  ${rows.map((r) => `${r.title} (${r.meta})`).join(' | ')}`);
+      check(rows.every((r) => r.title && /ago|just now|yesterday/.test(r.meta) && /\$\d+\.\d{2}/.test(r.meta)), 'each session should show its title, time and cost');
+      check(await panel.locator('#transcript').isHidden(), 'the history takes the place of the conversation');
+      const layout = await panel.locator('body').evaluate(layoutProblems);
+      check(layout.problems.length === 0, `the history at ${layout.width} px: ${layout.problems.join('; ')}`);
+      await panelShot('history-300');
+      const other = rows.find((r) => r.id !== current);
+      const word = other.title.split(/\s+/).find((w) => w.length > 3) ?? other.title;
+      await history.locator('#session-search').fill(word);
+      await poll(`the list filtered by "${word}"`, async () => {
+        const titles = await history.locator('.history-title').allTextContents();
+        return titles.length >= 1 && titles.length < rows.length && titles.some((t) => t === other.title) ? titles : undefined;
+      });
+      await history.locator('#session-search').fill('zzqq-no-such-session');
+      await history.locator('.history-empty', { hasText: 'No session matches' }).waitFor();
+      await history.locator('#session-search').press('Escape');
+      await poll('every session back', async () => (await items.count()) === rows.length);
+      await history.locator(`.history-item[data-session-id="${other.id}"] .history-open`).click();
+      await poll('the session opened', async () => (await activeSession(panel)) === other.id);
+      check(await history.isHidden(), 'the history closes when a session is opened');
+      await openSession(page, panel, current);
+      await waitIdle();
+    });
+
+    await step('14. the set-up card: a server that cannot start says why with Restart, and goes once the server runs', async () => {
+      const settingsPath = join(userData, 'User', 'settings.json');
+      const settings = JSON.parse(readFileSync(settingsPath, 'utf8'));
+      const good = settings['agentls.server.command'];
+      const missing = join(workspace, 'no-such-agentls');
+      writeFileSync(settingsPath, JSON.stringify({ ...settings, 'agentls.server.command': missing }, null, 2));
+      await page.locator('.notifications-toasts', { hasText: 'the server setting changed' }).waitFor({ timeout: 15_000 });
+      await page.keyboard.press('F1');
+      await page.locator('.quick-input-widget input').fill('>agentls: Restart server');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Restart server' }).first().waitFor();
+      await page.keyboard.press('Enter');
+      const card = panel.locator('#setup');
+      await card.filter({ hasText: 'not running' }).waitFor({ timeout: 30_000 });
+      check(((await card.textContent()) ?? '').includes('no-such-agentls'), 'the card should say which command failed');
+      check(await card.getByRole('button', { name: 'Restart' }).isVisible(), 'the card should offer Restart');
+      check(await panel.locator('#send').isDisabled(), 'Send should be disabled while no server runs');
+      const layout = await panel.locator('body').evaluate(layoutProblems);
+      check(layout.problems.length === 0, `the set-up card at ${layout.width} px: ${layout.problems.join('; ')}`);
+      await panelShot('setup-300');
+      // The setting put right: with nothing running, the server starts at once; the card goes.
+      writeFileSync(settingsPath, JSON.stringify({ ...settings, 'agentls.server.command': good }, null, 2));
+      await card.waitFor({ state: 'hidden', timeout: 30_000 });
+      await poll('Send enabled again', async () => !(await panel.locator('#send').isDisabled()), { timeout: 30_000 });
+      await waitIdle();
+    });
+
+    await step('15. Set API key from the panel: the running server uses it, every "no key" goes, no restart', async () => {
+      const servers = serverPids();
+      check(servers.length === 1, `one agentls serve should run, found ${servers.length}`);
+      const picker = panel.locator('#model');
+      await picker.selectOption('claude-sonnet-5-5');
+      const notice = panel.locator('#key-notice');
+      await notice.filter({ hasText: 'ANTHROPIC_API_KEY' }).waitFor({ timeout: 15_000 });
+      const option = picker.locator('option[value="claude-sonnet-5-5"]');
+      check(((await option.textContent()) ?? '').includes('no key'), 'the picker should mark the model "no key"');
+      await poll('the status bar to say no API key', async () => /no API key/.test((await statusItem.textContent()) ?? ''));
+      const layout = await panel.locator('body').evaluate(layoutProblems);
+      check(layout.problems.length === 0, `the key notice at ${layout.width} px: ${layout.problems.join('; ')}`);
+      await panelShot('no-key-300');
+      await notice.getByRole('button', { name: 'Set API key' }).click();
+      const box = page.locator('.quick-input-widget', { hasText: 'ANTHROPIC_API_KEY' });
+      await box.waitFor({ timeout: 10_000 });
+      check((await box.locator('input').getAttribute('type')) === 'password', 'the key should be typed in a password box');
+      await box.locator('input').pressSequentially('sk-ant-e2e-' + Date.now().toString(36), { delay: 2 });
+      await page.keyboard.press('Enter');
+      await notice.waitFor({ state: 'hidden', timeout: 15_000 });
+      await poll('the "no key" mark gone from the picker', async () => !((await option.textContent()) ?? '').includes('no key'));
+      await poll('the status bar without "no API key"', async () => !/no API key/.test((await statusItem.textContent()) ?? ''));
+      const after = serverPids();
+      check(after.length === 1 && after[0] === servers[0], `the same server should run (no restart): ${servers} then ${after}`);
+      await panelShot('key-set-300');
+    });
+
+    await step('16. the panel at 300 px and at 500 px', async () => {
+      if (await panel.locator('#history').isVisible()) await panel.locator('#history .history-back').click();
+      await panel.locator('#transcript').evaluate((t) => (t.scrollTop = t.scrollHeight));
+      await panelShot('300');
+      const wide = await setSidebarWidth(page, 500);
+      log(`  sidebar widened to ${wide} px`);
+      await sleep(300);
+      const layout = await panel.locator('body').evaluate(layoutProblems);
+      check(layout.problems.length === 0, `the panel at ${layout.width} px: ${layout.problems.join('; ')}`);
+      await panelShot('500');
+      await screenshot('panel-500');
+    });
   } finally {
     writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');
     await context.close().catch(() => undefined);
