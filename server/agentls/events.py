@@ -103,10 +103,15 @@ class RetryEvent(EventBase):
 
 
 class UsageEvent(EventBase):
+    """A step's usage, and the turn's and the session's so far (the session's totals count its
+    sub-agents' and any step stopped before it finished; `estimated` marks a total that holds an
+    estimate); `subagents`: the sub-agents' share of the session's, when one ran."""
+
     type: Literal["usage"] = "usage"
     step: Usage
     turn: Usage
     session: Usage
+    subagents: Usage | None = None
 
 
 class TurnEnd(EventBase):

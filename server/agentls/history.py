@@ -144,6 +144,8 @@ class Usage(WireModel):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
+    # Some of these tokens are estimated: a step stopped before the API reported its output.
+    estimated: bool | None = None
 
     def add(self, other: Usage) -> Usage:
         return Usage(
@@ -152,6 +154,7 @@ class Usage(WireModel):
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cost_usd=round(self.cost_usd + other.cost_usd, 8),
+            estimated=True if self.estimated or other.estimated else None,
         )
 
 

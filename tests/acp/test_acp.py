@@ -303,7 +303,11 @@ async def test_stop_reasons_and_a_failed_turn(
     acp_env.api.enqueue(error(400, "invalid_request_error", "the request was refused"))
     with pytest.raises(RequestError) as failed:
         await prompt(acp, sid, "again")
-    assert failed.value.code == -32603 and "the request was refused" in str(failed.value)
+    # Its message is the sentence and the next step; the data has the kind and the details.
+    assert failed.value.code == -32603
+    assert str(failed.value).startswith("The API refused the request (HTTP 400). Retry will not")
+    assert failed.value.data["kind"] == "bad_request" and not failed.value.data["retryable"]
+    assert "the request was refused" in failed.value.data["details"]
     acp_env.api.enqueue(reply(text("back")))
     assert (await prompt(acp, sid, "once more")).stop_reason == "end_turn"
 

@@ -83,7 +83,9 @@ async def test_an_existing_database_is_indexed_by_the_migration(tmp_path: Path) 
         "DROP TRIGGER parts_text_insert; DROP TRIGGER parts_text_delete;"
         " DROP TRIGGER parts_text_update; DROP TABLE message_text;"
         # and none of the later migrations' tables
-        " DROP TABLE reverts; DROP TABLE review_pending; PRAGMA user_version = 8;"
+        " DROP TABLE reverts; DROP TABLE review_pending;"
+        " ALTER TABLE sessions DROP COLUMN subagent_usage;"
+        " ALTER TABLE sessions DROP COLUMN usage_estimated; PRAGMA user_version = 8;"
     )
     conn.close()
     s = await Store.open(path)

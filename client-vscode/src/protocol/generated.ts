@@ -29,6 +29,7 @@ export interface TurnStart {
   parentCallId?: string | null;
   parentSessionId?: string | null;
   prompt: string;
+  retry?: boolean | null;
   sessionId: string;
   type: 'turn-start';
 }
@@ -107,7 +108,7 @@ export interface ProposedFileChange {
 }
 export interface PermissionResolvedEvent {
   agent?: string | null;
-  decision: 'once' | 'always' | 'reject' | 'timeout' | 'cancelled';
+  decision: 'once' | 'always' | 'reject' | 'timeout' | 'cancelled' | 'unattended';
   parentCallId?: string | null;
   parentSessionId?: string | null;
   requestId: string;
@@ -124,6 +125,11 @@ export interface RetryEvent {
   sessionId: string;
   type: 'retry';
 }
+/**
+ * A step's usage, and the turn's and the session's so far (the session's totals count its
+ * sub-agents' and any step stopped before it finished; `estimated` marks a total that holds an
+ * estimate); `subagents`: the sub-agents' share of the session's, when one ran.
+ */
 export interface UsageEvent {
   agent?: string | null;
   parentCallId?: string | null;
@@ -131,6 +137,7 @@ export interface UsageEvent {
   session: Usage;
   sessionId: string;
   step: Usage;
+  subagents?: Usage | null;
   turn: Usage;
   type: 'usage';
 }
@@ -138,6 +145,7 @@ export interface Usage {
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
   costUsd?: number;
+  estimated?: boolean | null;
   inputTokens?: number;
   outputTokens?: number;
 }
@@ -158,11 +166,31 @@ export interface TurnEnd {
   sessionId: string;
   type: 'turn-end';
 }
+/**
+ * Something failed. A failed turn's error (the turn ends with it) also has its kind, the next
+ * step, whether agent/retry makes sense, and the details (the exception); `message` is then a
+ * sentence for a person. Without a kind: a problem the turn goes on after (an MCP server that
+ * did not start), or a store fault, said in `message`.
+ */
 export interface ErrorEvent {
   agent?: string | null;
+  details?: string | null;
+  kind?:
+    | (
+        | 'network'
+        | 'auth'
+        | 'rate_limit'
+        | 'overloaded'
+        | 'context_too_long'
+        | 'bad_request'
+        | 'internal'
+      )
+    | null;
   message: string;
+  nextStep?: string | null;
   parentCallId?: string | null;
   parentSessionId?: string | null;
+  retryable?: boolean | null;
   sessionId: string;
   type: 'error';
 }
@@ -296,6 +324,10 @@ export interface AgentInitOptions {
  * `feedback` as the user's note); an `edit` that changes nothing is a reject. Any other file, a
  * delete or rename, overlapping edits or another decision is an Invalid params error naming
  * `edit`, and the question stays open.
+ *
+ * An `ask_user` question (permission-request with tool "ask_user", its `input` the question and
+ * its `choices`) is answered with decision "once" and the answer (a choice's text or the
+ * user's own words) in `feedback`; "reject" (or "once" with no feedback) declines it.
  */
 export interface ApproveParams {
   decision: 'once' | 'always' | 'reject';
@@ -328,6 +360,31 @@ export interface CommandInfo {
   description: string;
   name: string;
   source: 'builtin' | 'user' | 'workspace';
+}
+/**
+ * Server -> client request `agent/confirmWorkspaceConfig`: a workspace config file
+ * (.agentls/config.json or .mcp.json) is new or changed since the user last confirmed it, so it
+ * is not applied (the content confirmed before applies, or none). Sent in an editor-trusted
+ * workspace once per file content and server run, when the settings are loaded (start, a
+ * configuration change, a grant of trust), never for content the user chose to keep ignoring.
+ * The client shows `title`, `enables` and `diff` and asks "Apply" / "Keep ignoring".
+ */
+export interface ConfirmWorkspaceConfigParams {
+  change: 'new' | 'changed';
+  diff: string;
+  enables: string[];
+  file: string;
+  kind: 'config' | 'mcp';
+  sha256: string;
+  title: string;
+}
+/**
+ * `apply`: true records the content as confirmed and the settings are loaded again at once;
+ * false keeps ignoring it (not asked again; `agentls trust DIR` confirms it later). An error
+ * or no answer leaves it ignored.
+ */
+export interface ConfirmWorkspaceConfigResult {
+  apply: boolean;
 }
 export interface ContextPart {
   range?: Range | null;
@@ -571,6 +628,7 @@ export interface SessionInfo {
   model: string;
   parentId?: string | null;
   sessionId: string;
+  subagentUsage?: Usage | null;
   title: string;
   updatedAt: number;
   usage: Usage;
@@ -661,6 +719,16 @@ export interface RenameSessionParams {
 }
 export interface RenameSessionResult {
   title: string;
+}
+/**
+ * `agent/retry`: the session's last turn ended with an error (an error event with a kind);
+ * run it again from where it failed: its completed steps and tool results are kept, the failed
+ * model call is made again (no new user message; the turn-start event has retry true). The
+ * result is the turn's, as agent/prompt's. An Invalid params error naming sessionId when the
+ * last turn did not end with an error, or a turn runs or waits in the session.
+ */
+export interface RetryParams {
+  sessionId: string;
 }
 /**
  * A file the user changed after the agent's edit: never overwritten. Its three versions
@@ -796,6 +864,7 @@ export interface AgentRequests {
   'agent/prompt': { params: PromptParams; result: PromptResult };
   'agent/proposeEdit': { params: ProposeEditParams; result: ProposeEditResult };
   'agent/renameSession': { params: RenameSessionParams; result: RenameSessionResult };
+  'agent/retry': { params: RetryParams; result: PromptResult };
   'agent/revert': { params: RevertParams; result: RevertResult };
   'agent/review': { params: ReviewParams; result: ReviewResult };
   'agent/setApiKey': { params: SetApiKeyParams; result: SetApiKeyResult };
@@ -818,6 +887,7 @@ export interface AgentClientNotifications {
 
 /** Server -> client requests: params (the result is a plain LSP result). */
 export interface AgentServerRequests {
+  'agent/confirmWorkspaceConfig': ConfirmWorkspaceConfigParams;
   'agent/languageRequest': LanguageRequestParams;
 }
 

@@ -334,7 +334,19 @@ def _add_mcp_servers(agent: Agent, servers: list[Any] | None) -> None:
 
 def _response(result: TurnResult) -> PromptResponse:
     if result.finish_reason == "error":
-        raise _failed(result.error or "the turn failed")
+        failure = result.failure
+        if failure is None:  # a store fault: its message is for a person already
+            raise _failed(result.error or "the turn failed")
+        # The sentence and the next step as the message (what an editor shows); the rest as data.
+        message = f"{failure.message} {failure.next_step}"
+        error = _failed(message)
+        error.data = {
+            "message": message,
+            "kind": failure.kind,
+            "retryable": failure.retryable,
+            "details": failure.details,
+        }
+        raise error
     usage = result.usage
     return PromptResponse(
         stop_reason=STOP_REASONS.get(result.finish_reason, "end_turn"),

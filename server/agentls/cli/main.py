@@ -34,6 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--model", default=None, help="model id, or scripted:<scenario> for the offline model"
     )
     run.add_argument("--session", default=None, help="continue this session id")
+    run.add_argument(
+        "--retry",
+        action="store_true",
+        help="with --session: run its failed last turn again from where it failed (no prompt)",
+    )
     run.add_argument("--yes", action="store_true", help="allow every tool call that would ask")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
     run.add_argument(
@@ -196,7 +201,7 @@ async def _sessions(args: argparse.Namespace) -> int:
     finally:
         await agent.aclose()
     if args.json:
-        print(json.dumps([r.model_dump(mode="json", by_alias=True) for r in records], indent=2))
+        print(json.dumps([r.wire() for r in records], indent=2))
         return EXIT_OK
     if not records:
         print("No sessions yet.")
@@ -213,7 +218,7 @@ async def _sessions(args: argparse.Namespace) -> int:
         when = datetime.fromtimestamp(r.updated_at / 1000).strftime("%Y-%m-%d %H:%M")
         u = r.usage
         cache = f"{u.cache_read_tokens:,}/{u.cache_write_tokens:,}"
-        cost = f"${u.cost_usd:,.4f}"
+        cost = f"{'~' if u.estimated else ''}${u.cost_usd:,.4f}"  # ~: partly estimated
         print(
             f"{r.id:<32} {when:<16} {u.input_tokens:>10,} {cache:>21} {u.output_tokens:>9,} "
             f"{cost:>10}  {visible(r.title)}  ({visible(r.cwd)})"
@@ -285,11 +290,14 @@ async def _run(args: argparse.Namespace) -> int:
     from agentls.cli.printing import TerminalPrinter, json_printer, terminal_presenter
     from agentls.cli.terminal import visible_stream
     from agentls.cli.workspace import workspace_settings
-    from agentls.session import Agent, CommandError
+    from agentls.session import Agent, CommandError, NothingToRetry
     from agentls.session.images import ImageRefused, user_image
 
     prompt = " ".join(args.prompt)
-    if not prompt.strip() and not args.image:
+    if args.retry and (not args.session or prompt.strip() or args.image):
+        print("agentls: run --retry needs --session and no prompt or --image", file=sys.stderr)
+        return EXIT_USAGE
+    if not prompt.strip() and not args.image and not args.retry:
         print("agentls: run needs a prompt, or an --image", file=sys.stderr)
         return EXIT_USAGE
     overrides: dict[str, Any] = {"review": args.review} if args.review else {}
@@ -342,8 +350,11 @@ async def _run(args: argparse.Namespace) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, lambda: asyncio.ensure_future(agent.cancel(session_id)))
         try:
-            result = await agent.prompt(session_id, prompt, images)
-        except CommandError as exc:  # "/NAME": unknown, a refused @path: nothing was sent
+            if args.retry:
+                result = await agent.retry(session_id)
+            else:
+                result = await agent.prompt(session_id, prompt, images)
+        except (CommandError, NothingToRetry) as exc:  # "/NAME" unknown, ...: nothing was sent
             print(f"agentls: {exc}", file=sys.stderr)
             return EXIT_USAGE
     finally:
@@ -369,7 +380,7 @@ async def _run(args: argparse.Namespace) -> int:
         print(
             f"\n[{result.finish_reason}] session {result.session_id} - tokens in {u.input_tokens:,} "
             f"(cache read {u.cache_read_tokens:,}, write {u.cache_write_tokens:,}), "
-            f"out {u.output_tokens:,}, cost ${u.cost_usd:.4f}",
+            f"out {u.output_tokens:,}, cost {'~' if u.estimated else ''}${u.cost_usd:.4f}",
             file=sys.stderr,
         )
     if result.finish_reason in ("end_turn", "max_tokens", "refusal"):

@@ -68,7 +68,7 @@ class TerminalPrinter:
             self.out.write(f"[mode] {event.mode}\n")
         elif kind == "error":
             self._newline()
-            self.out.write(f"[error] {event.message}\n")
+            self.out.write(failure_lines(event))
         elif kind == "turn-end":
             self._newline()
         self.out.flush()
@@ -92,6 +92,19 @@ class TerminalPrinter:
             return
         self._newline()
         self.out.write(f"    {line}\n")
+
+
+def failure_lines(event: Any) -> str:
+    """An error event for a person: what happened, and for a failed turn the next step, how to
+    retry it and the details (the exception)."""
+    lines = [f"[error] {event.message}"]
+    if event.next_step:
+        lines.append(f"        {event.next_step}")
+    if event.retryable:
+        lines.append(f"        To retry: agentls run --session {event.session_id} --retry")
+    if event.details and event.details != event.message:
+        lines.append(f"        (details: {event.details})")
+    return "".join(f"{line}\n" for line in lines)
 
 
 def json_printer(out: TextIO) -> Any:

@@ -50,6 +50,7 @@ REQUESTS: dict[str, Callable[..., Any]] = {
     "agent/newSession": sessions.new_session,
     "agent/prompt": sessions.prompt,
     "agent/cancel": sessions.cancel,
+    "agent/retry": sessions.retry,
     "agent/setMode": sessions.set_mode,
     "agent/listSessions": sessions.list_sessions,
     "agent/getMessages": sessions.get_messages,

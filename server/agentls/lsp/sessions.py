@@ -1,5 +1,5 @@
-"""The session requests: agent/newSession, listSessions, getMessages, prompt, setMode, cancel,
-revert, unrevert.
+"""The session requests: agent/newSession, listSessions, getMessages, prompt, retry, setMode,
+cancel, revert, unrevert.
 Each validates its params, asks the Agent, and answers with the protocol's result model."""
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from agentls.protocol.models import (
     NewSessionResult,
     PromptParams,
     PromptResult,
+    RetryParams,
     RevertParams,
     RevertResult,
     SessionInfo,
@@ -38,10 +39,11 @@ from agentls.protocol.models import (
     TurnFinishReason,
 )
 from agentls.protocol.review import RevertConflict, UnrevertParams, UnrevertResult
-from agentls.session import Agent, CommandError, SessionBusyError
+from agentls.session import Agent, CommandError, NothingToRetry, SessionBusyError
 from agentls.session.context_links import refused_link
 from agentls.session.images import ImageRefused, file_image, pasted_image
 from agentls.session.revert import Conflict, NotACheckpoint, NothingToRedo
+from agentls.session.state import TurnResult
 
 
 async def new_session(ls: AgentServer, raw: Any) -> dict[str, Any]:
@@ -64,6 +66,7 @@ async def list_sessions(ls: AgentServer, raw: Any) -> dict[str, Any]:
             busy=agent.is_busy(r.id),
             model=r.model,
             usage=r.usage,
+            subagent_usage=r.subagent_usage,
             mode=r.mode,
             parent_id=r.parent_id,
             agent=r.agent,
@@ -129,6 +132,22 @@ async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
         result = await agent.prompt(params.session_id, params.text, context, mode=params.mode)
     except CommandError as exc:  # "/NAME": unknown, a refused @path, ...: nothing was sent
         raise invalid(f"Invalid params: text: {exc}") from None
+    return turn_result(result)
+
+
+async def retry(ls: AgentServer, raw: Any) -> dict[str, Any]:
+    params = parse(RetryParams, raw)
+    agent = await ls.agent()
+    await known_session(params.session_id, agent.session)
+    try:
+        result = await agent.retry(params.session_id)
+    except NothingToRetry as exc:
+        raise invalid(f"Invalid params: sessionId: {exc}") from None
+    return turn_result(result)
+
+
+def turn_result(result: TurnResult) -> dict[str, Any]:
+    """A turn's outcome as agent/prompt and agent/retry answer it."""
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         # $/cancelRequest: the turn was cancelled cleanly; answer as the protocol says.

@@ -130,6 +130,16 @@ class CancelResult(Result):
     cancelled: bool
 
 
+class RetryParams(Params):
+    """`agent/retry`: the session's last turn ended with an error (an error event with a kind);
+    run it again from where it failed: its completed steps and tool results are kept, the failed
+    model call is made again (no new user message; the turn-start event has retry true). The
+    result is the turn's, as agent/prompt's. An Invalid params error naming sessionId when the
+    last turn did not end with an error, or a turn runs or waits in the session."""
+
+    session_id: str
+
+
 GrantScope = Literal["session", "project"]
 
 
@@ -181,7 +191,10 @@ class SessionInfo(Result):
     updated_at: int
     busy: bool
     model: str
+    # What the session cost, whole: its sub-agents' usage and any stopped step count into it
+    # (`estimated` when some of it is an estimate); subagentUsage: the sub-agents' share of it.
     usage: Usage
+    subagent_usage: Usage | None = None
     mode: SessionMode = "build"
     # A sub-agent's session (the task tool's): its parent session and agent type. Its history
     # is read with agent/getMessages; it takes no prompts of its own.
@@ -492,6 +505,7 @@ REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/newSession": (NewSessionParams, NewSessionResult),
     "agent/prompt": (PromptParams, PromptResult),
     "agent/cancel": (CancelParams, CancelResult),
+    "agent/retry": (RetryParams, PromptResult),
     "agent/setMode": (SetModeParams, SetModeResult),
     "agent/approve": (ApproveParams, ApproveResult),
     "agent/listSessions": (ListSessionsParams, ListSessionsResult),

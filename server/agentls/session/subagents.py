@@ -5,7 +5,8 @@ and agent type (store/session_meta.py), with the read-only tools unless its agen
 `agents` setting) names others, and never the task tool (depth 1). It shares the parent turn's
 cancel (it runs inside the task call, so a cancel of the turn reaches it and its turn is finished
 as any cancelled turn), its questions (the same ask path, labelled with the sub-agent) and its
-cost (its usage is added to the parent turn's). Its events carry the child session's id and the
+cost (its usage is added to the parent turn's, and to the parent session's totals and their
+sub-agents' share: store/usage.py). Its events carry the child session's id and the
 task call they belong to (EventBase.parent_session_id, parent_call_id, agent). At most
 `maxParallelTasks` run at once; several task calls of one message run together (the task tool
 is read-only in the sense of calls.py: it may run beside its neighbours).
@@ -26,6 +27,7 @@ from agentls.session.policy import Policy
 from agentls.session.questions import AskContext
 from agentls.session.state import SessionState
 from agentls.session.turn import Turn, TurnParts
+from agentls.store import Store
 from agentls.tools.base import ToolError, ToolResult
 from agentls.tools.registry import ToolRegistry
 from agentls.tools.task import TaskTool
@@ -82,6 +84,17 @@ def summary_of(state: SessionState, agent: str) -> str:
         shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
         line += f"; read {shown}"
     return line + "]"
+
+
+async def count_into_parent(store: Store, parent: SessionState, usage: Usage) -> None:
+    """A sub-agent's usage counts into its parent session's totals (in memory and stored), and
+    into their sub-agents' share."""
+    if usage == Usage():
+        return
+    record = parent.record
+    record.usage = record.usage.add(usage)
+    record.subagent_usage = (record.subagent_usage or Usage()).add(usage)
+    await store.add_subagent_usage(record.id, usage)
 
 
 class SubAgents:
@@ -191,8 +204,9 @@ class SubAgents:
                 await turn.finish_cancelled()
                 raise
             finally:
-                add_usage(turn.usage)
                 state.users -= 1
+                add_usage(turn.usage)
+                await count_into_parent(store, env.state, turn.usage)
         summary = summary_of(state, name)
         if result.error is not None:
             return ToolResult(

@@ -43,7 +43,7 @@ from agentls.history import (
     repair_interrupted,
 )
 from agentls.model.base import ModelRequest, Provider, ProviderError, RetryNotice, StepUsage
-from agentls.model.catalog import model_info, price
+from agentls.model.catalog import model_info
 from agentls.model.failures import TurnFailure, describe
 from agentls.model.thinking import thinking_request
 from agentls.session.calls import CANCELLED_OUTPUT, CallEnv, ToolCalls, publish_result
@@ -51,6 +51,7 @@ from agentls.session.compaction import Compactor
 from agentls.session.images import prompt_title
 from agentls.session.instructions import Instructions
 from agentls.session.offer import make_offer
+from agentls.session.outcome import failure_event, partial_usage, reported_usage
 from agentls.session.policy import Policy
 from agentls.session.questions import Asker
 from agentls.session.retry import resume_failed
@@ -113,18 +114,6 @@ def _finish_of(stop_reason: str | None) -> FinishReason:
     if stop_reason == "refusal":  # the model declined (its safety classifiers): said as such
         return "refusal"
     return "end_turn"
-
-
-def failure_event(session_id: str, failure: TurnFailure) -> ErrorEvent:
-    """The error event a failed turn ends with: the failure's sentence as its message."""
-    return ErrorEvent(
-        session_id=session_id,
-        message=failure.message,
-        kind=failure.kind,
-        next_step=failure.next_step,
-        retryable=failure.retryable,
-        details=failure.details,
-    )
 
 
 class Turn:
@@ -415,12 +404,14 @@ class Turn:
         # The message and the session's totals in one transaction (a commit and a few trips
         # to the database's thread saved at every step).
         await self.store.update_message(assistant, session_usage=step_usage)
+        session = self.state.record
         self.emit(
             UsageEvent(
                 session_id=self.session_id,
                 step=step_usage,
                 turn=self.usage,
-                session=self.state.record.usage,
+                session=session.usage,
+                subagents=session.subagent_usage,
             )
         )
         return folder.stop_reason
@@ -471,18 +462,10 @@ class Turn:
         """The step's usage, set on the message and added to the turn's and the session's (in
         memory: step() stores it)."""
         assert self.assistant is not None
+        return self.count_usage(reported_usage(self.model, begin, end))
 
-        def pick(name: str) -> int:
-            value = getattr(end, name, 0) if end is not None else 0
-            return int(value or (getattr(begin, name, 0) if begin is not None else 0) or 0)
-
-        step = Usage(
-            input_tokens=pick("input_tokens"),
-            output_tokens=pick("output_tokens"),
-            cache_read_tokens=pick("cache_read_tokens"),
-            cache_write_tokens=pick("cache_write_tokens"),
-        )
-        step.cost_usd = price(self.model, step)
+    def count_usage(self, step: Usage) -> Usage:
+        assert self.assistant is not None
         self.assistant.usage = step
         self.usage = self.usage.add(step)
         self.state.record.usage = self.state.record.usage.add(step)
@@ -507,7 +490,26 @@ class Turn:
         # process would have sent (the unfinished text was never saved before).
         await self.store.replace_parts(self.assistant.id, list(self.assistant.parts))
         self.assistant.finish_reason = "error"
-        await self.store.update_message(self.assistant)
+        await self.store_partial_usage(self.assistant)
+
+    async def store_partial_usage(self, assistant: Message) -> None:
+        """The message of a step that did not finish, stored with the usage the stream reported
+        before it ended (outcome.py partial_usage), which counts into the turn's and session's."""
+        assert self.folder is not None
+        partial = partial_usage(self.model, assistant, self.folder)
+        step = self.count_usage(partial) if partial is not None else None
+        await self.store.update_message(assistant, session_usage=step)
+        if step is not None:
+            session = self.state.record
+            self.emit(
+                UsageEvent(
+                    session_id=self.session_id,
+                    step=step,
+                    turn=self.usage,
+                    session=session.usage,
+                    subagents=session.subagent_usage,
+                )
+            )
 
     # ---- store faults -------------------------------------------------------------------
 
@@ -572,7 +574,7 @@ class Turn:
             # One transaction: the list may have shrunk, and the streamed text must be kept.
             await self.store.replace_parts(assistant.id, list(assistant.parts))
             assistant.finish_reason = "cancelled"
-            await self.store.update_message(assistant)
+            await self.store_partial_usage(assistant)
             self.final_text = assistant.text()
         self.emit(
             TurnEnd(

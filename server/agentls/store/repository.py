@@ -35,28 +35,12 @@ from agentls.store.rows import (
 from agentls.store.schema import StoreVersionError, migrate, transaction
 from agentls.store.session_admin import SessionAdmin
 from agentls.store.session_meta import SessionMeta
+from agentls.store.usage import SessionUsage
+from agentls.store.usage import add_session_usage as add_session_usage_sql
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-
-def _add_session_usage(session_id: str, usage: Usage) -> tuple[str, tuple[Any, ...]]:
-    # Added in SQL rather than read-modify-write here, so no addition can be lost.
-    return (
-        "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,"
-        " cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,"
-        " cost_usd = round(cost_usd + ?, 8), updated_at = ? WHERE id = ?",
-        (
-            usage.input_tokens,
-            usage.output_tokens,
-            usage.cache_read_tokens,
-            usage.cache_write_tokens,
-            usage.cost_usd,
-            now_ms(),
-            session_id,
-        ),
-    )
 
 
 def _consume_outcome(task: asyncio.Future[Any]) -> None:
@@ -64,7 +48,7 @@ def _consume_outcome(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-class Store(SessionMeta, SessionAdmin, Checkpoints, ReviewState):
+class Store(SessionMeta, SessionAdmin, Checkpoints, ReviewState, SessionUsage):
     """One connection to the database, shared by the tasks of one event loop."""
 
     def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
@@ -258,7 +242,7 @@ class Store(SessionMeta, SessionAdmin, Checkpoints, ReviewState):
 
     async def add_session_usage(self, session_id: str, usage: Usage) -> None:
         """Add usage to the session's totals and touch updated_at."""
-        await self._execute(*_add_session_usage(session_id, usage))
+        await self._execute(*add_session_usage_sql(session_id, usage))
 
     async def delete_session(self, session_id: str) -> None:
         """Delete the session with its messages, parts and grants (ON DELETE CASCADE)."""
@@ -320,7 +304,7 @@ class Store(SessionMeta, SessionAdmin, Checkpoints, ReviewState):
                 ),
             )
             if session_usage is not None:
-                await conn.execute(*_add_session_usage(message.session_id, session_usage))
+                await conn.execute(*add_session_usage_sql(message.session_id, session_usage))
 
         await self._write(body)
 

@@ -26,6 +26,7 @@ from agentls.history import (
     ToolPart,
     Usage,
 )
+from agentls.store.usage import subagent_usage_of
 from agentls.wire import WireModel
 
 V = TypeVar("V")
@@ -68,12 +69,14 @@ class SessionRecord(WireModel):
     # A sub-agent's session (the task tool's): its parent session and its agent type.
     parent_id: str | None = None
     agent: str | None = None
+    # The sub-agents' share of `usage` (which counts it); None: no sub-agent ran.
+    subagent_usage: Usage | None = None
 
 
 SESSION_COLUMNS = (
     "id, title, cwd, model, created_at, updated_at, summary_message_id,"
     " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, mode,"
-    " parent_id, agent"
+    " parent_id, agent, subagent_usage, usage_estimated"
 )
 PROJECT_GRANT_COLUMNS = "id, root, tool, pattern, action, exact, label, created_at"
 
@@ -94,10 +97,12 @@ def session_from_row(row: Sequence[Any]) -> SessionRecord:
             cache_read_tokens=row[9],
             cache_write_tokens=row[10],
             cost_usd=row[11],
+            estimated=True if row[16] else None,
         ),
         mode="plan" if row[12] == "plan" else "build",
         parent_id=row[13],
         agent=row[14],
+        subagent_usage=subagent_usage_of(row[15]),
     )
 
 

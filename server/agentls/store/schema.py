@@ -11,7 +11,14 @@ from typing import TypeVar
 
 import aiosqlite
 
-from agentls.store import checkpoints, review_state, session_admin, session_locks, session_meta
+from agentls.store import (
+    checkpoints,
+    review_state,
+    session_admin,
+    session_locks,
+    session_meta,
+    usage,
+)
 from agentls.store.errors import StoreError
 
 T = TypeVar("T")
@@ -176,6 +183,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     checkpoints.MIGRATION,
     # Review "after": the files pending review and their bases (store/review_state.py).
     review_state.MIGRATION,
+    # The sub-agents' share of a session's totals, estimated totals (store/usage.py).
+    usage.MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
