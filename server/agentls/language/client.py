@@ -13,7 +13,7 @@ import os
 import signal
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -96,8 +96,11 @@ class ServerProcess:
         root: Path,
         timeout_s: float,
         read_text: ReadText,
+        prefix: Sequence[str] = (),
     ) -> None:
         self.name = name
+        # What the command runs inside (the sandbox's bubblewrap words; see headless.Launcher).
+        self.prefix = tuple(prefix)
         self.config = config
         self.root = root
         self.timeout_s = timeout_s
@@ -138,7 +141,7 @@ class ServerProcess:
 
         client = JsonRPCClient(converter_factory=_plain_converter)
         self._register(client)
-        command = self.config.command
+        command = [*self.prefix, *self.config.command]
         try:
             await client.start_io(
                 command[0],
@@ -159,7 +162,9 @@ class ServerProcess:
         result = await self.request(
             "initialize",
             {
-                "processId": os.getpid(),
+                # In the sandbox's own process tree this process's id names another or none: a
+                # server watching it would exit (bubblewrap stops it with agentls instead).
+                "processId": None if self.prefix else os.getpid(),
                 "clientInfo": {"name": "agentls"},
                 "rootUri": path_to_uri(self.root),
                 "rootPath": str(self.root),

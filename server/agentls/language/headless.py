@@ -6,7 +6,7 @@ dies, and every server stops with aclose()."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,19 @@ from agentls.language.errors import LanguageUnavailable
 
 # A server that died this many times is not started again (until the agent restarts).
 MAX_STARTS = 2
+
+# What a server's command is run inside: the words before it (bubblewrap and its options: the
+# bash sandbox with the workspace read-only), for the settings in force and the workspace root;
+# empty to run it as it is. Set once by the session layer (use_launcher), which owns the sandbox;
+# raises LanguageUnavailable when the sandbox is required and cannot be had.
+Launcher = Callable[[Settings, Path], Awaitable[Sequence[str]]]
+_launcher: Launcher | None = None
+
+
+def use_launcher(launcher: Launcher | None) -> None:
+    """Run every headless language server started from now on inside `launcher`'s prefix."""
+    global _launcher
+    _launcher = launcher
 
 
 class HeadlessLanguages:
@@ -83,7 +96,8 @@ class HeadlessLanguages:
                 else:
                     self._starts[name] = 0  # new settings: a fresh start
             timeout = config.timeout_s or self._settings().language_timeout_s
-            server = ServerProcess(name, config, self.root, timeout, self._read_text)
+            prefix = await _launcher(self._settings(), self.root) if _launcher else ()
+            server = ServerProcess(name, config, self.root, timeout, self._read_text, prefix)
             self._servers[name] = server
             self._starts[name] = self._starts.get(name, 0) + 1
             try:

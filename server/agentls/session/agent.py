@@ -22,6 +22,7 @@ from agentls.config import Settings
 from agentls.config_home import config_home
 from agentls.events import SessionMode, TodoItem
 from agentls.history import ApiHistory, Attachment, Message, Usage, clean_text, new_id
+from agentls.language.headless import use_launcher
 from agentls.model import listing
 from agentls.model.base import Provider
 from agentls.model.catalog import model_info, use_providers
@@ -57,6 +58,7 @@ from agentls.session.turn import Turn, TurnParts, uncancel
 from agentls.session.turn_setup import as_agent, take_turn_lock
 from agentls.store import ProjectGrant, SessionRecord, Store, StoreError, default_db_path
 from agentls.tools.registry import ToolRegistry, default_tools
+from agentls.tools.sandbox import language_server_prefix
 from agentls.workspace.protocol import Workspace
 
 if TYPE_CHECKING:
@@ -111,6 +113,7 @@ class Agent(SessionManagement, SessionReview, TurnRetry):
         self.root = Path(os.path.realpath(workspace.root))
         self.policy = Policy(settings, str(self.root))
         use_providers(settings.providers)  # the model table knows the configured models
+        use_launcher(language_server_prefix)  # headless language servers run in the sandbox
         self.registry = registry or ToolRegistry(default_tools())
         self.broker = ApprovalBroker(timeout_s=settings.approval_timeout_s)
         self.asker: Asker = asker or self.ask

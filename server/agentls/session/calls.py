@@ -16,7 +16,7 @@ from typing import Any
 from agentls.events import ProgressEvent, TodoItem, ToolResultEvent
 from agentls.history import Message, ToolImage, ToolPart, clean_text
 from agentls.permission.grants import Grant, grant_for
-from agentls.permission.rules import PathFilter, PermissionRules, secret_globs
+from agentls.permission.rules import PathFilter, PermissionRules
 from agentls.permission.types import SEVERITY
 from agentls.session.modes import approve_plan, plan_refusal, set_todos
 from agentls.session.policy import Policy
@@ -198,12 +198,7 @@ class CallContext:
         self.call_id = part.call_id
         self.session_id = env.session_id
         settings = env.policy.settings
-        self.sandbox = SandboxPolicy(
-            mode=settings.sandbox,
-            network=settings.sandbox_network,
-            secret_globs=secret_globs(settings.secret_patterns),
-            home_readable=tuple(settings.sandbox_home_readable or ()),
-        )
+        self.sandbox = SandboxPolicy.from_settings(settings)
         # Said to the model after the tool's own output (e.g. that "always" was not offered).
         self.notes: list[str] = []
 

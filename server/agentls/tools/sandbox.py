@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from agentls.config import Settings
 from agentls.config_home import config_home
+from agentls.language.errors import LanguageUnavailable
 from agentls.permission.protected import protected_root_paths
 from agentls.permission.rules import secret_globs
 from agentls.tools.base import SandboxSettings, ToolError
@@ -128,6 +130,15 @@ class SandboxPolicy:
     network: bool = False
     secret_globs: tuple[str, ...] = field(default_factory=secret_globs)
     home_readable: tuple[str, ...] = ()  # setting sandboxHomeReadable, beside HOME_READABLE
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, network: bool | None = None) -> SandboxPolicy:
+        return cls(
+            mode=settings.sandbox,
+            network=settings.sandbox_network if network is None else network,
+            secret_globs=secret_globs(settings.secret_patterns),
+            home_readable=tuple(settings.sandbox_home_readable or ()),
+        )
 
 
 @dataclass
@@ -441,3 +452,16 @@ async def _hidden_secrets(
     if inside:
         plan.problems.append(f"the workspace is inside {', '.join(inside)}, which stays visible")
     return args
+
+
+async def language_server_prefix(settings: Settings, root: Path) -> list[str]:
+    """What a headless language server runs inside (language.headless.Launcher): the bash
+    sandbox with the workspace read-only and no network (a server only reads the workspace); no
+    prefix where the sandbox is off or not available under "auto"."""
+    try:
+        plan = await prepare(
+            SandboxPolicy.from_settings(settings, network=False), root, writable=False
+        )
+    except ToolError as exc:
+        raise LanguageUnavailable(f"the language server was not started: {exc}") from None
+    return plan.prefix if plan is not None else []
