@@ -627,6 +627,7 @@ export interface SessionInfo {
   mode?: 'build' | 'plan';
   model: string;
   parentId?: string | null;
+  preview?: string | null;
   sessionId: string;
   subagentUsage?: Usage | null;
   title: string;

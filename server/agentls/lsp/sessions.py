@@ -57,6 +57,7 @@ async def list_sessions(ls: AgentServer, raw: Any) -> dict[str, Any]:
     params = parse(ListSessionsParams, raw)
     agent = await ls.agent()
     records = await agent.search_sessions(params.query or "", cwd=ls.root)
+    previews = await agent.store.previews([r.id for r in records])
     sessions = [
         SessionInfo(
             session_id=r.id,
@@ -70,6 +71,7 @@ async def list_sessions(ls: AgentServer, raw: Any) -> dict[str, Any]:
             mode=r.mode,
             parent_id=r.parent_id,
             agent=r.agent,
+            preview=previews.get(r.id),
         )
         for r in records
     ]

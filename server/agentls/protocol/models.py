@@ -200,6 +200,8 @@ class SessionInfo(Result):
     # is read with agent/getMessages; it takes no prompts of its own.
     parent_id: str | None = None
     agent: str | None = None
+    # The session's last answer as one short line (the panel's history); absent without one.
+    preview: str | None = None
 
 
 class ListSessionsResult(Result):

@@ -28,6 +28,8 @@ PARENT_MIGRATION = (
 )
 
 _TODOS = TypeAdapter(list[TodoItem])
+# The length of a session's preview line (previews()).
+PREVIEW_CHARS = 140
 
 
 def todos_from_json(raw: str | None) -> list[TodoItem]:
@@ -62,6 +64,28 @@ class SessionMeta:
             "UPDATE sessions SET parent_id = ?, agent = ? WHERE id = ?",
             (parent_id, agent, session_id),
         )
+
+    async def previews(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """Each session's last answer, as one line of at most PREVIEW_CHARS (the text of its latest
+        assistant message not undone); sessions without one are left out. The panel's history."""
+        found: dict[str, str] = {}
+        ids = list(session_ids)
+        for start in range(0, len(ids), 500):  # SQLite's limit on parameters
+            chunk = ids[start : start + 500]
+            rows = await self._fetchall(
+                "SELECT s.id, (SELECT json_extract(p.data, '$.text') FROM messages m"
+                " JOIN parts p ON p.message_id = m.id WHERE m.session_id = s.id"
+                " AND m.role = 'assistant' AND m.reverted = 0 AND p.type = 'text'"
+                " ORDER BY m.seq DESC, p.idx DESC LIMIT 1)"
+                f" FROM sessions s WHERE s.id IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+            for session_id, text in rows:
+                line = " ".join(str(text or "").split())
+                if line:
+                    cut = len(line) > PREVIEW_CHARS
+                    found[session_id] = line[: PREVIEW_CHARS - 1] + "…" if cut else line
+        return found
 
     async def load_todos(self, session_id: str) -> list[TodoItem]:
         rows = await self._fetchall("SELECT todos FROM sessions WHERE id = ?", (session_id,))
