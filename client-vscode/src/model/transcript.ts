@@ -11,7 +11,7 @@ import type {
 } from '../protocol/generated';
 
 export type ToolStatus = 'pending' | 'running' | 'completed' | 'error' | 'cancelled' | 'interrupted';
-export type Decision = 'once' | 'always' | 'reject' | 'timeout' | 'cancelled';
+export type Decision = 'once' | 'always' | 'reject' | 'timeout' | 'cancelled' | 'unattended';
 
 export interface Permission {
   requestId: string;
@@ -81,12 +81,25 @@ export interface NoticeItem extends ItemBase {
   text: string;
   /** Notices with a key replace the previous one with that key (retries). */
   key?: string;
+  /** A failed turn's error (webview/errors.ts shows it as a card with Retry). */
+  failure?: Failure;
+}
+/** What an error event of a failed turn says besides its sentence (the notice's text). */
+export interface Failure {
+  kind: string;
+  nextStep: string;
+  retryable: boolean;
+  details?: string;
+  /** Retry was asked for (agent/retry): the card keeps no Retry button. */
+  retried?: boolean;
 }
 export type Item = UserItem | TextItem | ThinkingItem | ToolItem | NoticeItem;
 
 export interface SessionUsage {
   turn: Usage;
   session: Usage;
+  /** The sub-agents' share of `session` (which counts it). */
+  subagents?: Usage;
 }
 
 export interface SessionView {
@@ -205,6 +218,12 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
   switch (event.type) {
     case 'turn-start': {
       view.busy = true;
+      if (event.retry) {
+        // agent/retry: the failed turn goes on (no new prompt); its error cards stay, retried.
+        retried(view);
+        view.stepStart = view.items.length;
+        return;
+      }
       const at = view.queued.indexOf(event.prompt);
       if (at >= 0) view.queued.splice(at, 1);
       if (view.steering) view.steering = view.steering.filter((q) => q !== event.prompt);
@@ -305,7 +324,7 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
       return;
     }
     case 'usage':
-      view.usage = { turn: event.turn, session: event.session };
+      view.usage = { turn: event.turn, session: event.session, ...(event.subagents ? { subagents: event.subagents } : {}) };
       // A step ends with its usage; what follows belongs to the next step.
       view.stepStart = view.items.length;
       return;
@@ -325,6 +344,11 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
       return;
     }
     case 'error':
+      if (event.kind) {
+        const failure: Failure = { kind: event.kind, nextStep: event.nextStep ?? '', retryable: event.retryable ?? false, details: event.details ?? undefined };
+        push<NoticeItem>(view, { kind: 'notice', level: 'error', text: event.message, failure });
+        return;
+      }
       notice(view, 'error', event.message);
       return;
     case 'compaction':
@@ -351,7 +375,8 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
           touch(item);
         }
       }
-      if (!NORMAL_ENDS.has(event.finishReason)) {
+      const failed = event.finishReason === 'error' && view.items.at(-1)?.kind === 'notice' && !!(view.items.at(-1) as NoticeItem).failure;
+      if (!NORMAL_ENDS.has(event.finishReason) && !failed) {
         notice(view, event.finishReason === 'cancelled' ? 'info' : 'warning', END_NOTICES[event.finishReason] ?? `Turn ended: ${event.finishReason}`);
       }
       // A retry notice is history once the turn is over.
@@ -365,6 +390,27 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
       void unknown;
     }
   }
+}
+
+/** A retry started: no Retry is offered on the cards of the failures before it. */
+function retried(view: SessionView): void {
+  for (const item of view.items) {
+    if (item.kind === 'notice' && item.failure && !item.failure.retried) {
+      item.failure.retried = true;
+      touch(item);
+    }
+  }
+}
+
+/** The failure card of a loaded session whose last turn failed (its words are not stored). */
+function lastFailure(reverted: boolean | undefined): Omit<NoticeItem, 'id' | 'rev'> {
+  return {
+    kind: 'notice',
+    level: 'error',
+    text: 'The last turn ended with an error.',
+    failure: { kind: 'unknown', nextStep: 'Retry runs it again from where it failed.', retryable: true },
+    reverted,
+  };
 }
 
 function toolStatus(status: string | null | undefined, isError: boolean): ToolStatus {
@@ -495,7 +541,9 @@ export function viewFromMessages(
         });
       }
     }
-    if (message.finishReason && !NORMAL_ENDS.has(message.finishReason)) {
+    if (message.finishReason === 'error' && message === messages.at(-1)) {
+      push<NoticeItem>(view, lastFailure(reverted));
+    } else if (message.finishReason && !NORMAL_ENDS.has(message.finishReason)) {
       push<NoticeItem>(view, {
         kind: 'notice',
         level: message.finishReason === 'cancelled' ? 'info' : 'warning',
@@ -507,6 +555,7 @@ export function viewFromMessages(
   if (info) {
     view.busy = info.busy;
     view.usage.session = info.usage;
+    if (info.subagentUsage) view.usage.subagents = info.subagentUsage;
     if (!view.title) view.title = info.title;
   }
   if (!view.title) {

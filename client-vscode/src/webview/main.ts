@@ -15,8 +15,11 @@ import { HistoryView } from './history';
 import { KeyNotice, SetupCard } from './setup';
 import { modeButton as makeModeButton, pickerRow, showMode } from './composer';
 import { Restore } from './checkpoints';
+import { questionBlock, questionResolved } from './question';
 import { EarlierMessages } from './earlier';
 import { ReviewList } from './review';
+import { failureCard } from './errors';
+import { CostView } from './cost';
 import { configureMarkdown, markdown } from './markdown';
 import { relativePaths, setWorkspaceRoot } from './paths';
 import { foldsIntoTodoList, inputFields, rejectionNote, subAgentResult, titleElement, toolName, toolStatus, wasRejected } from './toolcards';
@@ -77,7 +80,7 @@ const banner = setupCard.el;
 transcript.before(history.el, banner);
 const keyNotice = new KeyNotice(post);
 const activity = $<HTMLSpanElement>('activity');
-const usage = $<HTMLSpanElement>('usage');
+const costView = new CostView($<HTMLSpanElement>('usage')); // the total, its breakdown on hover
 const promptBox = $<HTMLTextAreaElement>('prompt');
 const sendButton = $<HTMLButtonElement>('send');
 const stopButton = $<HTMLButtonElement>('stop');
@@ -197,11 +200,12 @@ const DECISION_LABELS: Record<string, string> = {
 function permissionBlock(view: SessionView, item: ToolItem, detail: HTMLElement | null): HTMLElement | null {
   const permission = item.permission;
   if (!permission) return null;
+  const asks = item.tool === 'ask_user'; // a question to the user (question.ts), not a permission
   if (permission.state !== 'pending') {
     return h(
       'div',
       { class: `permission resolved decision-${permission.state}` },
-      DECISION_LABELS[permission.state] ?? permission.state,
+      asks ? questionResolved(permission.state) : (DECISION_LABELS[permission.state] ?? permission.state),
     );
   }
   const requestId = permission.requestId;
@@ -244,6 +248,7 @@ function permissionBlock(view: SessionView, item: ToolItem, detail: HTMLElement 
     block.append(h('div', { class: 'progress' }, 'Sending your answer…'));
     return block;
   }
+  if (asks) return questionBlock(requestId, item.input, (decision, answer) => approve(decision, answer));
   if (rejecting.has(requestId)) {
     const field = h('input', {
       type: 'text',
@@ -395,7 +400,9 @@ function renderItem(view: SessionView, item: Item): HTMLElement {
       el = foldsIntoTodoList(item) ? h('div', { class: 'todo-update', hidden: true }) : renderTool(view, item);
       break;
     case 'notice':
-      el = h('div', { class: `notice ${item.level}`, role: item.level === 'error' ? 'alert' : 'note' }, item.text);
+      el = item.failure // a failed turn: its sentence, next step, Retry, details (errors.ts)
+        ? failureCard(item, view === state.view ? () => post({ type: 'retry' }) : undefined)
+        : h('div', { class: `notice ${item.level}`, role: item.level === 'error' ? 'alert' : 'note' }, item.text);
       break;
   }
   el.dataset.itemId = item.id;
@@ -515,8 +522,7 @@ function renderFooter(): void {
   if (view?.queued.length && view.busy) text += ` · ${view.queued.length} queued`;
   activity.textContent = text;
   activity.className = waiting ? 'attention' : '';
-  const sessionUsage = view?.usage.session ?? {};
-  usage.textContent = view ? `${formatCost(sessionUsage.costUsd)} · ${formatTokens(totalTokens(sessionUsage))} tokens` : '';
+  costView.show(view?.usage, state.sessions.find((s) => s.sessionId === view?.sessionId)?.model); // cost.ts
   stopButton.disabled = !view?.busy || state.connection !== 'running';
   stopButton.hidden = !view?.busy; // Send's place is enough while idle
   keyNotice.render(state.connection === 'running' ? modelPicker.missingKey() : undefined);

@@ -22,6 +22,8 @@ export function wasRejected(item: ToolItem): boolean {
 
 /** The status word of the card's line, and the class its colour comes from. */
 export function toolStatus(item: ToolItem): { text: string; className: string } {
+  if (item.tool === 'ask_user' && item.permission?.state === 'pending') return { text: 'needs your answer', className: `status-${item.status}` };
+  if (item.tool === 'ask_user' && item.permission?.state === 'reject') return { text: 'skipped', className: `status-${item.status}` };
   if (item.permission?.state === 'pending') return { text: 'needs approval', className: `status-${item.status}` };
   if (wasRejected(item)) return { text: 'Rejected', className: 'status-rejected' };
   if (item.permission?.state === 'timeout' && item.status === 'error') return { text: 'not approved', className: 'status-rejected' };
