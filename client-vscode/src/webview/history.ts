@@ -1,5 +1,5 @@
 // The session history (the title bar's History action): the workspace's sessions as a list, each
-// with its title, how long ago it was used, its cost and a second line (its model, busy or not),
+// with its title, how long ago it was used, its cost and a preview line (its last answer),
 // and Rename / Export / Delete of its own; a search box that filters the list as you type (titles
 // at once, then the server's full-text search of the content, agent/listSessions {query}); a click
 // opens a session and goes back to the conversation. Replaces the native session dropdown, which
@@ -198,7 +198,9 @@ export class HistoryView {
     meta.textContent = `${relativeTime(info.updatedAt)} · ${formatCost(info.usage?.costUsd)}`;
     const preview = document.createElement('span');
     preview.className = 'history-preview';
-    preview.textContent = [info.busy ? 'working' : '', info.mode === 'plan' ? 'plan mode' : '', info.model].filter(Boolean).join(' · ');
+    // Its last answer (agent/listSessions' preview); the model and mode of one with none yet.
+    preview.textContent = info.preview || [info.busy ? 'working' : '', info.mode === 'plan' ? 'plan mode' : '', info.model].filter(Boolean).join(' · ');
+    preview.title = info.preview ?? '';
     if (info.busy) open.prepend(icon('loading', 'codicon-modifier-spin'));
     open.append(name, meta, preview);
     open.addEventListener('click', () => {

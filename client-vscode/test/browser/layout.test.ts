@@ -20,7 +20,7 @@ const HOUR = 3600_000;
 const info = (sessionId: string, title: string, ago: number, cost: number): SessionInfo =>
   ({ sessionId, title, createdAt: Date.now() - ago, updatedAt: Date.now() - ago, busy: false, model: 'claude-sonnet-5-5', usage: usage(cost) }) as SessionInfo;
 const SESSIONS = [
-  info('s1', 'Fix the failing median test in calc.py and explain why it failed', 0.1 * HOUR, 0.0412),
+  { ...info('s1', 'Fix the failing median test in calc.py and explain why it failed', 0.1 * HOUR, 0.0412), preview: 'Fixed: median now averages the two middle values of an even-length list.' },
   info('s2', 'Parser work', 26 * HOUR, 1.2),
   info('s3', 'Release notes for 0.2', 24 * 7 * HOUR, 0),
 ];
@@ -178,6 +178,8 @@ for (const width of [300, 250]) {
       expect(await items.nth(0).locator('.history-meta').textContent()).toMatch(/min\. ago · \$0\.04/);
       expect(await items.nth(1).locator('.history-meta').textContent()).toMatch(/yesterday · \$1\.20/);
       expect(await items.nth(0).getAttribute('class')).toContain('active');
+      expect(await items.nth(0).locator('.history-preview').textContent()).toBe('Fixed: median now averages the two middle values of an even-length list.');
+      expect(await items.nth(1).locator('.history-preview').textContent()).toBe('claude-sonnet-5-5'); // no answer yet: its model
       await fits('history');
       await history.getByRole('button', { name: 'Rename “Parser work”' }).click();
       await history.getByRole('button', { name: 'Export “Parser work” as Markdown' }).click();
