@@ -124,7 +124,7 @@ end
 
 -- ---- permission questions -----------------------------------------------------------------
 
-local function answer(event, decision, scope)
+local function answer(event, decision, scope, feedback)
   local client = agent_client()
   if client == nil then
     return
@@ -134,6 +134,7 @@ local function answer(event, decision, scope)
     requestId = event.requestId,
     decision = decision,
     scope = scope,
+    feedback = feedback,
   }, function(err)
     if err ~= nil then -- answered elsewhere or expired
       line('[approval not taken: ' .. tostring(err.message) .. ']')
@@ -141,7 +142,49 @@ local function answer(event, decision, scope)
   end)
 end
 
+-- ask_user: the agent's question, its choices, an answer in your own words (vim.ui.input), or
+-- Skip. The answer goes back as agent/approve "once" with the answer in `feedback`.
+local function ask_question(event)
+  local input = type(event.input) == 'table' and event.input or {}
+  local question = tostring(input.question or event.title)
+  line('[question] ' .. question)
+  local choices = {}
+  for _, choice in ipairs(type(input.choices) == 'table' and input.choices or {}) do
+    if type(choice) == 'string' then
+      table.insert(choices, { choice, 'choice' })
+    end
+  end
+  table.insert(choices, { 'Answer in my own words…', 'words' })
+  table.insert(choices, { 'Skip', 'skip' })
+  vim.ui.select(choices, {
+    prompt = 'agentls asks: ' .. question,
+    format_item = function(item)
+      return item[1]
+    end,
+  }, function(choice)
+    if choice == nil or choice[2] == 'skip' then
+      line('[answered] Skip')
+      return answer(event, 'reject', 'session')
+    end
+    if choice[2] == 'choice' then
+      line('[answered] ' .. choice[1])
+      return answer(event, 'once', 'session', choice[1])
+    end
+    vim.ui.input({ prompt = question .. ' ' }, function(words)
+      if words == nil or vim.trim(words) == '' then
+        line('[answered] Skip')
+        return answer(event, 'reject', 'session')
+      end
+      line('[answered] ' .. words)
+      answer(event, 'once', 'session', vim.trim(words))
+    end)
+  end)
+end
+
 local function ask_permission(event)
+  if event.tool == 'ask_user' then
+    return ask_question(event)
+  end
   local what = event.title
   if event.tool == 'bash' and type(event.input) == 'table' and event.input.command then
     what = event.input.command
