@@ -52,6 +52,14 @@ async def test_an_accepted_proposal_is_written_through_the_editor(editor: Editor
     assert (editor.root / "calc.py").read_text() == new
     resolved = editor.session_events(session, "permission-resolved")
     assert resolved[-1]["decision"] == "once"
+    # The transcript's card for it is closed by a tool-result; no turn ran.
+    [result] = results_for(editor, session, request["callId"])
+    assert result["status"] == "completed" and result["output"] == "Applied to calc.py."
+    assert not editor.session_events(session, "turn-start")
+
+
+def results_for(editor: Editor, session: str, call_id: str) -> list[dict]:
+    return [e for e in editor.session_events(session, "tool-result") if e["callId"] == call_id]
 
 
 async def test_a_rejected_proposal_leaves_the_file_as_it_was(editor: Editor) -> None:
@@ -63,6 +71,8 @@ async def test_a_rejected_proposal_leaves_the_file_as_it_was(editor: Editor) -> 
     )
     assert await asyncio.wait_for(future, 20) == {"decision": "reject", "applied": False}
     assert (editor.root / "keep.py").read_text() == "x = 1\n"
+    [result] = results_for(editor, session, request["callId"])
+    assert result["status"] == "error" and result["output"] == "Rejected: keep.py was not changed."
 
 
 async def test_the_same_text_asks_nothing(editor: Editor) -> None:

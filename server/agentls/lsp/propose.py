@@ -8,10 +8,11 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from agentls.events import ToolResultEvent
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.transport import invalid, known_session, parse
 from agentls.permission.protected import is_protected_path
-from agentls.protocol.propose import ProposeEditParams, ProposeEditResult
+from agentls.protocol.propose import ProposeDecision, ProposeEditParams, ProposeEditResult
 from agentls.session.questions import AskContext
 from agentls.tools.base import PermissionQuery
 from agentls.tools.text import unified_diff
@@ -61,12 +62,31 @@ async def propose_edit(ls: AgentServer, raw: Any) -> dict[str, Any]:
         old_text=old,
         new_text=params.text,
     )
-    ctx = AskContext(params.session_id, f"apply_{secrets.token_hex(6)}", query)
-    answer = await agent.ask(ctx)
-    if answer.decision not in ("once", "always"):
-        return ProposeEditResult(decision=answer.decision, applied=False).wire()
-    text = params.text if answer.accepted is None else answer.accepted.get(path, old)
-    if text is None or text == old:
-        return ProposeEditResult(decision=answer.decision, applied=False).wire()
-    outcome = await workspace.write_text(path, text, old)
-    return ProposeEditResult(decision=answer.decision, applied=outcome.applied).wire()
+    # The permission-request shows it in the session's transcript as a call of its own, and the
+    # tool-result at the end closes it (neither is stored or sent to the model; no turn runs).
+    call_id = f"apply_{secrets.token_hex(6)}"
+    applied, output = False, f"Not applied: {rel} was not changed."
+    decision: ProposeDecision = "cancelled"
+    try:
+        answer = await agent.ask(AskContext(params.session_id, call_id, query))
+        decision = answer.decision
+        if decision in ("once", "always"):
+            text = params.text if answer.accepted is None else answer.accepted.get(path, old)
+            if text is not None and text != old:
+                outcome = await workspace.write_text(path, text, old)
+                applied = outcome.applied
+                output = f"Applied to {rel}." if applied else f"Not applied: {outcome.reason}"
+        elif decision == "reject":
+            output = f"Rejected: {rel} was not changed."
+    finally:
+        agent.emit(
+            ToolResultEvent(
+                session_id=params.session_id,
+                call_id=call_id,
+                tool="write",
+                output=output,
+                is_error=not applied,
+                status="completed" if applied else "error",
+            )
+        )
+    return ProposeEditResult(decision=decision, applied=applied).wire()

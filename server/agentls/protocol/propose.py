@@ -22,8 +22,13 @@ class ProposeEditParams(Params):
     text: str
 
 
+# The user's answer ("unchanged": the file already has this text; nothing was asked).
+ProposeDecision = Literal[
+    "once", "always", "reject", "timeout", "cancelled", "unattended", "unchanged"
+]
+
+
 class ProposeEditResult(Result):
-    # The user's answer ("unchanged": the file already has this text; nothing was asked).
-    decision: Literal["once", "always", "reject", "timeout", "cancelled", "unattended", "unchanged"]
+    decision: ProposeDecision
     # The change (or the part of it the user accepted) was written to the file.
     applied: bool
