@@ -57,6 +57,11 @@ def test_an_unknown_parameter_names_what_the_tool_takes() -> None:
     assert "its parameters are path (optional: offset, limit)" in message
 
 
+def test_a_claude_code_description_label_is_dropped_where_the_tool_has_none() -> None:
+    bash = BashTool().parse({"command": "make test", "description": "Run the tests"})
+    assert bash.model_dump() == {"command": "make test", "timeout_ms": None}
+
+
 def test_the_title_reads_an_aliased_path() -> None:
     assert ReadTool().title({"file_path": "src/a.py"}) == "read src/a.py"
 

@@ -7,6 +7,7 @@ to say what it needs and stop."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Annotated
 
 from pydantic import Field
 
@@ -23,7 +24,7 @@ class AskUserInput(ToolInput):
         max_length=2_000,
         description="The question, short and complete: what you need to know and why.",
     )
-    choices: list[str] | None = Field(
+    choices: list[Annotated[str, Field(max_length=300)]] | None = Field(
         default=None,
         max_length=MAX_CHOICES,
         description=f"Up to {MAX_CHOICES} short answers to pick from (the user may still write "

@@ -217,13 +217,17 @@ PARAMETER_ALIASES: dict[str, str] = {
     "subagent_type": "agent",
     "subagentType": "agent",
 }
+# Claude Code's label of a call ("Run the tests"): it changes nothing, so a tool without such a
+# parameter drops it rather than failing the call.
+IGNORED_PARAMETERS = frozenset({"description"})
 
 
 def _with_aliases(raw: dict[str, Any], fields: Any) -> dict[str, Any]:
-    """`raw` with each alias the tool does not take itself renamed to its parameter."""
-    if not any(key in PARAMETER_ALIASES for key in raw):
+    """`raw` with each alias the tool does not take itself renamed to its parameter, and the
+    ignored labels it does not take dropped."""
+    if not any(key in PARAMETER_ALIASES or key in IGNORED_PARAMETERS for key in raw):
         return raw
-    taken = dict(raw)
+    taken = {k: v for k, v in raw.items() if k in fields or k not in IGNORED_PARAMETERS}
     for alias, name in PARAMETER_ALIASES.items():
         if alias in taken and alias not in fields and name in fields and name not in taken:
             taken[name] = taken.pop(alias)
