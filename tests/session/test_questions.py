@@ -105,3 +105,35 @@ async def test_a_call_with_no_one_to_ask_is_not_presented_as_feedback(
     assert content.startswith("Not done: the user is not at a terminal")
     assert "Their feedback" not in content and "rejected" not in content
     assert not (h.root / "x").exists()
+
+
+async def test_a_rejected_plan_asks_for_a_revised_plan_and_nothing_else(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    h = await make_harness()
+    api.enqueue(reply(tool_use("exit_plan", {"plan": "1. rewrite it all"})), reply(text("ok")))
+    session = await h.agent.new_session()
+    await h.agent.set_mode(session.id, "plan")
+    turn = asyncio.create_task(h.agent.prompt(session.id, "plan it"))
+    request = await h.wait_for("permission-request")
+    h.agent.approve(session.id, request.request_id, "reject", "smaller steps")
+    await asyncio.wait_for(turn, 10)
+    content = result_of(h, 1)["content"]
+    assert "Their feedback: smaller steps" in content
+    assert "Do not present the same plan again" in content and "End the turn" not in content
+
+
+async def test_a_plan_with_no_one_to_approve_it_only_ends_the_turn(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    h = await make_harness()
+    api.enqueue(reply(tool_use("exit_plan", {"plan": "1. rewrite it all"})), reply(text("ok")))
+    session = await h.agent.new_session()
+    await h.agent.set_mode(session.id, "plan")
+    turn = asyncio.create_task(h.agent.prompt(session.id, "plan it"))
+    request = await h.wait_for("permission-request")
+    h.agent.approve(session.id, request.request_id, "unattended")
+    await asyncio.wait_for(turn, 10)
+    content = result_of(h, 1)["content"]
+    assert "end the turn now" in content and "Do not call exit_plan again" in content
+    assert "Revise" not in content and "revise" not in content
