@@ -209,19 +209,20 @@ async def read_terminal_key(keys: str, show: Callable[[], None]) -> str:
     key: asyncio.Future[str] = loop.create_future()
 
     def readable() -> None:
-        try:
-            data = os.read(fd, 64)
+        if key.done():
+            return
+        try:  # one byte at a time: what follows the key stays for the next question
+            data = os.read(fd, 1)
         except BlockingIOError:
             return
         except OSError:
             data = b""
         if not data:
-            if not key.done():
-                key.set_result("")
+            key.set_result("")
             return
-        for char in data.decode("utf-8", "replace").lower():
-            if char in keys and not key.done():
-                key.set_result(char)
+        char = data.decode("ascii", "replace").lower()
+        if char in keys:
+            key.set_result(char)
 
     try:
         if saved is not None:
