@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
@@ -17,6 +16,10 @@ from agentls.model.providers import ProviderSettings
 from agentls.model.thinking import ThinkingSettings
 from agentls.permission.rules import Rule, parse_rules
 from agentls.wire import WireModel
+
+if TYPE_CHECKING:
+    from agentls.trust import TrustStore
+    from agentls.trust_pending import PendingConfig
 
 
 class LanguageServerConfig(WireModel):
@@ -83,9 +86,12 @@ class Settings(WireModel):
     secret_patterns: list[str] | None = None
     # The bash sandbox (bubblewrap, see tools/sandbox.py): "auto" uses it when it works here,
     # "required" refuses to run bash without it, "off" never uses it. sandboxNetwork: commands
-    # in the sandbox may use the network.
+    # in the sandbox may use the network. sandboxHomeReadable: more folders or files of $HOME
+    # (relative to it) that sandboxed commands may read, beside the tool folders shown by default
+    # (tools/sandbox.py HOME_READABLE); the rest of $HOME is an empty folder there.
     sandbox: Literal["auto", "off", "required"] = "auto"
     sandbox_network: bool = False
+    sandbox_home_readable: list[str] | None = None
     # Language server: how long to wait for the editor's diagnostics after an edit, and extra
     # checks to run after an edit when the editor pushes none ({"*.py": "ruff check {path}"}).
     verify_wait_s: float = Field(default=1.5, ge=0, le=30)
@@ -118,10 +124,17 @@ class Settings(WireModel):
     # Whether the workspace is trusted (the editor says so, or `agentls trust` recorded its
     # config's exact content): its .agentls/commands count only then (session/commands.py).
     _workspace_trusted: bool = PrivateAttr(default=False)
+    # The workspace config files new or changed since the user confirmed them (not applied;
+    # the front end asks: see agentls.trust_pending).
+    _pending_configs: tuple[PendingConfig, ...] = PrivateAttr(default=())
 
     @property
     def workspace_trusted(self) -> bool:
         return self._workspace_trusted
+
+    @property
+    def pending_configs(self) -> tuple[PendingConfig, ...]:
+        return self._pending_configs
 
     @property
     def workspace_restrictions(self) -> tuple[Rule, ...]:
@@ -218,33 +231,43 @@ def load_settings(
 ) -> Settings:
     """Defaults < ~/.config/agentls/config.json < <workspace>/.agentls/config.json < overrides.
 
-    The workspace's file counts in full only when it is trusted: `workspace_trusted` (the editor
-    says the workspace is trusted) or its exact content was trusted with `agentls trust`.
-    Otherwise it only tightens (agentls.trust.restrict): its deny and ask rules come after every
-    other rule and never loosen one, its secretPatterns add to the others, the rest is ignored
-    and `untrusted_notice` says so (`editor`: the notice also mentions the editor's trust)."""
+    A workspace file (.agentls/config.json, .mcp.json) counts in full only in the exact content
+    the user confirmed (agentls.trust). One that is new or changed since is not applied: the
+    content last confirmed applies instead (or none), its deny and ask rules still tighten
+    (agentls.trust.restrict), `untrusted_notice` says what was ignored, and `pending_configs`
+    lists it for the front end to ask about (agentls.trust_pending). `workspace_trusted` (the
+    editor trusts the workspace) does not confirm any content: it lets the workspace's
+    .agentls/commands count, and `editor` words the notice for an editor."""
     from agentls.trust import TrustStore, restrict, workspace_config
+    from agentls.trust_pending import pending_config
 
     user = _read_json(config_home() / "config.json")
     layers = [user]
     untrusted = None
     trusted = workspace_trusted
+    pending: list[PendingConfig] = []
+    mcp_notice = None
     if workspace_root is not None:
+        store = TrustStore()
         path = workspace_config(workspace_root)
         data = read_workspace_bytes(path)
         if data is not None:
             layer = parse_json_object(path, data)
-            state = "trusted" if workspace_trusted else TrustStore().state(path, data)
-            if state == "trusted":
+            waiting = pending_config(store, path, "config", data)
+            if waiting is None:
                 layers.append(layer)
                 trusted = True
             else:
-                untrusted = restrict(path, layer, state)
-        mcp_layer, mcp_notice = _mcp_json(workspace_root, workspace_trusted)
+                pending.append(waiting)
+                untrusted = restrict(path, layer, _state(waiting))
+                confirmed = _confirmed_layer(path, waiting)
+                if confirmed is not None:
+                    layers.append(confirmed)
+        mcp_layer, mcp_notice, mcp_waiting = _mcp_json(store, workspace_root, editor)
         if mcp_layer:
             layers.insert(1, mcp_layer)  # after the user's config, before the workspace's
-    else:
-        mcp_notice = None
+        if mcp_waiting is not None:
+            pending.append(mcp_waiting)
     layers.append(overrides or {})
     settings = Settings()
     for layer in layers:
@@ -263,6 +286,7 @@ def load_settings(
         settings._workspace_restrictions = tuple(untrusted.restrictions)
         settings._untrusted_notice = untrusted.notice(editor=editor)
     settings._workspace_trusted = trusted and workspace_root is not None
+    settings._pending_configs = tuple(pending)
     if mcp_notice is not None:
         notices = [settings._untrusted_notice, mcp_notice]
         settings._untrusted_notice = "\n".join(n for n in notices if n)
@@ -271,21 +295,43 @@ def load_settings(
     return settings
 
 
-def _mcp_json(root: Path, workspace_trusted: bool) -> tuple[dict[str, Any] | None, str | None]:
-    """The `mcpServers` of the workspace's .mcp.json (Claude Code's project file) as a layer,
-    when the workspace is trusted (the editor says so, or `agentls trust` recorded this exact
-    content); else the line that says it was ignored. Its servers would run programs."""
-    from agentls.trust import TrustStore, mcp_json
+def _state(waiting: PendingConfig) -> Literal["changed", "untrusted"]:
+    return "changed" if waiting.change == "changed" else "untrusted"
+
+
+def _confirmed_layer(path: Path, waiting: PendingConfig) -> dict[str, Any] | None:
+    """The content the user last confirmed, as a layer (it applies while the file says something
+    not confirmed); None when none is kept, or it is not valid settings (so fixing a bad config
+    is never blocked by the bad one)."""
+    if waiting.old_text is None:
+        return None
+    try:
+        layer = parse_json_object(path, waiting.old_text)
+        Settings.model_validate(layer)
+    except ValueError:
+        return None
+    return layer
+
+
+def _mcp_json(
+    store: TrustStore, root: Path, editor: bool
+) -> tuple[dict[str, Any] | None, str | None, PendingConfig | None]:
+    """The `mcpServers` of the workspace's .mcp.json (Claude Code's project file) as a layer, in
+    the content the user confirmed; when the file says something else: the confirmed content's
+    servers (or none), the line that says the file was ignored, and the PendingConfig to ask
+    about. Its servers would run programs."""
+    from agentls.trust import mcp_json, why_untrusted
+    from agentls.trust_pending import pending_config
 
     path = mcp_json(root)
     data = read_workspace_bytes(path)
     if data is None:
-        return None, None
+        return None, None, None
     layer = parse_json_object(path, data)
-    if workspace_trusted or TrustStore().state(path, data) == "trusted":
-        return {"mcpServers": layer.get("mcpServers") or {}}, None
-    root_text = shlex.quote(str(path.parent))
-    return None, (
-        f"agentls: ignored the MCP servers of {path}: this workspace is not trusted (trust the "
-        f"workspace in the editor or run `agentls trust {root_text}` to trust this file)"
-    )
+    waiting = pending_config(store, path, "mcp", data)
+    if waiting is None:
+        return {"mcpServers": layer.get("mcpServers") or {}}, None, None
+    confirmed = _confirmed_layer(path, waiting)
+    kept = None if confirmed is None else {"mcpServers": confirmed.get("mcpServers") or {}}
+    notice = f"agentls: ignored the MCP servers of {path}: {why_untrusted(path, _state(waiting), editor)}"
+    return kept, notice, waiting

@@ -1,16 +1,21 @@
 """Workspace trust: what a workspace's own config file may change, and the user's record of the
 workspace files they trusted.
 
-A repository is not the user. Its `.agentls/config.json` is read either way, but until the user
-trusts that file's exact content (`agentls trust DIR`, or an editor that says the workspace is
-trusted) it may only tighten: its deny and ask rules apply, and only on top of everything else
-(they can make a call stricter, never looser); `secretPatterns` add to the user's; every other key
-(allow and sandboxed rules, `verifyCommands`, `sandbox`, `model`, limits...) is ignored, and the
-user is told once which file and which keys.
+A repository is not the user, and neither is an agent session that wrote a file. A workspace's
+`.agentls/config.json` is read either way, but until the user confirms that file's exact content
+(`agentls trust DIR`, the editor's question, `agentls run`'s question at a terminal, ACP's
+session/request_permission; see agentls.trust_pending) it may only tighten: its deny and ask rules
+apply, and only on top of everything else (they can make a call stricter, never looser);
+`secretPatterns` add to the user's; every other key (allow and sandboxed rules, `verifyCommands`,
+`sandbox`, `model`, limits...) is ignored, and the user is told once which file and which keys.
+The editor's trust in the workspace does not confirm content: it only lets the editor ask.
 
 The record lives in config_home()/trusted-workspaces.json (0600, written atomically):
-{"version": 1, "files": {"/abs/dir/.agentls/config.json": {"sha256": ..., "trustedAt": ...}}}.
-A file whose content changed since it was trusted is untrusted again.
+{"version": 1, "files": {"/abs/dir/.agentls/config.json": {"sha256": ..., "trustedAt": ...}},
+ "declined": {"/abs/dir/.mcp.json": "<sha256 the user chose to keep ignoring>"}},
+and each confirmed content under config_home()/trusted-content/<sha256> (0600), so a file that
+changed since is untrusted again while its last confirmed content still applies (and the question
+shows the change as a diff).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ WORKSPACE_CONFIG = Path(".agentls") / "config.json"
 # says so, or `agentls trust` recorded its exact content), since each server is a program to run.
 MCP_JSON = Path(".mcp.json")
 STORE_NAME = "trusted-workspaces.json"
+CONTENT_DIR = "trusted-content"
 # The keys an untrusted workspace config may set (either spelling). `permissions` is cut down to
 # its deny and ask rules; `secretPatterns` only adds globs that ask. Nothing else is plainly
 # harmless: a model costs money, a limit raised lets a hostile prompt run longer, a command runs.
@@ -76,25 +82,52 @@ class TrustStore:
         self.path = path or store_path()
 
     def records(self) -> dict[str, TrustRecord]:
+        return self._load()[0]
+
+    def declined(self) -> dict[str, str]:
+        """The contents the user chose to keep ignoring (path -> sha256): not asked about again."""
+        try:
+            return self._load()[1]
+        except TrustStoreError:
+            return {}
+
+    def _load(self) -> tuple[dict[str, TrustRecord], dict[str, str]]:
         try:
             raw = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return {}
+            return {}, {}
         except OSError as exc:
             raise TrustStoreError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
         try:
             data = json.loads(raw)
             files = data["files"]
-            if not isinstance(files, dict):
-                raise TypeError("files is not an object")
-            return {
+            declined = data.get("declined") or {}
+            if not isinstance(files, dict) or not isinstance(declined, dict):
+                raise TypeError("files or declined is not an object")
+            records = {
                 str(path): TrustRecord(str(path), str(entry["sha256"]), str(entry["trustedAt"]))
                 for path, entry in files.items()
             }
+            return records, {str(path): str(sha) for path, sha in declined.items()}
         except (ValueError, KeyError, TypeError) as exc:
             raise TrustStoreError(
                 f"{self.path} is not a valid trust store ({exc}); delete it and trust again"
             ) from exc
+
+    def confirmed(self, file: Path) -> bytes | None:
+        """The content of `file` the user last confirmed, None when none (or it was recorded
+        before contents were kept): what applies while the file says something else."""
+        try:
+            record = self.records().get(str(file))
+        except TrustStoreError:
+            return None
+        if record is None:
+            return None
+        try:
+            data = (self.path.parent / CONTENT_DIR / record.sha256).read_bytes()
+        except OSError:
+            return None
+        return data if digest(data) == record.sha256 else None
 
     def state(self, file: Path, data: bytes) -> TrustState:
         """Whether this content of `file` is trusted. A store that cannot be read trusts nothing."""
@@ -111,18 +144,35 @@ class TrustStore:
             str(file), digest(data), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         )
         with self._locked():
-            records = self.records()
+            self._keep_content(record.sha256, data)
+            records, declined = self._load()
             records[record.path] = record
-            self._write(records)
+            declined.pop(record.path, None)
+            self._write(records, declined)
         return record
+
+    def decline(self, file: Path, sha256: str) -> None:
+        """The user chose to keep ignoring this content of `file`: not asked about it again."""
+        with self._locked():
+            records, declined = self._load()
+            declined[str(file)] = sha256
+            self._write(records, declined)
 
     def revoke(self, file: Path) -> bool:
         with self._locked():
-            records = self.records()
+            records, declined = self._load()
             if records.pop(str(file), None) is None:
                 return False
-            self._write(records)
+            self._write(records, declined)
         return True
+
+    def _keep_content(self, sha256: str, data: bytes) -> None:
+        folder = self.path.parent / CONTENT_DIR
+        try:
+            folder.mkdir(mode=0o700, exist_ok=True)
+            self._atomic(folder / sha256, data)
+        except OSError as exc:
+            raise TrustStoreError(f"cannot write in {folder}: {exc.strerror or exc}") from exc
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -148,30 +198,36 @@ class TrustStore:
                 f"cannot create {self.path.parent}: {exc.strerror or exc}"
             ) from exc
 
-    def _write(self, records: dict[str, TrustRecord]) -> None:
-        body = {
+    def _write(self, records: dict[str, TrustRecord], declined: dict[str, str]) -> None:
+        body: dict[str, Any] = {
             "version": 1,
             "files": {
                 r.path: {"sha256": r.sha256, "trustedAt": r.trusted_at}
                 for r in sorted(records.values(), key=lambda r: r.path)
             },
         }
+        if declined:
+            body["declined"] = dict(sorted(declined.items()))
         text = json.dumps(body, indent=2) + "\n"
         try:
-            fd, tmp = tempfile.mkstemp(prefix=".trusted-", dir=self.path.parent)
-            try:
-                os.fchmod(fd, 0o600)
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(text)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(tmp, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            self._atomic(self.path, text.encode("utf-8"))
         except OSError as exc:
             raise TrustStoreError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+
+    @staticmethod
+    def _atomic(path: Path, data: bytes) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=".trusted-", dir=path.parent)
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
 
 def workspace_config(root: Path) -> Path:
@@ -201,15 +257,16 @@ class UntrustedConfig:
         if not self.ignored:
             return None
         what = _words(self.ignored)
-        root = shlex.quote(str(self.file.parent.parent))
-        how = "trust the workspace in the editor or run" if editor else "run"
-        if self.state == "changed":
-            why = "it changed since it was trusted"
-            fix = f"{how} `agentls trust {root}` to trust it again"
-        else:
-            why = "this workspace is not trusted"
-            fix = f"{how} `agentls trust {root}` to trust this file"
-        return f"agentls: ignored {what} in {self.file}: {why} ({fix})"
+        return f"agentls: ignored {what} in {self.file}: {why_untrusted(self.file, self.state, editor)}"
+
+
+def why_untrusted(file: Path, state: TrustState, editor: bool) -> str:
+    """Why a workspace file is not applied, and how to confirm it (the end of a notice)."""
+    root = shlex.quote(str(file.parent.parent if file.name == "config.json" else file.parent))
+    how = "confirm it in the editor (trust the workspace there) or run" if editor else "run"
+    if state == "changed":
+        return f"it changed since you confirmed it ({how} `agentls trust {root}` to confirm it)"
+    return f"you have not confirmed this file ({how} `agentls trust {root}` to confirm it)"
 
 
 def _words(items: list[str]) -> str:

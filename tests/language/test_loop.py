@@ -11,6 +11,7 @@ from pathlib import Path
 
 from agentls.config import load_settings
 from agentls.language.headless import HeadlessLanguages
+from agentls.trust import TrustStore, workspace_config
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 from tests.language.conftest import MAIN, language_servers, make_project
@@ -117,7 +118,9 @@ def test_an_untrusted_workspace_config_cannot_name_language_servers(tmp_path: Pa
     settings = load_settings(root)
     assert settings.language_servers is None
     assert settings.untrusted_notice is not None and "languageServers" in settings.untrusted_notice
-    trusted = load_settings(root, workspace_trusted=True)
+    config = workspace_config(root)
+    TrustStore().trust(config, config.read_bytes())  # the user confirmed it
+    trusted = load_settings(root)
     assert trusted.language_servers is not None
     assert trusted.language_servers["python"].command[0] == "sh"
 

@@ -125,6 +125,9 @@ class Editor:
     answer_message_with: str | None = "Allow once"
     # Answer every permission-request with agent/approve "once" (off for tests of the ask itself).
     auto_approve: bool = True
+    # agent/confirmWorkspaceConfig: the questions asked, and the answer (None: never answered).
+    config_questions: list[dict[str, Any]] = field(default_factory=list)
+    apply_configs: bool | None = None
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(10_000))
     _event_signal: asyncio.Event = field(default_factory=asyncio.Event)
     # Set when the test ends: handlers told never to answer give up then.
@@ -170,6 +173,16 @@ class Editor:
                 await self.apply(params.edit)
                 return types.ApplyWorkspaceEditResult(applied=True)
 
+        @client.feature("agent/confirmWorkspaceConfig")
+        async def on_confirm_config(params: Any) -> dict[str, Any] | None:
+            self.config_questions.append(client.protocol._converter.unstructure(params))
+            self._event_signal.set()
+            while self.apply_configs is None and not self.released.is_set():
+                await asyncio.sleep(0.02)  # a test may decide once the editor has started
+            if self.apply_configs is None:
+                return None
+            return {"apply": self.apply_configs}
+
         @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
         async def on_message_request(
             params: types.ShowMessageRequestParams,
@@ -179,6 +192,15 @@ class Editor:
                 await self.released.wait()
                 return None
             return types.MessageActionItem(title=self.answer_message_with)
+
+    async def wait_applied(self, count: int = 1, timeout: float = 15.0) -> None:
+        """Until the server says it applied `count` confirmed workspace config files."""
+
+        async def poll() -> None:
+            while sum("agentls: applied" in m.message for m in self.client.log_messages) < count:
+                await asyncio.sleep(0.02)
+
+        await asyncio.wait_for(poll(), timeout)
 
     async def initialize(
         self, agent_options: dict[str, Any] | None = None

@@ -17,6 +17,7 @@ import pytest
 from pygls.protocol import default_converter
 
 from agentls.lsp.server import build_server
+from agentls.trust import TrustStore, workspace_config
 from tests.lsp.editor import Profile
 
 HEAVY = ("anthropic",)
@@ -277,6 +278,9 @@ def test_bad_settings_are_reported_and_the_agent_refuses_until_fixed(tmp_path: P
     )
     fixed = {"settings": {"agent": {"model": "scripted:echo"}}}
     config = tmp_path / ".agentls" / "config.json"
+    # ... and the user confirmed its content (agentls.trust): only then does it count at all.
+    store = TrustStore(tmp_path / "cfg" / "agentls" / "trusted-workspaces.json")
+    store.trust(workspace_config(tmp_path), config.read_bytes())
     proc = spawn(tmp_path)
     try:
         assert proc.stdin is not None and proc.stdout is not None

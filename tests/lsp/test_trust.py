@@ -1,7 +1,7 @@
-"""Workspace trust in the language server: an untrusted workspace's config only tightens (its
+"""Workspace trust in the language server: an unconfirmed workspace config only tightens (its
 verifyCommands never run, its allow rules do not apply), the user is told once, and trust granted
-later (agent/workspaceTrust, or workspaceTrusted in didChangeConfiguration) applies the config
-without a restart."""
+later (agent/workspaceTrust, or workspaceTrusted in didChangeConfiguration) lets the editor ask
+about the config (agent/confirmWorkspaceConfig): "Apply" applies it without a restart."""
 
 from __future__ import annotations
 
@@ -63,13 +63,18 @@ async def test_untrusted_config_is_ignored_then_applied_when_trust_is_granted(
     assert sorted(e["tool"] for e in asked) == ["bash", "edit"]
     [message] = trust_messages(editor)
     assert "ignored allow rules and verifyCommands" in message
-    assert "trust the workspace in the editor or run `agentls trust" in message
+    assert "confirm it in the editor (trust the workspace there) or run `agentls trust" in message
     shown = next(m for m in editor.client.messages if m.message == message)
     assert shown.type == types.MessageType.Warning
 
-    # The editor grants trust: no restart, the workspace's config applies from the next call.
+    # The editor grants trust: it is asked about the config, the user applies it, and (no
+    # restart) the workspace's config applies from the next call.
     editor.auto_approve = False
+    editor.apply_configs = True
     editor.client.protocol.notify("agent/workspaceTrust", {"trusted": True})
+    await editor.wait_applied()
+    [question] = editor.config_questions
+    assert question["change"] == "new" and "allow: *" in question["enables"]
     edit_then_bash(api, "X = 2", "X = 3", "TWO")
     result = await editor.prompt(session, "change X again")
     assert result["finishReason"] == "end_turn"
@@ -85,9 +90,11 @@ async def test_trust_through_did_change_configuration(
     root = editor.root
     session = await editor.new_session()
     editor.auto_approve = False
+    editor.apply_configs = True
     editor.client.workspace_did_change_configuration(
         types.DidChangeConfigurationParams(settings={"agent": {"workspaceTrusted": True}})
     )
+    await editor.wait_applied()
     api.enqueue(reply(tool_use("bash", {"command": "touch THREE"})), reply(text("done")))
     result = await editor.prompt(session, "go")
     assert result["finishReason"] == "end_turn" and (root / "THREE").exists()
@@ -123,12 +130,15 @@ async def test_workspace_trusted_in_initialization_options(
     editor = await start_editor(tmp_path, api, Profile(), {"workspaceTrusted": flag})
     try:
         editor.auto_approve = False
+        editor.apply_configs = True
+        if flag:  # the editor is asked about the config at once, and the user applies it
+            await editor.wait_applied()
         session = await editor.new_session()
         api.enqueue(reply(tool_use("bash", {"command": "touch FIVE"})), reply(text("done")))
         task = asyncio.ensure_future(editor.prompt(session, "go"))
         if flag:
             await task
-            assert (workspace / "FIVE").exists() and not trust_messages(editor)
+            assert (workspace / "FIVE").exists() and len(trust_messages(editor)) == 1
         else:
             request = await editor.wait_event(session, "permission-request")
             await editor.request(
@@ -137,5 +147,6 @@ async def test_workspace_trusted_in_initialization_options(
             )
             await task
             assert not (workspace / "FIVE").exists() and len(trust_messages(editor)) == 1
+            assert editor.config_questions == [], "asked without the editor's trust"
     finally:
         await stop_editor(editor)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from agentls.config import load_settings
-from agentls.trust import TrustStore, mcp_json
+from agentls.trust import TrustStore, mcp_json, workspace_config
 from tests.mcp.conftest import pids, stdio_entry
 
 
@@ -36,15 +36,21 @@ def test_an_untrusted_agentls_config_cannot_add_servers(tmp_path: Path) -> None:
     assert settings.untrusted_notice and "mcpServers" in settings.untrusted_notice
 
 
-def test_trusted_by_the_editor_or_by_agentls_trust_and_untrusted_again_when_changed(
+def test_only_confirmed_content_runs_and_a_change_keeps_the_confirmed_servers(
     tmp_path: Path,
 ) -> None:
     raw = write_json(tmp_path / ".mcp.json", {"mcpServers": {"p": {"command": "srv"}}})
-    assert load_settings(tmp_path, workspace_trusted=True).mcp_servers == {"p": {"command": "srv"}}
+    # The editor's trust alone confirms no content: its servers wait for the user's answer.
+    editor = load_settings(tmp_path, workspace_trusted=True)
+    assert editor.mcp_servers is None
+    [pending] = editor.pending_configs
+    assert pending.kind == "mcp" and pending.change == "new"
     TrustStore().trust(mcp_json(tmp_path), raw)
     assert load_settings(tmp_path).mcp_servers == {"p": {"command": "srv"}}
     write_json(tmp_path / ".mcp.json", {"mcpServers": {"p": {"command": "other"}}})
-    assert load_settings(tmp_path).mcp_servers is None
+    changed = load_settings(tmp_path, workspace_trusted=True)
+    assert changed.mcp_servers == {"p": {"command": "srv"}}, "not the confirmed servers"
+    assert [p.change for p in changed.pending_configs] == ["changed"]
 
 
 def test_layers_add_servers(tmp_path: Path, _isolated_config_home: Path) -> None:
@@ -54,8 +60,10 @@ def test_layers_add_servers(tmp_path: Path, _isolated_config_home: Path) -> None
         tmp_path / ".agentls" / "config.json",
         {"mcpServers": {"project": {"command": "p2"}, "local": {"command": "l"}}},
     )
+    for file in (mcp_json(tmp_path), workspace_config(tmp_path)):
+        TrustStore().trust(file, file.read_bytes())
     overrides = {"mcpServers": {"editor": {"command": "e"}}}
-    settings = load_settings(tmp_path, overrides, workspace_trusted=True)
+    settings = load_settings(tmp_path, overrides)
     assert settings.mcp_servers == {
         "user": {"command": "u"},
         "project": {"command": "p2"},  # .agentls/config.json comes after .mcp.json

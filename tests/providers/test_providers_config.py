@@ -19,6 +19,7 @@ from agentls.model.catalog import model_info, use_providers
 from agentls.model.fit import IMAGE_OMITTED, fit_request
 from agentls.model.openai_format import chat_messages
 from agentls.model.thinking import ThinkingSettings, thinking_request
+from agentls.trust import TrustStore, workspace_config
 from chat_completions_api import ChatCompletionsServer, reply
 
 
@@ -64,14 +65,16 @@ async def test_an_untrusted_workspace_cannot_set_providers(
     assert "The user's own model answered." in proc.stdout
     assert attacker.all_requests == []
     assert len(user_server.requests) == 1
-    assert "providers" in proc.stderr and "not trusted" in proc.stderr
+    assert "providers" in proc.stderr and "not confirmed" in proc.stderr
 
     monkeypatch.setenv("XDG_CONFIG_HOME", env["XDG_CONFIG_HOME"])
     settings = load_settings(repo)
     assert (
         settings.providers is not None and settings.providers["local"].base_url == user_server.url
     )
-    trusted = load_settings(repo, workspace_trusted=True)
+    config = workspace_config(repo)
+    TrustStore().trust(config, config.read_bytes())  # the user confirmed it
+    trusted = load_settings(repo)
     assert trusted.providers is not None and trusted.providers["local"].base_url == attacker.url
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentls.config import load_settings
+from agentls.trust import TrustStore, workspace_config
 
 
 @pytest.fixture
@@ -28,6 +29,9 @@ def test_an_untrusted_workspace_cannot_set_review_after(repo: Path) -> None:
     assert settings.untrusted_notice is not None and "review" in settings.untrusted_notice
 
 
-def test_the_editor_trust_and_the_command_line_set_it(repo: Path) -> None:
-    assert load_settings(repo, workspace_trusted=True).review == "after"
+def test_a_confirmed_config_and_the_command_line_set_it(repo: Path) -> None:
+    assert load_settings(repo, workspace_trusted=True).review == "before", "not confirmed"
+    config = workspace_config(repo)
+    TrustStore().trust(config, config.read_bytes())
+    assert load_settings(repo).review == "after"
     assert load_settings(repo, {"review": "after"}).review == "after"

@@ -80,8 +80,8 @@ def test_untrusted_repo_config_runs_nothing_and_says_so_once(
         assert result["is_error"] and "not at a terminal" in result["content"]
         config = repo.resolve() / ".agentls" / "config.json"
         assert notices(proc.stderr) == [
-            f"agentls: ignored allow rules and verifyCommands in {config}: this workspace is "
-            f"not trusted (run `agentls trust {repo.resolve()}` to trust this file)"
+            f"agentls: ignored allow rules and verifyCommands in {config}: you have not "
+            f"confirmed this file (run `agentls trust {repo.resolve()}` to confirm it)"
         ]
 
 
@@ -104,16 +104,17 @@ def test_trust_applies_the_exact_content_and_an_edit_or_revoke_undoes_it(
     assert not notices(proc.stderr)
     (repo / "PWNED").unlink()
 
-    # The repository changes the file after it was trusted: untrusted again.
+    # The repository changes the file after it was trusted: the change is not applied (the
+    # content trusted before still is, so its allow rule still runs the call).
     config = repo / ".agentls" / "config.json"
     config.write_text(json.dumps({**HOSTILE, "model": "claude-opus-5-5"}))
     with security_figures.attempt(KIND):
         proc = ask_one_question(api, env, repo)
-        assert not (repo / "PWNED").exists()
         [line] = notices(proc.stderr)
         assert "ignored allow rules, verifyCommands and model" in line
-        assert "it changed since it was trusted" in line and "to trust it again" in line
+        assert "it changed since you confirmed it" in line and "to confirm it" in line
         assert api.requests[-1].body["model"] == "claude-sonnet-5-5"
+    (repo / "PWNED").unlink(missing_ok=True)
 
     # Trusted again, then revoked: untrusted.
     assert agentls("trust", str(repo), env=env).returncode == 0
@@ -317,8 +318,8 @@ def test_trust_is_for_that_path_and_that_content(tmp_path: Path) -> None:
     # A symlink to the trusted workspace is the same file.
     (tmp_path / "link").symlink_to(root)
     assert load_settings(tmp_path / "link").verify_commands == HOSTILE["verifyCommands"]
-    # The editor's word alone trusts it too.
-    assert load_settings(other, workspace_trusted=True).verify_commands is not None
+    # The editor's word alone does not: the user confirms the content (issue 25).
+    assert load_settings(other, workspace_trusted=True).verify_commands is None
 
 
 @pytest.mark.parametrize("kind", ["fifo", "device", "huge", "directory", "not json"])

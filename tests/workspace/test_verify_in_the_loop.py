@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from agentls.config import load_settings
+from agentls.trust import TrustStore, workspace_config
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
 
@@ -124,8 +125,10 @@ async def test_an_untrusted_workspace_config_runs_no_command(
     result = await edit(h, session.id, "app.py", "x = 1", "x = 2")
     assert "no syntax errors in app.py." in result and "Check" not in result
     assert not (h.root / "PWNED").exists()
-    # Trusted (as `agentls trust` or the editor's trust makes it): its commands run.
-    trusted = load_settings(h.root, workspace_trusted=True)
+    # Confirmed (`agentls trust`, or the editor's question answered "Apply"): its commands run.
+    config = workspace_config(h.root)
+    TrustStore().trust(config, config.read_bytes())
+    trusted = load_settings(h.root)
     h.agent.update_settings(
         h.agent.settings.model_copy(update={"verify_commands": trusted.verify_commands})
     )

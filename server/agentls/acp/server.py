@@ -44,13 +44,14 @@ from acp.schema import (
 from acp.schema import SessionMode as AcpSessionMode
 
 from agentls import __version__
+from agentls.acp.config_trust import ask_pending
 from agentls.acp.permissions import PermissionAsker
 from agentls.acp.prompt import prompt_of
 from agentls.acp.questions import form_elicitation
 from agentls.acp.transport import StdioTransport
 from agentls.acp.updates import EventRelay, UpdateSender, agent_text, plan_update, replay
 from agentls.acp.workspace import AcpWorkspace, current_session
-from agentls.config import load_settings
+from agentls.config import Settings, load_settings
 from agentls.session import Agent, CommandError, StoreError, TurnResult
 from agentls.session.modes import MODES
 from agentls.workspace.protocol import Workspace
@@ -94,6 +95,8 @@ class AcpServer:
         # What an untrusted workspace config had ignored (by root), said once in each session.
         self._notices: dict[Path, str] = {}
         self._told: set[str] = set()
+        # The workspace config contents (file, sha256) asked about in this connection.
+        self._config_asked: set[tuple[str, str]] = set()
 
     def on_connect(self, conn: Any) -> None:
         self.client = conn
@@ -120,7 +123,7 @@ class AcpServer:
                 self._agents[root] = agent
         return agent
 
-    async def _open(self, root: Path) -> Agent:
+    def _settings(self, root: Path) -> Settings:
         try:
             # Review "after" needs agent/listReview and agent/review, which ACP has not: an ACP
             # client is asked before each edit whatever the user's config says.
@@ -130,6 +133,12 @@ class AcpServer:
         if settings.untrusted_notice:
             log.warning("%s", settings.untrusted_notice)
             self._notices[root] = settings.untrusted_notice
+        else:
+            self._notices.pop(root, None)
+        return settings
+
+    async def _open(self, root: Path) -> Agent:
+        settings = self._settings(root)
         agent: Agent | None = None
         fs = self.client_caps.fs
         workspace: Workspace | None = None
@@ -203,6 +212,9 @@ class AcpServer:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         agent = await self.agent_for(cwd)
+        # The workspace's config files are checked again at each new session: one changed since
+        # (by a session, say) is asked about before the session's first turn, never applied.
+        agent.update_settings(self._settings(agent.root))
         _add_mcp_servers(agent, mcp_servers)
         record = await agent.new_session()
         self._sessions[record.id] = agent
@@ -253,6 +265,11 @@ class AcpServer:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         agent = self._session(session_id)
         text, context = prompt_of(prompt)
+        await self.sender.flush()  # what the session showed so far, before the question
+        if await ask_pending(
+            self.client, session_id, agent.settings, self._config_asked, self._send
+        ):
+            agent.update_settings(self._settings(agent.root))
         notice = self._notices.get(agent.root)
         if notice is not None and session_id not in self._told:
             self._told.add(session_id)

@@ -309,6 +309,12 @@ async def _run(args: argparse.Namespace) -> int:
     if found is None:
         return EXIT_USAGE
     root, settings = found
+    from agentls.cli.trust import confirm_at_terminal
+
+    # A workspace config new or changed since the user confirmed it: asked at a terminal before
+    # anything runs (never with --yes); otherwise it stays ignored and the notice says so.
+    interactive = sys.stdin.isatty() and not args.yes
+    settings = confirm_at_terminal(root, settings, overrides, interactive=interactive)
     try:
         images = [user_image(Path(p)) for p in args.image]
     except ImageRefused as exc:

@@ -1,4 +1,5 @@
-"""`agentls trust [DIR]`, `agentls trust --revoke [DIR]`, `agentls trust --list`."""
+"""`agentls trust [DIR]`, `agentls trust --revoke [DIR]`, `agentls trust --list`, and the question
+`agentls run` asks at a terminal about a workspace config the user has not confirmed."""
 
 from __future__ import annotations
 
@@ -6,8 +7,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agentls.trust import TrustStore, TrustStoreError, enabled_by, mcp_json, workspace_config
+
+if TYPE_CHECKING:
+    from agentls.config import Settings
+    from agentls.trust_pending import ConfigKind
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -72,6 +78,7 @@ def _trust(store: TrustStore, file: Path) -> int:
     except ValueError as exc:
         return _fail(f"cannot trust {file}: {exc}")
     previous = store.state(file, data)
+    _show_change(store, file, "config", data)
     store.trust(file, data)
     lines = enabled_by(layer)
     again = " again (it changed since it was trusted)" if previous == "changed" else ""
@@ -98,6 +105,7 @@ def _trust_mcp_json(store: TrustStore, file: Path) -> int:
         return _fail(f"cannot trust it: {exc}")
     if not isinstance(servers, dict):
         return _fail(f"cannot trust {file}: mcpServers: must be an object")
+    _show_change(store, file, "mcp", data)
     store.trust(file, data)
     print(f"Trusted: {file} (this exact content; an edit needs trusting again)")
     for name, entry in servers.items():
@@ -107,6 +115,16 @@ def _trust_mcp_json(store: TrustStore, file: Path) -> int:
             shown = str(entry.get("url") or " ".join(words))
         print(f"  MCP server {name}: {shown}")
     return EXIT_OK
+
+
+def _show_change(store: TrustStore, file: Path, kind: ConfigKind, data: bytes) -> None:
+    """What is being confirmed: the diff from the content confirmed before (or the whole file)."""
+    from agentls.cli.terminal import visible
+    from agentls.trust_pending import pending_config
+
+    pending = pending_config(store, file, kind, data)
+    if pending is not None:
+        print(visible(pending.diff()), end="")
 
 
 def _list(store: TrustStore) -> int:
@@ -130,3 +148,68 @@ def _list(store: TrustStore) -> int:
             note = ""
         print(f"  {record.path}  since {record.trusted_at}{note}")
     return EXIT_OK
+
+
+# ---- `agentls run`: the question at a terminal ---------------------------------------------
+
+
+def confirm_at_terminal(
+    root: Path,
+    settings: Settings,
+    overrides: dict[str, Any],
+    *,
+    interactive: bool,
+    out: TextIO | None = None,
+) -> Settings:
+    """Before `agentls run` starts: for each workspace config file new or changed since the user
+    confirmed it (and not one they chose to keep ignoring), show the change and ask y/n at the
+    terminal; "y" confirms exactly what was shown, and the settings are loaded again. Anything
+    else (Enter alone, "n", the end of input) keeps ignoring it. Without a terminal (or with
+    --yes, which never confirms a config) nothing is asked: the notice says how to confirm."""
+    from agentls.cli.terminal import visible
+    from agentls.config import load_settings
+    from agentls.trust_pending import confirm, keep_ignoring
+
+    asked = [p for p in settings.pending_configs if not p.declined]
+    if not asked or not interactive:
+        return settings
+    out = out or sys.stderr
+    changed = False
+    try:
+        for pending in asked:
+            _discard_typed_ahead()
+            # The file is the repository's: its control characters are shown, never sent.
+            out.write("\n" + visible(pending.message()) + "\n")
+            out.write("Apply it? [y]es / [n]o, keep ignoring it: ")
+            out.flush()
+            if _read_answer() in ("y", "yes"):
+                if confirm(pending):
+                    out.write(f"Applied: {pending.file} (this exact content).\n")
+                    changed = True
+                else:
+                    out.write(f"{pending.file} changed again meanwhile: not applied.\n")
+            else:
+                keep_ignoring(pending)
+                out.write(f"Kept ignoring it (`agentls trust {root}` confirms it later).\n")
+            out.flush()
+    except TrustStoreError as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
+    return load_settings(root, overrides) if changed else settings
+
+
+def _discard_typed_ahead() -> None:
+    """What was typed before the question is printed is not its answer: discarded."""
+    import termios
+
+    try:
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    except (termios.error, OSError, ValueError):
+        pass
+
+
+def _read_answer() -> str:
+    """One line from the terminal (typed after the question: see _discard_typed_ahead)."""
+    try:
+        return sys.stdin.readline().strip().lower()
+    except (OSError, ValueError):
+        return ""

@@ -69,6 +69,9 @@ class AgentServer(LanguageServer):
         # recorded its content (see agentls.trust).
         self.workspace_trusted = False
         self.notices_shown: set[str] = set()
+        # The workspace config contents (file, sha256) the editor was asked about in this run
+        # (agent/confirmWorkspaceConfig, see lsp/settings.py): each is asked once.
+        self.config_questions: set[tuple[str, str]] = set()
         # Why the settings could not be loaded at initialize; the agent refuses to work until a
         # workspace/didChangeConfiguration brings valid ones.
         self.config_error: str | None = None

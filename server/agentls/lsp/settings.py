@@ -1,10 +1,13 @@
 """The server's settings and lifecycle: initialize (the workspace root, initializationOptions,
 the client's capabilities), initialized, workspace/didChangeConfiguration, the agent/workspaceTrust
 notification, shutdown. Settings change without a restart; bad ones never refuse the connection:
-they are reported, and the agent refuses to work until they are fixed."""
+they are reported, and the agent refuses to work until they are fixed. A workspace config file
+new or changed since the user confirmed it is not applied; the editor is asked about it
+(agent/confirmWorkspaceConfig, see ask_pending)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from pathlib import Path
@@ -19,7 +22,15 @@ from agentls.config import Settings, load_settings
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.capabilities import read_client_caps
 from agentls.lsp.transport import invalid, parse
+from agentls.protocol.config_trust import (
+    ConfirmWorkspaceConfigParams,
+    ConfirmWorkspaceConfigResult,
+)
 from agentls.protocol.models import AgentInitOptions, WorkspaceTrustParams
+from agentls.trust import TrustStoreError
+from agentls.trust_pending import PendingConfig, confirm, keep_ignoring
+
+CONFIRM_WORKSPACE_CONFIG = "agent/confirmWorkspaceConfig"
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +63,7 @@ def initialize(ls: AgentServer, params: types.InitializeParams) -> None:
 def initialized(ls: AgentServer, params: types.InitializedParams) -> None:
     ls.start_background_import()
     tell_untrusted(ls)
+    ask_pending(ls)
     if ls.config_error is not None:
         ls.show_message(f"agentls: {ls.config_error}. The agent is off until they are fixed.")
 
@@ -146,6 +158,7 @@ def reload_settings(ls: AgentServer, overrides: dict[str, Any] | None, trusted: 
     if ls.running_agent is not None:
         ls.running_agent.update_settings(ls.settings)
     tell_untrusted(ls)
+    ask_pending(ls)
 
 
 def tell_untrusted(ls: AgentServer) -> None:
@@ -157,3 +170,80 @@ def tell_untrusted(ls: AgentServer) -> None:
     ls.notices_shown.add(notice)
     log.warning("%s", notice)
     ls.show_message(notice, types.MessageType.Warning)
+
+
+# ---- a workspace config the user has not confirmed ----------------------------------------
+
+
+def ask_pending(ls: AgentServer) -> None:
+    """In an editor-trusted workspace, ask the editor (agent/confirmWorkspaceConfig) about each
+    workspace config file that is new or changed since the user confirmed it: once per content
+    and server run, never about content the user chose to keep ignoring. Until "Apply" it is not
+    applied (agentls.config.load_settings); without editor trust the notice says how to confirm."""
+    if not ls.workspace_trusted:
+        return
+    for pending in ls.settings.pending_configs:
+        if pending.declined or pending.key in ls.config_questions:
+            continue
+        ls.config_questions.add(pending.key)
+        ls.spawn(ask_editor(ls, pending))
+
+
+async def ask_editor(ls: AgentServer, pending: PendingConfig) -> None:
+    params = ConfirmWorkspaceConfigParams(
+        file=str(pending.file),
+        kind=pending.kind,
+        change=pending.change,
+        title=pending.title(),
+        enables=pending.enables(),
+        diff=pending.diff(),
+        sha256=pending.sha256,
+    )
+    try:
+        raw = await asyncio.wrap_future(
+            ls.protocol.send_request(
+                CONFIRM_WORKSPACE_CONFIG, params.model_dump(by_alias=True, mode="json")
+            )
+        )
+        answer = ConfirmWorkspaceConfigResult.model_validate(_plain(raw))
+    except Exception as exc:  # no answer, an error, a malformed one: it stays ignored
+        log.warning("%s: %s", CONFIRM_WORKSPACE_CONFIG, exc)
+        return
+    if not answer.apply:
+        try:
+            keep_ignoring(pending)
+        except TrustStoreError as exc:
+            ls.show_message(f"agentls: {exc}")
+        return
+    try:
+        confirmed = confirm(pending)
+    except TrustStoreError as exc:
+        ls.show_message(f"agentls: {exc}")
+        return
+    if confirmed:
+        ls.window_log_message(
+            types.LogMessageParams(
+                type=types.MessageType.Info,
+                message=f"agentls: applied {pending.file} (this exact content)",
+            )
+        )
+    else:
+        ls.show_message(
+            f"agentls: {pending.file} changed again before it was applied; not applied.",
+            types.MessageType.Warning,
+        )
+    try:
+        reload_settings(ls, None, ls.workspace_trusted)  # asks about the newer content, if any
+    except (ValidationError, JsonRpcInvalidParams, ValueError) as exc:
+        ls.show_message(f"agentls: bad agent settings: {exc}")
+
+
+def _plain(raw: Any) -> Any:
+    """A client's result as plain JSON values (pygls may hand back an object of attributes)."""
+    if raw is None or isinstance(raw, (dict, list, str, int, float, bool)):
+        return raw
+    if hasattr(raw, "_asdict"):
+        return {k: _plain(v) for k, v in raw._asdict().items()}
+    if hasattr(raw, "__dict__"):
+        return {k: _plain(v) for k, v in vars(raw).items()}
+    return raw

@@ -10,6 +10,10 @@ from agentls.events import SessionMode, TodoItem
 from agentls.history import FinishReason, Part, Range, Usage
 from agentls.protocol.base import Params as Params
 from agentls.protocol.base import Result as Result
+from agentls.protocol.config_trust import (
+    ConfirmWorkspaceConfigParams,
+    ConfirmWorkspaceConfigResult,
+)
 from agentls.protocol.propose import ProposeEditParams, ProposeEditResult
 from agentls.protocol.review import (
     ListReviewParams,
@@ -534,6 +538,10 @@ CLIENT_NOTIFICATIONS: dict[str, type[Params]] = {
 # Server -> client requests whose result is a plain LSP result (described in their params' doc).
 SERVER_REQUESTS: dict[str, type[Params]] = {
     "agent/languageRequest": LanguageRequestParams,
+}
+# Server -> client requests with a result of their own.
+SERVER_QUESTIONS: dict[str, tuple[type[Params], type[Result]]] = {
+    "agent/confirmWorkspaceConfig": (ConfirmWorkspaceConfigParams, ConfirmWorkspaceConfigResult),
 }
 COMMANDS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent.approve": (ApproveParams, ApproveResult),

@@ -18,6 +18,7 @@ from agentls.protocol.models import (
     COMMANDS,
     PROTOCOL_VERSION,
     REQUESTS,
+    SERVER_QUESTIONS,
     SERVER_REQUESTS,
     AgentInitOptions,
     ClientAgentCapabilities,
@@ -98,6 +99,10 @@ def build() -> dict[str, str]:
             f"Server -> client request {method}; the result is a plain LSP result (see params).",
             params,
             None,
+        )
+    for method, (params, result) in SERVER_QUESTIONS.items():
+        files[f"schemas/server-requests/{method.replace('/', '.')}.json"] = _pair_schema(
+            method, f"Server -> client request {method}.", params, result
         )
     files["schemas/notifications/agent.event.json"] = _event_schema()
     files["schemas/initialize.json"] = _capabilities_schema()

@@ -1,0 +1,141 @@
+"""Workspace config the user has not confirmed: what it is, the change to show, and the answer.
+
+Every load of the settings (agentls.config.load_settings: a server's start, a configuration
+change, a new ACP session, `agentls run`) compares each workspace config file (.agentls/
+config.json, .mcp.json) with the content the user last confirmed (agentls.trust.TrustStore). A
+file that is new or changed since is a PendingConfig: it does not apply (the last confirmed
+content does, or none), and each front end shows `diff()` and asks once: the VS Code panel
+(agent/confirmWorkspaceConfig), `agentls run` at a terminal, ACP's session/request_permission.
+"Apply" is `confirm()`: it records the exact content that was shown, never a later one.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from agentls.trust import TrustStore, digest, enabled_by
+
+ConfigKind = Literal["config", "mcp"]
+Change = Literal["new", "changed"]
+
+# The longest diff a question shows in full; a longer one ends with how many lines were left out
+# (`agentls trust --show DIR` is not needed: the file itself is there to read).
+MAX_DIFF_LINES = 400
+
+
+@dataclass(frozen=True)
+class PendingConfig:
+    file: Path
+    kind: ConfigKind
+    change: Change  # "new": never confirmed; "changed": differs from what was confirmed
+    sha256: str  # of `new_text`'s bytes: what "Apply" confirms
+    old_text: str | None  # the last confirmed content (what applies now), None if none is kept
+    new_text: str
+    declined: bool  # the user chose "Keep ignoring" for this content: not asked again
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (str(self.file), self.sha256)
+
+    def title(self) -> str:
+        what = "MCP servers file" if self.kind == "mcp" else "agentls config"
+        if self.change == "new":
+            return f"Apply the workspace's new {what} {self.file}?"
+        return f"Apply the changed {what} {self.file}?"
+
+    def diff(self) -> str:
+        """A unified diff from the confirmed content (or nothing) to the file's."""
+        old = (self.old_text or "").splitlines(keepends=True)
+        new = self.new_text.splitlines(keepends=True)
+        before = f"{self.file} (confirmed)" if self.old_text is not None else "/dev/null"
+        lines = [
+            line if line.endswith("\n") else line + "\n"
+            for line in difflib.unified_diff(old, new, before, f"{self.file} (now)")
+        ]
+        if len(lines) > MAX_DIFF_LINES:
+            left = len(lines) - MAX_DIFF_LINES
+            lines = [*lines[:MAX_DIFF_LINES], f"... {left} more lines: read {self.file}\n"]
+        return "".join(lines)
+
+    def enables(self) -> list[str]:
+        """What applying it would enable, one line each (allow rules, commands, MCP servers)."""
+        from agentls.config import parse_json_object
+
+        try:
+            layer = parse_json_object(self.file, self.new_text)
+        except ValueError as exc:
+            return [str(exc)]
+        if self.kind == "mcp":
+            servers = layer.get("mcpServers")
+            if not isinstance(servers, dict):
+                return []
+            return [
+                f"MCP server {name}: {describe_server(entry)}" for name, entry in servers.items()
+            ]
+        return enabled_by(layer)
+
+    def message(self) -> str:
+        """The whole question in words: title, what it enables, the diff."""
+        parts = [self.title()]
+        if self.old_text is None and self.change == "changed":
+            parts.append("(The content you confirmed before is not kept; nothing of it applies.)")
+        enables = self.enables()
+        if enables:
+            parts.append("It enables:\n" + "\n".join(f"  {line}" for line in enables))
+        parts.append(self.diff().rstrip("\n"))
+        parts.append(
+            "Until you apply it, agentls ignores it"
+            + (" and keeps the content you confirmed before." if self.old_text is not None else ".")
+        )
+        return "\n\n".join(parts)
+
+
+def describe_server(entry: object) -> str:
+    if not isinstance(entry, dict):
+        return "?"
+    if entry.get("url"):
+        return str(entry["url"])
+    return " ".join([str(entry.get("command", "?")), *map(str, entry.get("args") or [])])
+
+
+def pending_config(
+    store: TrustStore, file: Path, kind: ConfigKind, data: bytes
+) -> PendingConfig | None:
+    """The PendingConfig of `file` whose content is `data`; None when it is confirmed."""
+    state = store.state(file, data)
+    if state == "trusted":
+        return None
+    old = store.confirmed(file)
+    sha = digest(data)
+    return PendingConfig(
+        file=file,
+        kind=kind,
+        change="changed" if state == "changed" else "new",
+        sha256=sha,
+        old_text=None if old is None else old.decode("utf-8", "replace"),
+        new_text=data.decode("utf-8", "replace"),
+        declined=store.declined().get(str(file)) == sha,
+    )
+
+
+def confirm(pending: PendingConfig, store: TrustStore | None = None) -> bool:
+    """The user said "Apply": trust the content that was shown. False (nothing recorded) when
+    the file changed again since, or is gone: the next load asks about the new content."""
+    from agentls.config import read_workspace_bytes
+
+    try:
+        data = read_workspace_bytes(pending.file)
+    except ValueError:
+        return False
+    if data is None or digest(data) != pending.sha256:
+        return False
+    (store or TrustStore()).trust(pending.file, data)
+    return True
+
+
+def keep_ignoring(pending: PendingConfig, store: TrustStore | None = None) -> None:
+    """The user said "Keep ignoring": not asked again about this content."""
+    (store or TrustStore()).decline(pending.file, pending.sha256)
