@@ -129,11 +129,12 @@ local function main()
       end
       return on_choice(nil)
     end
-    -- A permission question of the module: answered "Allow once".
+    -- A permission question of the module: answered "Allow once"; the agent's question
+    -- (ask_user): answered with its choice "hi".
     local choices = vim.tbl_map(opts.format_item, items)
     table.insert(result.questions, { prompt = opts.prompt, choices = choices })
     for i, label in ipairs(choices) do
-      if label == 'Allow once' then
+      if label == 'Allow once' or label == 'hi' then
         return on_choice(items[i])
       end
     end

@@ -153,7 +153,11 @@ def test_references_come_from_jedi_through_neovim(tmp_path: Path, api: MessagesA
     # Asked of use_a.py, which Neovim has not loaded: the module loads it, and jedi attaches.
     api.enqueue(reply(tool_use("references", {"path": "use_a.py", "symbol": "area", "line": 3})))
     api.enqueue(reply(text(ANSWER)))
-    # The second turn (:Agent): a write, which asks; vim.ui.select answers "Allow once".
+    # The second turn (:Agent): a question to the user, then a write, which asks; vim.ui.select
+    # answers both (the choice "hi", "Allow once").
+    api.enqueue(
+        reply(tool_use("ask_user", {"question": "Which word?", "choices": ["hello", "hi"]}))
+    )
     api.enqueue(reply(tool_use("write", {"path": "hello.txt", "content": "hello\n"})))
     api.enqueue(reply(text(WRITTEN)))
     result, report = run_neovim(tmp_path, api)
@@ -174,7 +178,8 @@ def test_references_come_from_jedi_through_neovim(tmp_path: Path, api: MessagesA
 
     # The model received jedi's references: the two users, no namesake, no mention.
     results = tool_results(api)
-    assert len(results) == 2, report
+    assert len(results) == 3, report
+    assert results[1] == "The user answered: hi", results
     assert "use_a.py" in results[0] and "pkg/use_b.py" in results[0], results[0]
     assert "room.py" not in results[0] and "notes.md" not in results[0], results[0]
 
@@ -185,8 +190,12 @@ def test_references_come_from_jedi_through_neovim(tmp_path: Path, api: MessagesA
     assert ANSWER in transcript, transcript
     assert transcript.index(ANSWER) < transcript.index("[end_turn]"), transcript
 
-    # The write's permission question went through vim.ui.select, and its answer was taken.
-    (question,) = result["questions"]
+    # The agent's question, then the write's permission question, went through vim.ui.select,
+    # and their answers were taken.
+    asked_user, question = result["questions"]
+    assert asked_user["prompt"] == "agentls asks: Which word?", asked_user
+    assert asked_user["choices"] == ["hello", "hi", "Answer in my own words…", "Skip"]
+    assert "[answered] hi" in transcript, transcript
     assert question["prompt"].startswith("agentls wants to run write"), question
     assert question["choices"][0] == "Allow once" and question["choices"][-1] == "Reject"
     assert "[answered] Allow once" in transcript, transcript
