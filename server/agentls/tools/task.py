@@ -41,7 +41,8 @@ class TaskTool(Tool):
         "Start a sub-agent that works on its own and answers with a report: for a search or an "
         "investigation across many files that would fill this conversation. It sees none of this "
         "conversation: say in the prompt exactly what to find and what to report. By default it "
-        "has the read-only tools (read, glob, grep, list, webfetch, the language tools). Several "
+        "has the read-only tools (read, glob, grep, list, webfetch, and the language tools where a "
+        "language server answers them). Several "
         "task calls in one message run at the same time. Its answer is for you; tell the user "
         "what matters of it."
     )
