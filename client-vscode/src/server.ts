@@ -23,10 +23,11 @@ import { LanguageRequests } from './language';
 import type {
   AgentEvent,
   AgentRequests,
+  ConfirmWorkspaceConfigParams,
   DiagnosticsParams,
 } from './protocol/generated';
 import { agentOptions, commandExists, resolveServerLaunch, serverEnv, type ServerLaunch } from './serverCommand';
-import { watchWorkspaceTrust } from './trust';
+import { confirmWorkspaceConfig, watchWorkspaceTrust } from './trust';
 
 const MAX_RESTARTS = 5;
 // How long a start waits for `agentls.server.command` when nothing it could run is found yet.
@@ -247,6 +248,19 @@ export class ServerManager implements vscode.Disposable {
       toCodePosition: (p) => new vscode.Position(p.line, p.character),
     });
     client.onRequest('agent/languageRequest', (params: unknown) => languages.answer(params));
+    client.onRequest('agent/confirmWorkspaceConfig', (params: ConfirmWorkspaceConfigParams) =>
+      confirmWorkspaceConfig(
+        params,
+        {
+          ask: (message, detail, choices) => vscode.window.showWarningMessage(message, { modal: true, detail }, ...choices),
+          showDiff: async (diff) =>
+            vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ language: 'diff', content: diff }), {
+              preview: true,
+            }),
+        },
+        (message) => this.output.appendLine(message),
+      ),
+    );
     this.disposables.push(
       client.onDidChangeState((e) => {
         if (e.newState === State.Running) {
