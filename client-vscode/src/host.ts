@@ -229,6 +229,9 @@ export class AgentHost {
       case 'cancel':
         await this.cancel();
         return;
+      case 'retry':
+        await this.retry();
+        return;
       case 'new-session':
         await this.newSession();
         return;
@@ -440,6 +443,18 @@ export class AgentHost {
       await client.request('agent/cancel', { sessionId });
     } catch (err) {
       this.ui.showError(`agentls: could not stop: ${errorText(err)}`);
+    }
+  }
+
+  /** The active session's failed last turn, again from where it failed (agent/retry); what it
+   * does shows through its events, a refusal (nothing to retry, a turn runs) as an error. */
+  async retry(sessionId = this.activeSessionId): Promise<void> {
+    const client = this.requireClient();
+    if (!client || !sessionId) return;
+    try {
+      await client.request('agent/retry', { sessionId });
+    } catch (err) {
+      this.ui.showError(`agentls: could not retry: ${errorText(err)}`);
     }
   }
 

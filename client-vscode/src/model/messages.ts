@@ -118,6 +118,8 @@ export type PanelMessage =
   /** The active session's mode (agent/setMode). */
   | { type: 'set-mode'; mode: SessionMode }
   | { type: 'cancel' }
+  /** Run the active session's failed last turn again from where it failed (agent/retry). */
+  | { type: 'retry' }
   | { type: 'new-session' }
   | { type: 'select-session'; sessionId: string }
   | {
@@ -154,6 +156,7 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
     case 'ready':
     case 'list-models':
     case 'cancel':
+    case 'retry':
     case 'new-session':
     case 'mcp-status':
     case 'list-commands':

@@ -218,9 +218,9 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
   switch (event.type) {
     case 'turn-start': {
       view.busy = true;
+      retried(view); // a failure before this turn is retried by it, or left behind
       if (event.retry) {
-        // agent/retry: the failed turn goes on (no new prompt); its error cards stay, retried.
-        retried(view);
+        // agent/retry: the failed turn goes on (no new prompt); its error card stays.
         view.stepStart = view.items.length;
         return;
       }

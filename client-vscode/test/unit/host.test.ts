@@ -277,6 +277,14 @@ describe('panel messages', () => {
     expect(server.calls.at(-1)).toEqual({ method: 'agent/cancel', params: { sessionId: recorded } });
   });
 
+  it('retries the active session\'s failed turn, and says why when the server refuses', async () => {
+    await host.handlePanelMessage({ type: 'retry' });
+    expect(server.calls.at(-1)).toEqual({ method: 'agent/retry', params: { sessionId: recorded } });
+    server.fail['agent/retry'] = new Error('Invalid params: sessionId: there is nothing to retry');
+    await host.handlePanelMessage({ type: 'retry' });
+    expect(ui.errors.at(-1)).toBe('agentls: could not retry: Invalid params: sessionId: there is nothing to retry');
+  });
+
   it('starts a new session and shows it empty', async () => {
     await host.handlePanelMessage({ type: 'new-session' });
     expect(host.activeSessionId).toBe('ses_new1');
