@@ -262,7 +262,7 @@ describe.skipIf(!haveChromium)('the panel in Chromium, replaying a recorded agen
     await expect.poll(() => page.locator('#stop').isDisabled()).toBe(true);
     await expect.poll(() => page.locator('.working').count()).toBe(0);
     const tokens = formatTokens(totalTokens(fixture.sessions[0].usage));
-    await expect.poll(() => page.locator('#usage').textContent()).toBe(`$0.00 · ${tokens} tokens`);
+    await expect.poll(() => page.locator('#usage .cost-total').textContent()).toBe(`$0.00 · ${tokens} tokens`);
     await expect.poll(() => text(page.locator('.message.assistant').last())).toBe(rendered(fixture.result.text));
     expect(await page.locator('.permission.resolved').allTextContents()).toEqual(['Allowed once', 'Allowed once', 'Allowed once']);
   });
