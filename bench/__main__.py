@@ -27,6 +27,7 @@ BENCHMARKS = (
     "start",
     "search",
     "language",
+    "sandbox",
 )
 
 

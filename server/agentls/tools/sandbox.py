@@ -343,6 +343,22 @@ async def home_secrets(folders: Sequence[Path], globs: tuple[str, ...]) -> tuple
     return found, complete
 
 
+# A folder of $HOME's shown ones holding this many secret files is hidden whole (an empty folder
+# in its place, one mount) rather than file by file: Python's test certificates (~/.pyenv's
+# lib/python3.X/test/certdata, 20 to 30 each) would otherwise cost hundreds of mounts a command.
+CROWDED_FOLDER = 8
+
+
+def _crowded_folders(files: list[Path]) -> tuple[list[Path], list[Path]]:
+    """(the folders holding CROWDED_FOLDER secret files or more, the other files)."""
+    by_folder: dict[Path, list[Path]] = {}
+    for path in files:
+        by_folder.setdefault(path.parent, []).append(path)
+    crowded = [folder for folder, inside in by_folder.items() if len(inside) >= CROWDED_FOLDER]
+    rest = [p for folder, inside in by_folder.items() if folder not in crowded for p in inside]
+    return crowded, rest
+
+
 def _matches_secret(path: Path, globs: tuple[str, ...]) -> bool:
     from agentls.permission.globs import glob_regex, rule_pattern
 
@@ -430,6 +446,8 @@ async def _hidden_secrets(
     hidden_dirs += [_data_dir(), config_home()]
     found, complete = await workspace_secrets(root, policy.secret_globs)
     in_home, home_complete = await home_secrets(shown, policy.secret_globs)
+    crowded, in_home = _crowded_folders(in_home)
+    hidden_dirs += crowded
     hidden_files += found + in_home
     if not (complete and home_complete):
         plan.complete = False
