@@ -99,10 +99,11 @@ async def test_an_api_error_is_classified_and_said_with_its_next_step(
 
 
 async def test_an_unreachable_api_is_a_network_error(
-    make_harness: HarnessFactory, api: MessagesAPIServer
+    make_harness: HarnessFactory, api: MessagesAPIServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     api.stop()  # nothing listens at its address: the connection is refused
     event = await failed_turn(make_harness)
+    assert event.details in caplog.text  # the details are in the log too
     assert event.kind == "network" and event.retryable
     assert event.message == (
         "The model's API could not be reached: the connection was refused after 2 attempts."

@@ -273,6 +273,7 @@ class Turn:
                 stop_reason = await self.step()
             except ProviderError as exc:
                 failure = describe(exc)
+                log.warning("session %s: the model call failed: %s", self.session_id, exc)
             except StoreError:
                 raise  # the Agent ends the turn with fail_on_store
             except Exception as exc:  # a bug of agentls: said as one, and the turn ends
