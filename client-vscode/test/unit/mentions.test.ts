@@ -75,6 +75,12 @@ describe('completion', () => {
     index.delete('tests/helpers_test.py');
     expect(index.search('help', 5)).toEqual([]);
     expect(index.size).toBe(1);
+    // As the query grows only the last matches are looked at again: a file added between two
+    // keystrokes is still found, and a shorter query looks at every file.
+    expect(index.search('he', 5)).toEqual([]);
+    index.add('docs/help.md');
+    expect(index.search('hel', 5)).toEqual(['docs/help.md']);
+    expect(index.search('c', 5)).toEqual(['src/calc.py', 'docs/help.md']);
   });
 });
 
