@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 
 import pytest
 
-from agentls.session import NothingToRetry
+from agentls.config import Settings
+from agentls.session import Agent, NothingToRetry
 from messages_api import MessagesAPIServer, error, reply, text, tool_use
 from tests.conftest import HarnessFactory
 
@@ -98,3 +100,21 @@ async def test_a_retry_can_be_stopped_like_any_turn(
 
 async def api_waiting(api: MessagesAPIServer) -> None:
     await asyncio.to_thread(api.wait_for_requests, 2)
+
+
+async def test_the_scripted_models_fail_once_step_fails_then_answers_on_retry(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    settings = Settings.model_validate({"model": "scripted:e2e"})
+    agent = await Agent.open(settings=settings, root=root, db_path=tmp_path / "db.sqlite")
+    try:
+        session = await agent.new_session()
+        failed = await agent.prompt(session.id, "Answer once the API is back.")
+        assert failed.failure is not None and failed.failure.kind == "network"
+        assert "ConnectionRefusedError" in failed.failure.details
+        retried = await agent.retry(session.id)
+        assert retried.text == "The API is back: this answer came through on Retry."
+    finally:
+        await agent.aclose()

@@ -2,7 +2,9 @@
 
 Selected with the model id `scripted:<scenario>`; scenarios ship as JSON in model/scenarios/.
 It decides what to say from the request alone (which prompt of the session, which step of the
-turn, whether the last tool call failed), so it behaves the same after a reload.
+turn, whether the last tool call failed), so it behaves the same after a reload. A step with
+`fail_once` ({"kind", "details"}) fails that way the first time this process plays it (an API
+down, then back: a retry of the turn plays its blocks).
 """
 
 from __future__ import annotations
@@ -110,6 +112,7 @@ class ScriptedProvider:
     def __init__(self, scenario: str) -> None:
         self.scenario_name = scenario
         self.scenario = load_scenario(scenario)
+        self.failed: set[int] = set()  # the fail_once steps played (by id)
 
     async def aclose(self) -> None:
         return None
@@ -140,6 +143,12 @@ class ScriptedProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         step = self.pick_step(request.messages)
+        fail = step.get("fail_once")
+        if isinstance(fail, dict) and id(step) not in self.failed:
+            self.failed.add(id(step))
+            raise ProviderError(
+                str(fail.get("details", "failed")), kind=fail.get("kind", "network")
+            )
         last = _last_tool_result(request.messages)
         values = {
             "prompt": _last_prompt_text(request.messages),
