@@ -21,6 +21,8 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { installFromOffer } from './firstRun.mjs';
+import { codeBlocks } from './codeblocks.mjs';
+import { apiDownRetry } from './errors.mjs';
 
 const PROMPTS = {
   fix: 'Fix the failing test in calc.py.',
@@ -875,6 +877,14 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       await panelShot('500');
       await screenshot('panel-500');
     });
+
+    await step("17. an answer's code block: the theme's colours, a path link, Insert at cursor, Apply reviewed in the diff", () =>
+      codeBlocks({ page, panel, onDisk, sendPrompt, waitIdle, panelShot, screenshot, log }),
+    );
+
+    await step('18. the API down: an error card with the next step and Retry; Retry answers once it is back', () =>
+      apiDownRetry({ panel, sendPrompt, waitIdle, screenshot, log }),
+    );
   } finally {
     writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');
     await context.close().catch(() => undefined);
