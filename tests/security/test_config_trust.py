@@ -123,11 +123,11 @@ async def test_planted_config_and_mcp_json_never_apply_after_a_settings_change(
     marker = tmp_path / "MCP_STARTED"
     with security_figures.attempt(KIND):
         plant(editor.root, marker)
-        reload(editor)
-        questions = await wait_questions(editor, 2)
+        reload(editor)  # handled before the next request (agent/newSession) is
         await outside_touch_does_not_run(editor, api, tmp_path / "OUTSIDE")
         assert "planted" not in await mcp_names(editor)
         assert not marker.exists(), "the planted MCP server started"
+    questions = await wait_questions(editor, 2)
     # The user was asked about each file, with what it says.
     by_file = {q["file"]: q for q in questions}
     config = by_file[str(editor.root / ".agentls" / "config.json")]
