@@ -5,6 +5,7 @@ check that says what it checked (issue 27)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,7 @@ def test_run_with_a_configured_language_server_offers_the_language_tools(
     assert LANGUAGE_TOOLS <= tool_names(body)
     system = system_text(body)
     assert "Language servers: python (.py), from languageServers" in system
+    assert "Where a language server (python (.py), from languageServers) answers" in system
     assert "use `symbols`, `definition`, `references`, `hover`, `callers` and `rename`" in system
 
 
@@ -115,3 +117,32 @@ def test_an_undefined_name_added_under_run_is_not_called_no_new_errors(
         "Diagnostics (agentls syntax check only: not names, types or tests): "
         "no syntax errors in app.py." in output
     )
+
+
+def test_under_run_a_configured_language_server_names_what_it_found(
+    api: MessagesAPIServer, env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    # ruff's language server (`ruff server`): its pyflakes rules see the undefined name.
+    ruff = Path(sys.executable).with_name("ruff")
+    config = tmp_path / "config" / "agentls" / "config.json"
+    config.parent.mkdir(parents=True)
+    servers = {"python": {"command": [str(ruff), "server"], "extensions": [".py"]}}
+    config.write_text(json.dumps({"languageServers": servers}))
+    (workspace / "app.py").write_text("def total():\n    return 1\n")
+    edit = {"path": "app.py", "old_string": "return 1", "new_string": "return undefined_name"}
+    api.enqueue(
+        reply(tool_use("read", {"path": "app.py"})),
+        reply(tool_use("edit", edit)),
+        reply(text("Done.")),
+    )
+    proc = agentls("run", "--cwd", str(workspace), "--yes", "change it", env=env)
+    assert proc.returncode == 0, proc.stderr
+    *_, after = accepted(api)
+    [result] = [b for b in after["messages"][-1]["content"] if b["type"] == "tool_result"]
+    output = result["content"] if isinstance(result["content"], str) else json.dumps(result)
+    assert (
+        "Diagnostics (language server, from languageServers): 1 new problem(s) in app.py after "
+        "this edit (Ruff: 1 error):\n  line 2: error [Ruff] Undefined name `undefined_name`"
+    ) in output
+    # The syntax check still says what it is, after the language server's answer.
+    assert "Diagnostics (agentls syntax check only: not names, types or tests)" in output

@@ -22,6 +22,7 @@ from agentls.config import Settings
 from agentls.language.headless import HeadlessLanguages
 from agentls.verify.edit import Verifier
 from agentls.verify.reach import reach_before
+from agentls.verify.served import served_after, served_before
 from agentls.workspace.changed import changed_while_waiting
 from agentls.workspace.disk import BINARY_SNIFF_BYTES, DiskWorkspace
 from agentls.workspace.protocol import EditOutcome, FileChange, Languages
@@ -119,6 +120,8 @@ class AcpWorkspace:
         self, session_id: str, path: Path, new_text: str, old_text: str | None
     ) -> EditOutcome:
         before = await self.verifier.before(path, old_text)
+        # A configured language server's diagnostics of the file (names, types, lint), before.
+        served = await served_before(self.languages, path, old_text)
         try:
             await self.client.write_text_file(
                 session_id=session_id, path=str(path), content=new_text
@@ -128,6 +131,7 @@ class AcpWorkspace:
         diagnostics = None
         if self.verifier.applies_to(path):
             diagnostics = await self.verifier.after(path, new_text, before)
+        diagnostics = await served_after(self.languages, path, self.root, served, diagnostics)
         return EditOutcome(applied=True, diagnostics=diagnostics)
 
     async def write_all(self, changes: Sequence[FileChange]) -> list[EditOutcome]:

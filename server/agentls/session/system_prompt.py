@@ -168,8 +168,9 @@ def verification(prompt: PromptKind, s: Surroundings) -> str | None:
         text += " The configured verify commands' output follows it for the files they match."
     if s.languages is not None:
         text += (
-            f" The language servers ({s.languages}) check the other files that use what an edit "
-            "changed."
+            f" Where a language server ({s.languages}) answers for the file, its diagnostics "
+            "(names, types, lint, as far as it checks) come first; the language servers also "
+            "check the other files that use what an edit changed."
         )
     return text + tests
 

@@ -227,15 +227,19 @@ async def pull_if_answered(languages: Languages, path: Path, uri: str) -> Diagno
 
 
 async def pulled_summary(
-    languages: Languages, path: Path, uri: str, before: Diagnostics, label: str
+    languages: Languages,
+    path: Path,
+    uri: str,
+    before: Diagnostics,
+    label: str,
+    origin: str = "editor, pulled",
 ) -> str | None:
-    """An edited file's new problems, pulled again after the edit and compared with `before`."""
+    """An edited file's new problems, pulled again after the edit and compared with `before`;
+    `origin` says who answered (the editor's servers, or those of `languageServers`)."""
     after = await pull(languages, path, uri)
     if after is None:
         return None
-    return describe(
-        label, new_problems(before, after), "editor, pulled", fixed_problems(before, after)
-    )
+    return describe(label, new_problems(before, after), origin, fixed_problems(before, after))
 
 
 @dataclass

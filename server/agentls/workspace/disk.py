@@ -16,6 +16,7 @@ from agentls.language import NoLanguages
 from agentls.language.headless import HeadlessLanguages
 from agentls.verify.edit import Verifier
 from agentls.verify.reach import reach_before
+from agentls.verify.served import served_after, served_before
 from agentls.workspace.changed import changed_while_waiting
 from agentls.workspace.protocol import EditOutcome, FileChange, Languages
 
@@ -89,6 +90,8 @@ class DiskWorkspace:
         if changed is not None:
             return EditOutcome(applied=False, reason=changed)
         before = await self.verifier.before(path, old_text)
+        # A configured language server's diagnostics of the file (names, types, lint), before.
+        served = await served_before(self.languages, path, old_text)
         reach = await reach_before(self, path, path.as_uri(), old_text, new_text)
         try:
             await asyncio.to_thread(self._write, path, new_text)
@@ -100,6 +103,7 @@ class DiskWorkspace:
         diagnostics = None
         if self.verifier.applies_to(path):
             diagnostics = await self.verifier.after(path, new_text, before)
+        diagnostics = await served_after(self.languages, path, self.root, served, diagnostics)
         reached = await reach.report() if reach is not None else None
         return EditOutcome(applied=True, diagnostics=diagnostics, reach=reached)
 
