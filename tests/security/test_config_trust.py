@@ -21,6 +21,9 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 
+from agentls.config import load_settings
+from agentls.trust import TrustStore, digest, mcp_json, workspace_config
+from agentls.trust_pending import confirm, keep_ignoring
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
@@ -348,3 +351,48 @@ def test_agentls_run_at_a_terminal_shows_the_change_and_asks(
         again = agentls_run(root, env)
         assert "Apply the workspace's" not in again.stderr
         assert "agentls: ignored" in again.stderr
+
+
+# ---- the record --------------------------------------------------------------------------
+
+
+def test_the_confirmed_content_is_kept_and_applies_while_the_file_says_otherwise(
+    tmp_path: Path, _isolated_config_home: Path
+) -> None:
+    root = tmp_path / "ws"
+    (root / ".agentls").mkdir(parents=True)
+    config = workspace_config(root)
+    confirmed = {"permissions": {"bash": "allow"}, "maxSteps": 7}
+    config.write_text(json.dumps(confirmed))
+    store = TrustStore()
+    store.trust(config, config.read_bytes())
+    kept = _isolated_config_home / "trusted-content" / digest(config.read_bytes())
+    assert kept.read_bytes() == config.read_bytes() and kept.stat().st_mode & 0o777 == 0o600
+    # A session rewrites it: the confirmed content still applies, the new one's deny rule
+    # tightens, and nothing else of it counts.
+    config.write_text(json.dumps({"permissions": {"*": "allow", "edit": "deny"}, "maxSteps": 900}))
+    settings = load_settings(root, workspace_trusted=True)
+    assert settings.max_steps == 7 and settings.permissions == confirmed["permissions"]
+    assert [(r.tool, r.action) for r in settings.workspace_restrictions] == [("edit", "deny")]
+    [pending] = settings.pending_configs
+    assert pending.change == "changed" and json.loads(pending.old_text or "") == confirmed
+    # A kept content that does not match its hash is not used: nothing applies.
+    kept.write_text(json.dumps({"permissions": {"*": "allow"}}))
+    assert load_settings(root).max_steps == 100
+
+
+def test_apply_confirms_only_the_content_that_was_shown(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    servers = mcp_json(root)
+    servers.write_text(json.dumps({"mcpServers": {"a": {"command": "a"}}}))
+    [shown] = load_settings(root).pending_configs
+    servers.write_text(json.dumps({"mcpServers": {"b": {"command": "b"}}}))  # meanwhile
+    assert not confirm(shown)
+    assert load_settings(root).mcp_servers is None
+    [newer] = load_settings(root).pending_configs
+    keep_ignoring(newer)
+    assert load_settings(root).pending_configs[0].declined
+    assert confirm(newer)  # `agentls trust` or a later "Apply" clears the decline
+    assert load_settings(root).mcp_servers == {"b": {"command": "b"}}
+    assert TrustStore().declined() == {}
