@@ -840,9 +840,9 @@ export interface UnrevertResult {
 }
 /**
  * Client -> server notification `agent/workspaceTrust`: the editor's trust in the workspace
- * changed (VS Code: onDidGrantWorkspaceTrust). The settings are loaded again at once, with the
- * workspace's .agentls/config.json in full when `trusted` (no restart); the next tool call
- * uses them.
+ * changed (VS Code: onDidGrantWorkspaceTrust). The settings are loaded again at once (no
+ * restart); when `trusted`, the server asks (agent/confirmWorkspaceConfig) about each workspace
+ * config file whose content the user has not confirmed, and applies it only on "Apply".
  */
 export interface WorkspaceTrustParams {
   trusted: boolean;

@@ -297,19 +297,20 @@ class AgentInitOptions(Params):
     # MCP servers, Claude Code's shape ({name: {command, args, env, cwd?, timeout?} or
     # {type: "http", url, headers}}), added to those of the config files (see mcp/config.py).
     mcp_servers: dict[str, Any] | None = None
-    # Whether the editor trusts the workspace (VS Code: vscode.workspace.isTrusted). Absent or
-    # false: the workspace's .agentls/config.json only tightens (its deny and ask rules and
-    # secretPatterns count; allow rules, verifyCommands and every other key are ignored) unless
-    # `agentls trust` recorded its exact content. A later didChangeConfiguration or
-    # agent/workspaceTrust that sets it reloads the settings without a restart.
+    # Whether the editor trusts the workspace (VS Code: vscode.workspace.isTrusted). It confirms
+    # no content: a workspace config file (.agentls/config.json, .mcp.json) applies only in the
+    # content the user confirmed (`agentls trust`, or "Apply" to agent/confirmWorkspaceConfig,
+    # which is sent only when this is true); a new or changed one only tightens meanwhile. A
+    # later didChangeConfiguration or agent/workspaceTrust that sets it reloads the settings
+    # without a restart.
     workspace_trusted: bool | None = Field(default=None, strict=True)
 
 
 class WorkspaceTrustParams(Params):
     """Client -> server notification `agent/workspaceTrust`: the editor's trust in the workspace
-    changed (VS Code: onDidGrantWorkspaceTrust). The settings are loaded again at once, with the
-    workspace's .agentls/config.json in full when `trusted` (no restart); the next tool call
-    uses them."""
+    changed (VS Code: onDidGrantWorkspaceTrust). The settings are loaded again at once (no
+    restart); when `trusted`, the server asks (agent/confirmWorkspaceConfig) about each workspace
+    config file whose content the user has not confirmed, and applies it only on "Apply"."""
 
     trusted: bool = Field(strict=True)
 
