@@ -16,6 +16,14 @@
 //     file back on disk, the turn gone from the transcript, the prompt back in the prompt box;
 //     then Redo brings the edit and the turn back; after a hand edit of the file, Restore (code
 //     only) leaves it alone and opens it in VS Code's merge editor.
+// 13. the session history from the view's title bar at 300 px: title, time and cost of each
+//     session, its search filtering the list, a click opening a session;
+// 14. the set-up card of a server that keeps dying, with Restart, which brings it back;
+// 15. Set API key from the panel's notice: the running server uses the key, the notice, the
+//     picker's "no key" and the status bar's warning go, the same server process runs;
+// 16. the panel at 300 px and at 500 px (panel-*.png); at 300 px (step 2 on) and 500 px every
+//     control lies inside the view and none overlaps.
+// The first run (AGENTLS_E2E_FIRST_RUN=1) installs the server from the panel's set-up card.
 // The model is `scripted:e2e` (server/agentls/model/scenarios/e2e.json): one scenario turn per prompt.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -466,6 +474,7 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       check(onDisk().includes(BUGGY_LINE), 'nothing should be written before the edit is accepted');
       await sleep(300); // let the CodeLenses and title actions settle for the screenshot
       await screenshot('diff-editor');
+      await panelShot('approval-300'); // the panel at 300 px with the edit waiting (docs/panel.png)
       await page.locator('.editor-actions [aria-label^="Accept proposed edit"]').first().click();
       await diffTab.first().waitFor({ state: 'detached', timeout: 15_000 });
       await poll('the fix on disk', async () => onDisk().includes(FIXED_LINE), { timeout: 15_000 });
@@ -784,7 +793,7 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       await titleAction(page, 'Session history').click();
       const history = panel.locator('#history');
       const items = history.locator('.history-item');
-      await poll('the sessions listed', async () => (await items.count()) >= 3);
+      await poll('the sessions listed', async () => (await items.count()) >= 2);
       const rows = await items.evaluateAll((els) =>
         els.map((el) => ({ id: el.dataset.sessionId, title: el.querySelector('.history-title')?.textContent ?? '', meta: el.querySelector('.history-meta')?.textContent ?? '' })),
       );
@@ -812,27 +821,32 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       await waitIdle();
     });
 
-    await step('14. the set-up card: a server that cannot start says why with Restart, and goes once the server runs', async () => {
-      const settingsPath = join(userData, 'User', 'settings.json');
-      const settings = JSON.parse(readFileSync(settingsPath, 'utf8'));
-      const good = settings['agentls.server.command'];
-      const missing = join(workspace, 'no-such-agentls');
-      writeFileSync(settingsPath, JSON.stringify({ ...settings, 'agentls.server.command': missing }, null, 2));
-      await page.locator('.notifications-toasts', { hasText: 'the server setting changed' }).waitFor({ timeout: 15_000 });
-      await page.keyboard.press('F1');
-      await page.locator('.quick-input-widget input').fill('>agentls: Restart server');
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Restart server' }).first().waitFor();
-      await page.keyboard.press('Enter');
+    await step('14. the set-up card: a server that keeps dying says so with Restart, which brings it back', async () => {
+      // The server killed again and again: after 5 restarts in 3 minutes the extension stops
+      // restarting it, and the panel's card says so (the conversation stays where it was).
       const card = panel.locator('#setup');
-      await card.filter({ hasText: 'not running' }).waitFor({ timeout: 30_000 });
-      check(((await card.textContent()) ?? '').includes('no-such-agentls'), 'the card should say which command failed');
-      check(await card.getByRole('button', { name: 'Restart' }).isVisible(), 'the card should offer Restart');
+      let kills = 0;
+      await poll(
+        'the set-up card of a server that stopped',
+        async () => {
+          if (await card.filter({ hasText: 'not running' }).isVisible()) return true;
+          const pids = serverPids();
+          if (pids.length) {
+            for (const pid of pids) process.kill(pid, 'SIGKILL');
+            kills += 1;
+            await poll('a new server or the card', async () => (await card.filter({ hasText: 'not running' }).isVisible()) || serverPids().some((p) => !pids.includes(p)), { timeout: 20_000 });
+          }
+          return false;
+        },
+        { timeout: 120_000, interval: 300 },
+      );
+      log(`  the card after ${kills} kills: ${((await card.textContent()) ?? '').replace(/\s+/g, ' ').slice(0, 160)}`);
+      check(((await card.textContent()) ?? '').includes('it was not restarted'), 'the card should say why the server is not running');
       check(await panel.locator('#send').isDisabled(), 'Send should be disabled while no server runs');
       const layout = await panel.locator('body').evaluate(layoutProblems);
       check(layout.problems.length === 0, `the set-up card at ${layout.width} px: ${layout.problems.join('; ')}`);
       await panelShot('setup-300');
-      // The setting put right: with nothing running, the server starts at once; the card goes.
-      writeFileSync(settingsPath, JSON.stringify({ ...settings, 'agentls.server.command': good }, null, 2));
+      await card.getByRole('button', { name: 'Restart' }).click();
       await card.waitFor({ state: 'hidden', timeout: 30_000 });
       await poll('Send enabled again', async () => !(await panel.locator('#send').isDisabled()), { timeout: 30_000 });
       await waitIdle();
