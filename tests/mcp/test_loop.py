@@ -4,6 +4,7 @@ built-ins, called after the question, their results reaching the model."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +192,11 @@ async def test_images_resources_and_long_output(
     assert "file:///notes.txt" in result_text(doc) and "the notes" in result_text(doc)
     assert "omitted" in result_text(big) and len(result_text(big)) < 70_000
     assert "line 0\n" in result_text(big) and "line 19999" in result_text(big)
+    # All of it is kept in a file of the session's, named in the result.
+    saved = re.search(r"All of it is saved in (\S+): read it", result_text(big))
+    assert saved is not None, result_text(big)
+    whole = Path(saved.group(1)).read_text()
+    assert all(f"line {n}\n" in whole for n in (0, 9999, 19998))
     assert "image/png" in result_text(picture)
     (image,) = [b for b in picture["content"] if b["type"] == "image"]
     assert image["source"]["media_type"] == "image/png" and image["source"]["data"]

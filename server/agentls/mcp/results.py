@@ -1,5 +1,5 @@
 """A tools/call result as what the model reads: text, embedded resources and images, with the
-usual output cap (bash's: the first and the last 30 KB)."""
+usual output cap (bash's: the first and the last 15 KB; McpTool saves the whole text)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ class McpOutput:
     is_error: bool = False
     # (media type, base64 data) of each image the model can see.
     images: list[tuple[str, str]] = field(default_factory=list)
+    # The whole text when `text` was cut (McpTool saves it: tools/outputs.py).
+    full: str | None = None
 
 
 def cap(text: str, head: int = HEAD_BYTES, tail: int = TAIL_BYTES) -> str:
@@ -100,7 +102,10 @@ def convert(result: types.CallToolResult) -> McpOutput:
             pieces.append(f"[audio: {block.mime_type}, {human_size(size)}, not shown]")
     if not pieces and result.structured_content is not None:
         pieces.append(_json(result.structured_content))
-    out.text = cap("\n".join(pieces)) if pieces else "(no output)"
+    whole = "\n".join(pieces)
+    out.text = cap(whole) if pieces else "(no output)"
+    if pieces and out.text != whole:
+        out.full = whole
     return out
 
 

@@ -12,6 +12,7 @@ from pydantic import ConfigDict
 
 from agentls.mcp.results import McpOutput
 from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolInput, ToolResult
+from agentls.tools.outputs import SavedOutput
 
 # Longer descriptions are cut (a server's description is its own, and goes into every request).
 MAX_DESCRIPTION = 2048
@@ -56,7 +57,17 @@ class McpTool(Tool):
             PermissionQuery(tool=self.name, subject=self.name, title=title, input=arguments)
         )
         output = await self._call(self.server, self.remote_name, arguments)
-        result = ToolResult(output.text, is_error=output.is_error, title=title)
+        text = output.text
+        if output.full is not None:  # cut: all of it saved, as bash's long output
+            saved = SavedOutput(ctx.session_id, f"mcp-{ctx.call_id}", 0)
+            saved.feed(output.full.encode("utf-8", "replace"))
+            path = saved.close()
+            if path is not None:
+                text += (
+                    f"\n(Only the start and the end of the output are shown. All of it is saved "
+                    f"in {path}: read it with the read tool, using offset and limit for a part.)"
+                )
+        result = ToolResult(text, is_error=output.is_error, title=title)
         if output.images:
             result.metadata["images"] = output.images
         return result
