@@ -159,6 +159,22 @@ def tool_choice_is_valid(req: Request) -> None:
 
 # -- thinking and system -------------------------------------------------------------------
 
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+
+
+def output_config_is_valid(req: Request) -> None:
+    """``output_config`` is an object; its ``effort``, when given, one of the five levels."""
+    config = req.body.get("output_config")
+    if config is None:
+        return
+    if not isinstance(config, dict):
+        raise Invalid("output_config: Input should be a valid dictionary")
+    effort = config.get("effort")
+    if effort is not None and effort not in EFFORTS:
+        raise Invalid(
+            "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"
+        )
+
 
 def _thinking_enabled(body: dict[str, Any]) -> bool:
     think = body.get("thinking")
@@ -572,6 +588,7 @@ RULES: list[Callable[[Request], None]] = [
     tool_names_are_unique,
     tool_choice_is_valid,
     thinking_is_valid,
+    output_config_is_valid,
     system_is_text,
     messages_are_valid,
     final_assistant_text_is_trimmed,

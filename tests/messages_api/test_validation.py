@@ -110,6 +110,11 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
         body([USER], thinking={"type": "enabled", "budget_tokens": 2048}),
         "max_tokens must be greater than thinking.budget_tokens",
     ),
+    (
+        "unknown effort",
+        body([USER], output_config={"effort": "extreme"}),
+        "output_config.effort: Input should be",
+    ),
 ]
 
 VALID: list[tuple[str, dict[str, Any]]] = [
@@ -125,6 +130,10 @@ VALID: list[tuple[str, dict[str, Any]]] = [
     ),
     ("four cache_control", body([user(cc(TXT), cc(TXT))], system=[cc(TXT)], tools=[cc(TOOL)])),
     ("server tool", body([USER], tools=[{"type": "web_search_20250305", "name": "web_search"}])),
+    (
+        "adaptive with effort",
+        body([USER], thinking={"type": "adaptive"}, output_config={"effort": "max"}),
+    ),
 ]
 
 

@@ -52,3 +52,13 @@ def test_display_goes_with_either_kind() -> None:
         "budget_tokens": DEFAULT_BUDGET_TOKENS,
         "display": "summarized",
     }
+
+
+def test_effort_goes_to_a_model_that_thinks_adaptively_only() -> None:
+    from agentls.model.thinking import effort_request
+
+    high = ThinkingSettings(effort="high")
+    assert effort_request(high, ADAPTIVE_MODEL) == {"effort": "high"}
+    assert effort_request(high, BUDGET_MODEL) is None
+    assert effort_request(ThinkingSettings(), ADAPTIVE_MODEL) is None
+    assert effort_request(None, ADAPTIVE_MODEL) is None

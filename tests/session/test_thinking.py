@@ -119,3 +119,18 @@ async def test_redacted_thinking_is_kept_and_sent_back(
     loaded = await h.store.load_messages(session.id)
     part = loaded[1].parts[0]
     assert isinstance(part, ThinkingPart) and part.data == "ENCRYPTED-BLOB" and part.text == ""
+
+
+async def test_a_configured_effort_is_sent_as_output_config_and_accepted(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    h = await make_harness({"thinking": {"type": "auto", "effort": "low"}})
+    session = await h.agent.new_session()
+    await h.agent.prompt(session.id, "hi")
+    body = h.accepted_requests()[0]
+    assert body["thinking"] == {"type": "adaptive"} and body["output_config"] == {"effort": "low"}
+    # Not to a model that thinks with a budget.
+    await h.agent.set_model(session.id, BUDGET_MODEL)
+    api.enqueue(reply(thinking("Short.", "sig"), text("hello")))
+    await h.agent.prompt(session.id, "again")
+    assert "output_config" not in h.accepted_requests()[1]

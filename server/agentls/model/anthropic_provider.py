@@ -168,6 +168,8 @@ class AnthropicProvider:
             kwargs["tools"] = tools
         if request.thinking:
             kwargs["thinking"] = request.thinking
+        if request.output_config:
+            kwargs["output_config"] = request.output_config
         stream = await self.client().messages.create(**kwargs)
         ended = False
         try:

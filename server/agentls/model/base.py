@@ -15,6 +15,8 @@ class ModelRequest:
     tools: list[dict[str, Any]]
     max_tokens: int
     thinking: dict[str, Any] | None = None
+    # The API's output_config ({"effort": ...}, model/thinking.py effort_request); None: left out.
+    output_config: dict[str, Any] | None = None
     # Put prompt-caching breakpoints on the request (providers that cache; see model/caching.py).
     cache: bool = True
 

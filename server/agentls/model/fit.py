@@ -19,6 +19,8 @@ def fit_request(request: ModelRequest, info: ModelInfo | None = None) -> ModelRe
     changes: dict[str, Any] = {}
     if request.thinking is not None and not info.thinking:
         changes["thinking"] = None
+    if request.output_config is not None and not (info.thinking and info.adaptive_thinking):
+        changes["output_config"] = None  # effort steers adaptive thinking only
     if request.cache and not info.caching:
         changes["cache"] = False
     if not info.images:

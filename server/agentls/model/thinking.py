@@ -25,11 +25,16 @@ class ThinkingSettings(WireModel):
     thinking on a model that thinks adaptively, else a budget of 8,000 tokens. "adaptive" and
     "enabled" (with `budgetTokens`) ask for thinking: each model gets the kind it takes (a budget
     is sent only to a model that takes one). "disabled" sends no thinking parameter (a model whose
-    thinking is always on still thinks). `display`: "summarized" or "omitted" thinking text."""
+    thinking is always on still thinks). `display`: "summarized" or "omitted" thinking text;
+    `effort`: "low" to "max", how much a model that thinks adaptively thinks (its own default
+    when absent)."""
 
     type: Literal["auto", "enabled", "adaptive", "disabled"] = "auto"
     budget_tokens: int | None = Field(default=None, ge=MIN_BUDGET_TOKENS)
     display: Literal["summarized", "omitted"] | None = None
+    # How much a model that thinks adaptively thinks and does (the API's output_config.effort);
+    # None: the model's default. Not sent to the others.
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
 
 
 def thinking_request(
@@ -60,3 +65,14 @@ def thinking_request(
     if setting.display is not None:
         param["display"] = setting.display
     return param, max_tokens
+
+
+def effort_request(setting: ThinkingSettings | None, model: str) -> dict[str, Any] | None:
+    """The `output_config` carrying the configured effort, for a model that thinks adaptively
+    (effort is the control of its thinking); None: leave it out."""
+    if setting is None or setting.effort is None or model.startswith("scripted:"):
+        return None
+    info = model_info(model)
+    if not (info.thinking and info.adaptive_thinking):
+        return None
+    return {"effort": setting.effort}

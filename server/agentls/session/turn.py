@@ -45,7 +45,7 @@ from agentls.history import (
 from agentls.model.base import ModelRequest, Provider, ProviderError, RetryNotice, StepUsage
 from agentls.model.catalog import model_info
 from agentls.model.failures import TurnFailure, describe
-from agentls.model.thinking import thinking_request
+from agentls.model.thinking import effort_request, thinking_request
 from agentls.session.calls import CANCELLED_OUTPUT, CallEnv, ToolCalls, publish_result
 from agentls.session.compaction import Compactor
 from agentls.session.images import prompt_title
@@ -358,6 +358,7 @@ class Turn:
             tools=registry.offered(offer.hidden),
             max_tokens=max_tokens,
             thinking=thinking,
+            output_config=effort_request(settings.thinking, self.model),
         )
         assistant = Message(
             id=new_id("msg"), session_id=self.session_id, role="assistant", created_at=now_ms()
