@@ -18,11 +18,12 @@ import { Restore } from './checkpoints';
 import { questionBlock, questionResolved } from './question';
 import { EarlierMessages } from './earlier';
 import { ReviewList } from './review';
+import { TranscriptWindow } from './transcriptWindow';
 import { failureCard } from './errors';
 import { CostView } from './cost';
 import { configureMarkdown, markdown } from './markdown';
 import { relativePaths, setWorkspaceRoot } from './paths';
-import { foldsIntoTodoList, inputFields, rejectionNote, subAgentResult, titleElement, toolName, toolStatus, wasRejected } from './toolcards';
+import { foldsIntoTodoList, inputFields, outputBlock, rejectionNote, subAgentResult, titleElement, toolName, toolStatus, wasRejected } from './toolcards';
 import {
   applyEvent,
   emptyView,
@@ -359,7 +360,7 @@ function renderTool(view: SessionView, item: ToolItem): HTMLElement {
   if (item.tool === 'task' && item.output && !item.isError) {
     body.append(markdown(subAgentResult(item.output), 'subagent-result markdown')); // the sub-agent's answer
   } else if (item.output !== undefined && !wasRejected(item)) {
-    body.append(h('pre', { class: `tool-output${item.isError ? ' error' : ''}` }, item.output || '(no output)'));
+    body.append(outputBlock(item, post)); // toolcards.ts: a file listing's paths as links
   }
   details.append(body);
   // Remember what the user opened (a card waiting for approval is open by itself, not remembered).

@@ -66,8 +66,9 @@ export function pathLink(ref: PathRef, text: string, post: (message: CodeMessage
 
 /** Turn the paths in `root`'s text into links: an inline code span that is a path, and paths in
  * prose that have a directory or a line (`src/app.py`, `calc.py:12`; a bare "calc.py" in a
- * sentence stays text). Code blocks and existing links are left alone. */
-export function linkPaths(root: HTMLElement, post: (message: CodeMessage) => void): void {
+ * sentence stays text). Code blocks and existing links are left alone, unless `listing` (a
+ * tool's output that lists files: every path in it is linked). */
+export function linkPaths(root: HTMLElement, post: (message: CodeMessage) => void, listing = false): void {
   for (const code of [...root.querySelectorAll('code')]) {
     if (code.closest('pre, a')) continue;
     const ref = wholePath(code.textContent ?? '');
@@ -78,21 +79,23 @@ export function linkPaths(root: HTMLElement, post: (message: CodeMessage) => voi
     link.append(code);
   }
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
-    acceptNode: (node) => (node.parentElement?.closest('pre, a, code, .codeblock') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT),
+    acceptNode: (node) =>
+      node.parentElement?.closest(listing ? 'a' : 'pre, a, code, .codeblock') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT,
   });
   const texts: Text[] = [];
   for (let node = walker.nextNode(); node; node = walker.nextNode()) texts.push(node as Text);
-  for (const node of texts) linkText(node, post);
+  for (const node of texts) linkText(node, post, listing);
 }
 
-function linkText(node: Text, post: (message: CodeMessage) => void): void {
+/** `listing`: a tool's list of files (glob, grep), where a bare "calc.py" is a file too. */
+function linkText(node: Text, post: (message: CodeMessage) => void, listing: boolean): void {
   const text = node.data;
   const parts: (string | Node)[] = [];
   let last = 0;
   for (const m of text.matchAll(PATH)) {
     const [whole, path, line] = m;
     const ref = refOf(path, line);
-    if (!ref || (!path.includes('/') && !line)) continue;
+    if (!ref || (!listing && !path.includes('/') && !line)) continue;
     const start = m.index ?? 0;
     parts.push(text.slice(last, start));
     parts.push(pathLink(ref, relativePaths(whole), post));

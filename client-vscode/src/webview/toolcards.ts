@@ -98,3 +98,18 @@ const SUB_AGENT_LINE = /\n*\[sub-agent [^\]\n]*\]\s*$/;
 export function subAgentResult(output: string): string {
   return output.replace(SUB_AGENT_LINE, '').trim();
 }
+
+/** Tools whose output lists files (a path per line, grep's with `:line`). */
+const LISTS_FILES = new Set(['glob', 'grep', 'list']);
+/** Past this, an output is shown as it is (linking every path of a huge listing costs too much). */
+const MAX_LINKED_OUTPUT = 50_000;
+
+/** A call's output; a file listing's paths are links that open the file (at grep's line). */
+export function outputBlock(item: ToolItem, post: (message: CodeMessage) => void): HTMLElement {
+  const pre = document.createElement('pre');
+  pre.className = `tool-output${item.isError ? ' error' : ''}`;
+  const output = item.output || '(no output)';
+  pre.textContent = output;
+  if (LISTS_FILES.has(item.tool) && !item.isError && output.length <= MAX_LINKED_OUTPUT) linkPaths(pre, post, true);
+  return pre;
+}

@@ -119,6 +119,12 @@ describe.skipIf(!existsSync(CHROMIUM))('a calm transcript (Chromium, 300 px)', (
     expect(await task.locator('.subagent details.tool[data-tool="grep"]').count()).toBe(1);
     expect(await task.locator('.subagent-result').textContent()).toContain('The test is tests/test_calc.py:3.');
     expect(await task.locator('.subagent-result a.path-link').getAttribute('data-line')).toBe('3');
+    // A file listing's paths are links too (grep's with their line).
+    const grep = task.locator('.subagent details.tool[data-tool="grep"]');
+    await grep.locator(':scope > summary').click();
+    expect(await grep.locator('.tool-output a.path-link').evaluateAll((as) => as.map((a) => [(a as HTMLElement).dataset.path, (a as HTMLElement).dataset.line]))).toEqual([
+      ['tests/test_calc.py', '3'],
+    ]);
     expect(body).not.toContain('ses_');
     expect(body).not.toContain('[sub-agent');
     expect(body).not.toContain('{');
