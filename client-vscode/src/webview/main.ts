@@ -18,7 +18,6 @@ import { Restore } from './checkpoints';
 import { questionBlock, questionResolved } from './question';
 import { EarlierMessages } from './earlier';
 import { ReviewList } from './review';
-import { TranscriptWindow } from './transcriptWindow';
 import { failureCard } from './errors';
 import { CostView } from './cost';
 import { configureMarkdown, markdown } from './markdown';
