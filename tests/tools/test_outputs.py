@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -92,3 +94,25 @@ async def test_a_long_bash_output_is_read_in_full_through_the_loop(
     read = str(last_result(bodies[2])["content"])
     assert "100000\t100000" in read and "100002\t100002" in read
     assert not h.of_type("permission-request")  # its own file: nobody was asked
+
+
+def test_a_session_keeps_its_last_outputs_only(monkeypatch: Any) -> None:
+    monkeypatch.setattr("agentls.tools.outputs.MAX_KEPT", 2)
+    first, second, third = (saved("ses_keep", b"z" * 100) for _ in range(3))
+    assert not first.exists() and not is_saved_output("ses_keep", first)
+    assert is_saved_output("ses_keep", second) and is_saved_output("ses_keep", third)
+
+
+def test_the_saved_outputs_go_when_the_process_ends() -> None:
+    script = (
+        "from agentls.tools.outputs import SavedOutput\n"
+        "out = SavedOutput('ses_exit', 'bash-call', 1)\n"
+        "out.feed(b'0123456789')\n"
+        "print(out.close())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    path = Path(done.stdout.strip())
+    assert path.name.startswith("bash-call-") and not path.exists()
+    assert not path.parent.exists()  # the session's folder, left empty, too

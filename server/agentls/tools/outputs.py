@@ -2,10 +2,13 @@
 temp folder (`agentls-<uid>/<session>/`, private to this user), which the read tool reads without
 a question (tools/read.py through CallContext). Only the files written here count as the
 session's: a path is one of them when it resolves to exactly that file, still the same inode,
-with one link, so neither a `..`, a symlink nor a hard link put in its place reaches another."""
+with one link, so neither a `..`, a symlink nor a hard link put in its place reaches another.
+They are kept while this process runs (the last MAX_KEPT of a session), and removed when it
+exits: after a restart the session would have to ask to read them anyway."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import secrets
@@ -15,6 +18,8 @@ from pathlib import Path
 
 # A command's output is kept up to this size; past it the file says where it was cut.
 MAX_SAVED_BYTES = 100 * 1024 * 1024
+# A session's saved outputs kept at once; the oldest goes when another is saved.
+MAX_KEPT = 50
 
 # session id -> the real path of each of its saved files -> (st_dev, st_ino) at creation
 _saved: dict[str, dict[str, tuple[int, int]]] = {}
@@ -120,8 +125,36 @@ class SavedOutput:
             self.path = None
             return None
         real = os.path.realpath(self.path)
-        _saved.setdefault(self.session_id, {})[real] = (info.st_dev, info.st_ino)
+        kept = _saved.setdefault(self.session_id, {})
+        kept[real] = (info.st_dev, info.st_ino)
+        while len(kept) > MAX_KEPT:
+            _remove(self.session_id, next(iter(kept)))
         return self.path
+
+
+def _remove(session_id: str, real: str) -> None:
+    """Forget a saved output and delete it when it is still the file written (a link put in its
+    place is deleted, never what it points to)."""
+    if is_saved_output(session_id, real) or os.path.islink(real):
+        try:
+            os.unlink(real)
+        except OSError:
+            pass
+    _saved.get(session_id, {}).pop(real, None)
+
+
+@atexit.register
+def _remove_all() -> None:
+    """This process's saved outputs go with it, and their session folders when left empty."""
+    for session_id, kept in list(_saved.items()):
+        folders = {os.path.dirname(real) for real in kept}
+        for real in list(kept):
+            _remove(session_id, real)
+        for folder in folders:
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass  # not empty (another process's files) or gone
 
 
 def is_saved_output(session_id: str, path: Path | str) -> bool:
