@@ -73,3 +73,15 @@ async def test_a_client_without_the_panel_picks_a_choice_from_a_message_request(
     assert asked.message == "agentls asks: Which database?"
     assert [a.title for a in asked.actions or []] == ["SQLite", "Postgres", "Skip"]
     assert last_result(module_api)["content"] == "The user answered: Postgres"
+
+
+async def test_an_open_question_in_a_message_request_tells_the_model_to_offer_choices(
+    plain: Editor, module_api: MessagesAPIServer
+) -> None:
+    module_api.enqueue(reply(tool_use("ask_user", {"question": "Name it?"})), reply(text("ok")))
+    plain.answer_message_with = "Skip"
+    session = await plain.new_session()
+    await plain.prompt(session, "name it")
+    assert [a.title for a in plain.message_requests[-1].actions or []] == ["Skip"]
+    result = last_result(module_api)
+    assert result["is_error"] and "ask again with choices" in result["content"]
