@@ -86,12 +86,18 @@ async def test_a_long_answer_lists_every_file_and_include_shows_the_rest(lrun: R
     assert len(seen) == 1 + MODULES * (USES + 1)
 
 
-async def test_include_is_a_glob_relative_to_the_workspace(lrun: RunTool) -> None:
+async def test_include_is_a_glob_relative_to_the_workspace(
+    lrun: RunTool, lctx: ToolTestContext
+) -> None:
     out = (
         await lrun(ReferencesTool(), path="clock.py", symbol="tick", include="user_0*.py")
     ).output
     assert f"{10 * (USES + 1)} places in 10 files matching 'user_0*.py'" in out
     assert f"({1 + 4 * (USES + 1)} more in other files)" in out
+    absolute = await lrun(
+        ReferencesTool(), path="clock.py", symbol="tick", include=f"{lctx.root}/user_0*.py"
+    )
+    assert f"{10 * (USES + 1)} places in 10 files" in absolute.output
     none = await lrun(ReferencesTool(), path="clock.py", symbol="tick", include="src/**")
     assert "0 places in files matching 'src/**'" in none.output
 

@@ -48,11 +48,17 @@ NARROW = 'narrow it with include (a glob of files, e.g. "src/**" or a file from 
 MAX_FILES_LISTED = 300
 
 
-def only_included(hits: list[Hit], include: str | None) -> tuple[list[Hit], int]:
+def only_included(
+    hits: list[Hit], include: str | None, root: Path | None = None
+) -> tuple[list[Hit], int]:
     """The hits in files matching the `include` glob (relative paths; a file outside the
-    workspace never matches), and how many were left out."""
+    workspace never matches; a glob written from the workspace root's absolute path is read
+    relative to it), and how many were left out."""
     if include is None or not include.strip():
         return hits, 0
+    include = include.strip()
+    if root is not None and include.startswith(f"{root}{os.sep}"):
+        include = include[len(str(root)) + 1 :]
     matcher = glob_matcher(include)
     kept = [h for h in hits if not os.path.isabs(h.rel) and matcher.match(h.rel)]
     return kept, len(hits) - len(kept)

@@ -213,7 +213,9 @@ class ReferencesTool(_AtSymbol):
         shown = Shown(ctx)
         request = {**at.params(), "context": {"includeDeclaration": True}}
         result = await ask(ctx, "textDocument/references", request, at.path)
-        hits, left_out = only_included(await hits_of(shown, as_list(result)), params.include)
+        hits, left_out = only_included(
+            await hits_of(shown, as_list(result)), params.include, ctx.workspace.root
+        )
         head = f"References to {at.position.note}: {plural(len(hits), 'place')}"
         if not hits:
             where = f" in files matching {params.include!r}" if params.include else ""
@@ -297,7 +299,7 @@ class CallersTool(_AtSymbol):
         else:
             hits = await self._from_references(ctx, shown, at.params(), at.path, params.symbol)
             note = "\n(The language server has no call hierarchy: callers from its references.)"
-        hits, left_out = only_included(hits, params.include)
+        hits, left_out = only_included(hits, params.include, ctx.workspace.root)
         # A caller is a function in a file: two namesakes in two files are two callers; uses
         # outside any function are counted apart.
         callers = {(h.rel, h.label) for h in hits if h.label != MODULE_LEVEL}
