@@ -115,18 +115,31 @@ async def outside_touch_does_not_run(editor: Editor, api: MessagesAPIServer, tar
     assert not target.exists(), "a command outside the workspace ran without a question"
 
 
+async def settled(editor: Editor) -> None:
+    """A round trip: what the server did before answering it (a question asked on a reload or at
+    start is sent at once) has reached the client."""
+    await editor.request("agent/listSessions", {})
+
+
 async def mcp_names(editor: Editor) -> list[str]:
     status = await editor.request("agent/mcpStatus", {"start": True}, timeout=60)
     return [s["name"] for s in status["servers"]]
 
 
-async def test_planted_config_and_mcp_json_never_apply_after_a_settings_change(
-    editor: Editor, api: MessagesAPIServer, tmp_path: Path, security_figures: SecurityFigures
+@pytest.mark.parametrize("trigger", ["configuration change", "new session"])
+async def test_planted_config_and_mcp_json_never_apply(
+    editor: Editor,
+    api: MessagesAPIServer,
+    tmp_path: Path,
+    security_figures: SecurityFigures,
+    trigger: str,
 ) -> None:
     marker = tmp_path / "MCP_STARTED"
     with security_figures.attempt(KIND):
         plant(editor.root, marker)
-        reload(editor)  # handled before the next request (agent/newSession) is
+        if trigger == "configuration change":
+            reload(editor)  # handled before the next request (agent/newSession) is
+        # else: the new session below reads the files again
         await outside_touch_does_not_run(editor, api, tmp_path / "OUTSIDE")
         assert "planted" not in await mcp_names(editor)
         assert not marker.exists(), "the planted MCP server started"
@@ -157,8 +170,7 @@ async def test_config_written_by_a_sandboxed_command_does_not_apply(
         # Sandboxed under the user's rule: no question; whether the files could be written is
         # the sandbox's business, whether they apply is this test's.
         await editor.prompt(session, "set things up")
-        reload(editor)
-        await asyncio.sleep(0.5)  # a question, if one is asked, is on its way
+        reload(editor)  # handled before the next request (agent/newSession) is
         await outside_touch_does_not_run(editor, api, tmp_path / "OUTSIDE")
         assert "planted" not in await mcp_names(editor)
         assert not marker.exists(), "the planted MCP server started"
@@ -182,10 +194,7 @@ async def test_a_confirmed_config_applies_and_is_not_asked_again(
         session = await editor.new_session()
         outside = tmp_path / "OUTSIDE"
         api.enqueue(reply(tool_use("bash", {"command": f"touch {outside}"})), reply(text("ok")))
-        for _ in range(100):
-            if "planted" in await mcp_names(editor):
-                break
-            await asyncio.sleep(0.05)
+        await editor.wait_applied(2)
         assert "planted" in await mcp_names(editor)
         await editor.prompt(session, "go")
         assert outside.exists() and not editor.session_events(session, "permission-request")
@@ -215,7 +224,7 @@ async def test_a_change_by_the_user_asks_once_and_keep_ignoring_is_remembered(
     editor = await start_editor(tmp_path, api, Profile(), USER_OPTIONS)
     editor.apply_configs = True
     try:
-        await wait_questions(editor, 1)
+        await editor.wait_applied()
         # The user edits it in the editor (outside a session): asked once, with the diff, and
         # kept ignored; the confirmed content still applies meanwhile.
         editor.apply_configs = False
@@ -229,13 +238,13 @@ async def test_a_change_by_the_user_asks_once_and_keep_ignoring_is_remembered(
         ]
         reload(editor)
         reload(editor)
-        await asyncio.sleep(0.3)
+        await settled(editor)
         assert len(editor.config_questions) == 2, "the same content was asked about again"
     finally:
         await stop_editor(editor)
     again = await start_editor(tmp_path, api, Profile(), USER_OPTIONS)
     try:
-        await asyncio.sleep(0.3)
+        await settled(again)
         assert again.config_questions == [], "a content the user kept ignoring was asked again"
     finally:
         await stop_editor(again)

@@ -72,6 +72,8 @@ class AgentServer(LanguageServer):
         # The workspace config contents (file, sha256) the editor was asked about in this run
         # (agent/confirmWorkspaceConfig, see lsp/settings.py): each is asked once.
         self.config_questions: set[tuple[str, str]] = set()
+        # The workspace config files' sha256 when the settings were last loaded (lsp/settings.py).
+        self.config_fingerprint: tuple[str | None, ...] = ()
         # Why the settings could not be loaded at initialize; the agent refuses to work until a
         # workspace/didChangeConfiguration brings valid ones.
         self.config_error: str | None = None

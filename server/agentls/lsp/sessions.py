@@ -14,6 +14,7 @@ from pygls.uris import to_fs_path
 from agentls.history import Attachment, ContextPart, ImagePart
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.editor import context_parts, cut_context
+from agentls.lsp.settings import recheck_workspace_config
 from agentls.lsp.transport import invalid, known_session, parse, request_failed
 from agentls.lsp.workspace import uri_of
 from agentls.protocol.models import (
@@ -48,6 +49,7 @@ from agentls.session.state import TurnResult
 
 async def new_session(ls: AgentServer, raw: Any) -> dict[str, Any]:
     params = parse(NewSessionParams, raw)
+    recheck_workspace_config(ls)  # a config changed meanwhile: asked about, not applied unseen
     agent = await ls.agent()
     record = await agent.new_session(params.title)
     return NewSessionResult(session_id=record.id).wire()

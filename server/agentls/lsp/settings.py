@@ -123,11 +123,40 @@ def agent_member(options: Any) -> dict[str, Any] | None:
 
 
 def load(ls: AgentServer, overrides: dict[str, Any]) -> Settings:
+    fingerprint = workspace_fingerprint(ls.root)
     settings = load_settings(
         ls.root, overrides, workspace_trusted=ls.workspace_trusted, editor=True
     )
     ls.overrides = overrides
+    ls.config_fingerprint = fingerprint
     return settings
+
+
+def workspace_fingerprint(root: Path) -> tuple[str | None, ...]:
+    """The sha256 of each workspace config file (None: absent or unreadable)."""
+    from agentls.config import read_workspace_bytes
+    from agentls.trust import digest, mcp_json, workspace_config
+
+    out: list[str | None] = []
+    for file in (workspace_config(root), mcp_json(root)):
+        try:
+            data = read_workspace_bytes(file)
+        except ValueError:
+            data = None
+        out.append(None if data is None else digest(data))
+    return tuple(out)
+
+
+def recheck_workspace_config(ls: AgentServer) -> None:
+    """A new session: when a workspace config file changed since the settings were loaded, they
+    are loaded again, so the change is asked about (never applied unseen) without waiting for a
+    configuration change."""
+    if ls.config_error is not None or workspace_fingerprint(ls.root) == ls.config_fingerprint:
+        return
+    try:
+        reload_settings(ls, None, ls.workspace_trusted)
+    except (ValidationError, JsonRpcInvalidParams, ValueError) as exc:
+        log.warning("agentls: bad agent settings: %s", exc)
 
 
 def apply_configuration(ls: AgentServer, agent_settings: Any) -> None:
