@@ -60,6 +60,7 @@ async def test_the_choices_are_the_permission_options(acp: Connection, acp_env: 
     ((call, options),) = acp.client.questions
     assert options == ["choice_0", "choice_1", "reject_once"]
     assert call.title == "Which database?"
+    assert [c.content.text for c in call.content or []] == ["Which database?"]
     assert result["content"] == "The user answered: Postgres"
 
 

@@ -96,6 +96,8 @@ def input_content(root: Path, tool: str, data: dict[str, Any]) -> list[ToolConte
         return [text_content(f"```sh\n{data['command']}\n```")]
     if tool == "exit_plan" and isinstance(data.get("plan"), str):
         return [text_content(data["plan"])]
+    if tool == "ask_user" and isinstance(data.get("question"), str):  # the question, in full
+        return [text_content(data["question"])]
     return []
 
 
