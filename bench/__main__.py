@@ -28,6 +28,8 @@ BENCHMARKS = (
     "search",
     "language",
     "sandbox",
+    "panel_mentions",
+    "panel_transcript",
 )
 
 

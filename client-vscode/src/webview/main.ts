@@ -18,6 +18,7 @@ import { Restore } from './checkpoints';
 import { questionBlock, questionResolved } from './question';
 import { EarlierMessages } from './earlier';
 import { ReviewList } from './review';
+import { TranscriptWindow } from './transcriptWindow';
 import { failureCard } from './errors';
 import { CostView } from './cost';
 import { configureMarkdown, markdown } from './markdown';
@@ -438,6 +439,9 @@ function nearBottom(): boolean {
   return transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 40;
 }
 
+/** The transcript's newest items drawn, the earlier ones as they are scrolled to (transcriptWindow.ts). */
+const transcriptWindow = new TranscriptWindow(transcript, () => renderTranscript());
+
 function renderTranscript(): void {
   const view = state.view;
   const stick = nearBottom();
@@ -463,8 +467,10 @@ function renderTranscript(): void {
   const live = new Set<string>();
   const top = earlier.for(view); // the summarized messages, collapsed, before the summary
   if (top && transcript.firstElementChild !== top) transcript.prepend(top);
-  let previous: Element | null = top;
-  for (const item of view.items) {
+  // A long session draws its newest items, the earlier ones on demand (transcriptWindow.ts).
+  const shown = transcriptWindow.items(view.sessionId, view.items);
+  let previous: Element | null = transcriptWindow.place(transcript, top);
+  for (const item of shown) {
     live.add(item.id);
     const entry = rendered.get(item.id);
     let el: HTMLElement;
