@@ -877,6 +877,9 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       const after = serverPids();
       check(after.length === 1 && after[0] === servers[0], `the same server should run (no restart): ${servers} then ${after}`);
       await panelShot('key-set-300');
+      // Back to the scripted model (the server's default, still listed) for the steps after.
+      await picker.selectOption('scripted:e2e');
+      await notice.waitFor({ state: 'hidden', timeout: 10_000 });
     });
 
     await step('16. the panel at 300 px and at 500 px', async () => {

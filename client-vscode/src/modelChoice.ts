@@ -57,7 +57,9 @@ export class ModelChoice {
   }
 
   message(): HostMessage {
-    return { type: 'models', models: this.models, current: this.current() };
+    // The server's default (the agentls.model setting, say scripted:demo) stays choosable when
+    // it is not in the list, after another model was picked.
+    return { type: 'models', models: this.models, current: this.current(), ...(this.defaultModel ? { defaultModel: this.defaultModel } : {}) };
   }
 
   /** The user picked `model`: kept for the workspace and used by `sessionId` from its next turn. */

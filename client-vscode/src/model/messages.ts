@@ -25,7 +25,7 @@ export interface PanelState {
 /** Extension -> webview. */
 export type HostMessage =
   /** The models (agent/listModels) and the workspace's choice, after the panel asked (list-models). */
-  | { type: 'models'; models: ModelEntry[]; current?: string }
+  | { type: 'models'; models: ModelEntry[]; current?: string; defaultModel?: string }
   /** Everything, after the webview (re)loads or the active session changes. */
   | { type: 'state'; state: PanelState }
   /** One event of the active session, applied with the same reducer as the extension's. */

@@ -703,7 +703,7 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       commandMenu.setCommands(message.commands);
       return;
     case 'models':
-      modelPicker.setModels(message.models, message.current);
+      modelPicker.setModels(message.models, message.current, message.defaultModel);
       keyNotice.render(state.connection === 'running' ? modelPicker.missingKey() : undefined);
       return;
     case 'mention-results':

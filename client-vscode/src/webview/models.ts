@@ -62,13 +62,15 @@ export class ModelPicker {
     return { name: entry.keyEnv, provider: entry.provider };
   }
 
-  setModels(models: ModelEntry[], current: string | undefined): void {
+  setModels(models: ModelEntry[], current: string | undefined, defaultModel?: string): void {
     this.models = models;
     this.current = current;
     const groups = new Map<string, HTMLOptGroupElement>();
     this.select.replaceChildren();
-    if (current && !models.some((m) => m.model === current)) {
-      this.select.append(new Option(current, current));
+    // The chosen model and the server's default, when the list does not have them (a scripted
+    // model, a provider's model the catalogue does not know).
+    for (const extra of new Set([current, defaultModel])) {
+      if (extra && !models.some((m) => m.model === extra)) this.select.append(new Option(extra, extra));
     }
     for (const entry of models) {
       let group = groups.get(entry.provider);

@@ -149,7 +149,9 @@ for (const width of [300, 250]) {
     });
 
     it('fits the conversation, the pickers and the missing-key notice with Set API key', async () => {
-      await send({ type: 'models', models: MODELS, current: 'claude-sonnet-5-5' });
+      await send({ type: 'models', models: MODELS, current: 'claude-sonnet-5-5', defaultModel: 'scripted:demo' });
+      // The server's default stays choosable after another model was picked.
+      await expect.poll(() => page.locator('#model option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value))).toEqual(['scripted:demo', 'claude-sonnet-5-5', 'gw/coder']);
       const notice = page.getByRole('alert').filter({ hasText: 'No API key' });
       await expect.poll(() => notice.isVisible()).toBe(true);
       expect(await notice.textContent()).toContain('anthropic (ANTHROPIC_API_KEY)');

@@ -85,14 +85,14 @@ describe('the model picker, host side', () => {
     const host = new AgentHost(ui, mem);
     await host.connected(server);
     await host.handlePanelMessage({ type: 'list-models' });
-    expect(ui.posted.at(-1)).toEqual({ type: 'models', models: MODELS, current: 'claude-sonnet-5-5' });
+    expect(ui.posted.at(-1)).toEqual({ type: 'models', models: MODELS, current: 'claude-sonnet-5-5', defaultModel: 'claude-sonnet-5-5' });
 
     const sessionId = await host.newSession();
     expect(server.setModels()).toEqual([]); // no choice yet: the server default
     await host.handlePanelMessage({ type: 'set-model', model: 'claude-haiku-5-5' });
     expect(mem.values.get(MODEL_KEY)).toBe('claude-haiku-5-5');
     expect(server.setModels()).toEqual([{ sessionId, model: 'claude-haiku-5-5' }]);
-    expect(ui.posted.at(-1)).toEqual({ type: 'models', models: MODELS, current: 'claude-haiku-5-5' });
+    expect(ui.posted.at(-1)).toEqual({ type: 'models', models: MODELS, current: 'claude-haiku-5-5', defaultModel: 'claude-sonnet-5-5' });
 
     const next = await host.newSession();
     expect(server.setModels().at(-1)).toEqual({ sessionId: next, model: 'claude-haiku-5-5' });
