@@ -900,7 +900,7 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
     );
 
     await step('18. the API down: an error card with the next step and Retry; Retry answers once it is back', () =>
-      apiDownRetry({ panel, sendPrompt, waitIdle, screenshot, log }),
+      apiDownRetry({ page, panel, sendPrompt, waitIdle, screenshot, log }),
     );
   } finally {
     writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');
