@@ -101,7 +101,7 @@ export function codeBlock(ctx: CodeBlockContext, info: string, text: string, bef
   insert.addEventListener('click', () => ctx.post({ type: 'insert-code', text }));
   actions.append(copy, insert);
   if (file) {
-    const apply = button('apply', 'merge-into', `Apply to ${file.path} (you review the change first)`);
+    const apply = button('apply', 'merge-into', `Apply to ${file.path}: the block becomes its content (you review the diff first)`);
     apply.addEventListener('click', () => {
       const sessionId = ctx.sessionId();
       ctx.post(sessionId ? { type: 'apply-code', sessionId, path: file.path, text } : { type: 'apply-code', path: file.path, text });
