@@ -72,7 +72,11 @@ async def test_a_sub_agents_usage_counts_into_the_session_total_and_is_kept_as_i
 
 
 async def test_a_stopped_step_counts_what_the_stream_reported_and_estimates_its_output(
-    make_harness: HarnessFactory, api: MessagesAPIServer
+    make_harness: HarnessFactory,
+    api: MessagesAPIServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     hold = threading.Event()
     partial = "x" * 400  # streamed before the stop: about 100 tokens
@@ -107,6 +111,11 @@ async def test_a_stopped_step_counts_what_the_stream_reported_and_estimates_its_
     assert stored is not None and stored.usage == expected and stored.usage.estimated
     (event,) = h.of_type("usage")
     assert event.session == expected and event.step.estimated
+    # `agentls sessions` marks the estimated cost.
+    monkeypatch.setenv("AGENTLS_DATA_DIR", str(tmp_path / "data"))
+    assert await asyncio.to_thread(main, ["sessions"]) == 0
+    row = capsys.readouterr().out.splitlines()[1]
+    assert f"~${expected.cost_usd:,.4f}" in row and "5,000" in row
 
 
 async def test_a_turn_stopped_inside_a_sub_agent_counts_the_sub_agents_usage(
