@@ -79,6 +79,11 @@ async def test_retry_is_refused_without_a_failed_turn_or_while_a_turn_runs(
     assert (await running).text == "slow"
     with pytest.raises(KeyError):
         await h.agent.retry("ses_unknown")
+    child = await h.agent.new_session()
+    await h.store.set_parent(child.id, session.id, "general")
+    h.agent._sessions.pop(child.id)  # read again from the store, as a sub-agent's
+    with pytest.raises(NothingToRetry, match="sub-agent's session: retry the turn of its parent"):
+        await h.agent.retry(child.id)
 
 
 async def test_a_retry_can_be_stopped_like_any_turn(

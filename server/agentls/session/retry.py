@@ -4,7 +4,7 @@ streamed before the failure, with its error) stays in the history for the record
 reverted so that it is no longer sent; the model call is made again, with no new user message.
 
 A retry is refused (NothingToRetry) when the session's last turn did not end with an error, or a
-turn runs or waits. Agent inherits `retry` (TurnRetry), so agent.py stays the loop's face.
+turn runs or waits, or the session is a sub-agent's (its parent's turn is the one to retry). Agent inherits `retry` (TurnRetry), so agent.py stays the loop's face.
 """
 
 from __future__ import annotations
@@ -65,6 +65,11 @@ class TurnRetry:
         KeyError if the session is unknown; NothingToRetry when there is nothing to retry or a
         turn runs or waits."""
         state = await self.session(session_id)
+        if state.record.parent_id is not None:
+            raise NothingToRetry(
+                "this is a sub-agent's session: retry the turn of its parent session "
+                f"{state.record.parent_id!r}"
+            )
         if state.busy or state.queue or state.lock.locked():
             raise NothingToRetry("a turn is running in this session: wait for it or stop it first")
         failed_message(state)  # refused before anything is queued
