@@ -15,9 +15,14 @@ const STATUS_LABELS: Record<string, string> = {
   interrupted: 'interrupted',
 };
 
-/** The call was turned down by the user (answered Reject), not failed. */
+/** What the server's result of a rejected call starts with (session/calls.py). */
+const REJECTED_RESULT = /^The user rejected this \S+ call\b/;
+
+/** The call was turned down by the user (answered Reject), not failed: the answer, or, in a
+ * session loaded from its history (no answers kept), the result the server gave the model. */
 export function wasRejected(item: ToolItem): boolean {
-  return item.permission?.state === 'reject';
+  if (item.permission) return item.permission.state === 'reject';
+  return item.status === 'error' && REJECTED_RESULT.test(item.output ?? '');
 }
 
 /** The status word of the card's line, and the class its colour comes from. */

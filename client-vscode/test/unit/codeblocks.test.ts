@@ -61,6 +61,10 @@ describe('tool cards', () => {
     expect(rejectionNote(rejected)).toBe('not like this');
     expect(toolStatus(tool({ status: 'error', isError: true }))).toEqual({ text: 'failed', className: 'status-error' });
     expect(rejectionNote(tool({ status: 'error', output: 'Their feedback: x' }))).toBeUndefined();
+    // A session loaded from its history keeps no answers: the result says it.
+    const loaded = tool({ tool: 'bash', status: 'error', isError: true, output: 'The user rejected this bash call (Run make). Nothing was done.\nTheir feedback: not now' });
+    expect(toolStatus(loaded).text).toBe('Rejected');
+    expect(rejectionNote(loaded)).toBe('not now');
   });
 
   it('title a call by its file, relative, and a sub-agent by its description', () => {
