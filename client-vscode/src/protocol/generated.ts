@@ -726,7 +726,8 @@ export interface RenameSessionResult {
  * run it again from where it failed: its completed steps and tool results are kept, the failed
  * model call is made again (no new user message; the turn-start event has retry true). The
  * result is the turn's, as agent/prompt's. An Invalid params error naming sessionId when the
- * last turn did not end with an error, or a turn runs or waits in the session.
+ * last turn did not end with an error, a turn runs or waits in the session, or it is a sub-agent's
+ * session (retry its parent's turn).
  */
 export interface RetryParams {
   sessionId: string;
