@@ -4,6 +4,7 @@ makes sense, and the details (the exception as it was)."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -170,3 +171,17 @@ def test_a_provider_that_cannot_be_used_as_configured_says_so() -> None:
     failure = describe(ProviderError("openai needs the openai package: pip install ..."))
     assert failure.kind == "bad_request" and failure.retryable
     assert failure.message == "The model cannot be used as configured."
+
+
+async def test_an_api_that_stops_answering_is_a_network_error(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    hold = threading.Event()
+    api.enqueue(reply(text("never comes"), hold=hold))
+    try:
+        event = await failed_turn(make_harness, {"apiMaxAttempts": 1, "apiTimeoutS": 0.5})
+    finally:
+        hold.set()
+    assert event.kind == "network" and event.retryable
+    assert event.message == "The model's API could not be reached: it did not answer in time."
+    assert "timed out" in event.details
