@@ -47,6 +47,8 @@ export interface HostStatus {
   costUsd?: number;
   /** The API key the chosen model's provider lacks (its environment variable). */
   missingKey?: string;
+  /** Where the server's install stands, while there is none to start (the set-up card's phase). */
+  setup?: SetupState['phase'];
 }
 
 export class AgentHost {
@@ -118,6 +120,7 @@ export class AgentHost {
   setSetup(setup: SetupState | undefined): void {
     this.setup = setup;
     this.ui.post({ type: 'setup', setup });
+    this.changed();
   }
 
   /** A provider's key was set: the models (their "no key" marks) and the status bar anew. */
@@ -139,6 +142,7 @@ export class AgentHost {
       waitingForApproval: waiting,
       costUsd: view?.usage.session.costUsd,
       missingKey: this.models.missingKey(),
+      ...(this.setup && this.connection !== 'running' ? { setup: this.setup.phase } : {}),
     };
   }
 

@@ -19,6 +19,15 @@ function shorten(text: string, max = 40): string {
 
 export function statusBarText(status: HostStatus): StatusBarContent {
   const cost = status.costUsd !== undefined ? ` · ${formatCost(status.costUsd)}` : '';
+  // No server yet: the panel's set-up card says what to do.
+  if (status.connection !== 'running' && status.setup) {
+    const setup = {
+      needed: { text: '$(cloud-download) agentls: not installed', tooltip: 'agentls: the server is not installed. Click to open the panel and install it.' },
+      installing: { text: '$(sync~spin) agentls: installing', tooltip: 'agentls: installing the server. Click to open the panel.' },
+      failed: { text: '$(error) agentls: install failed', tooltip: 'agentls: installing the server failed. Click to open the panel (Retry, the log).' },
+    }[status.setup];
+    return { ...setup, attention: status.setup !== 'installing' };
+  }
   switch (status.connection) {
     case 'starting':
       return { text: '$(loading~spin) agentls', tooltip: 'agentls: starting the server', attention: false };

@@ -79,3 +79,18 @@ describe('set-up on the host side', () => {
     expect(models?.type === 'models' && models.models[0].hasKey).toBe(true);
   });
 });
+
+describe('the status bar while the server is set up', () => {
+  it('says not installed, installing or install failed instead of "stopped"', async () => {
+    const { statusBarText } = await import('../../src/statusBar');
+    const base = { connection: 'stopped' as const, busy: false, waitingForApproval: 0 };
+    expect(statusBarText({ ...base, setup: 'needed' }).text).toBe('$(cloud-download) agentls: not installed');
+    expect(statusBarText({ ...base, setup: 'installing' })).toMatchObject({ text: '$(sync~spin) agentls: installing', attention: false });
+    expect(statusBarText({ ...base, setup: 'failed' })).toMatchObject({ text: '$(error) agentls: install failed', attention: true });
+    expect(statusBarText(base).text).toBe('$(error) agentls: stopped');
+    const { host } = makeHost(() => true);
+    host.setSetup({ phase: 'failed', error: 'no python' });
+    host.disconnected('stopped', 'The agentls server is not installed yet.');
+    expect(host.status().setup).toBe('failed');
+  });
+});
