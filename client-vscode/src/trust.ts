@@ -60,7 +60,9 @@ export function confirmDetail(params: ConfirmWorkspaceConfigParams): string {
   parts.push(
     params.change === 'new'
       ? 'agentls ignores this file until you apply it.'
-      : 'agentls keeps the content you confirmed before until you apply this one.',
+      : params.change === 'deleted'
+        ? 'agentls keeps applying the content you confirmed until you apply the deletion.'
+        : 'agentls keeps the content you confirmed before until you apply this one.',
   );
   return parts.join('\n\n');
 }

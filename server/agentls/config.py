@@ -239,7 +239,7 @@ def load_settings(
     editor trusts the workspace) does not confirm any content: it lets the workspace's
     .agentls/commands count, and `editor` words the notice for an editor."""
     from agentls.trust import TrustStore, restrict, workspace_config
-    from agentls.trust_pending import pending_config
+    from agentls.trust_pending import pending_config, pending_deletion
 
     user = _read_json(config_home() / "config.json")
     layers = [user]
@@ -251,7 +251,14 @@ def load_settings(
         store = TrustStore()
         path = workspace_config(workspace_root)
         data = read_workspace_bytes(path)
-        if data is not None:
+        if data is None:
+            # Deleted since it was confirmed: what was confirmed applies until the user agrees.
+            gone = pending_deletion(store, path, "config")
+            confirmed = None if gone is None else _confirmed_layer(path, gone)
+            if gone is not None and confirmed is not None:
+                pending.append(gone)
+                layers.append(confirmed)
+        else:
             layer = parse_json_object(path, data)
             waiting = pending_config(store, path, "config", data)
             if waiting is None:
@@ -287,12 +294,23 @@ def load_settings(
         settings._untrusted_notice = untrusted.notice(editor=editor)
     settings._workspace_trusted = trusted and workspace_root is not None
     settings._pending_configs = tuple(pending)
-    if mcp_notice is not None:
-        notices = [settings._untrusted_notice, mcp_notice]
+    deleted = [_deletion_notice(p.file) for p in pending if p.change == "deleted"]
+    if mcp_notice is not None or deleted:
+        notices = [settings._untrusted_notice, mcp_notice, *deleted]
         settings._untrusted_notice = "\n".join(n for n in notices if n)
     # A provider's key stays out of bash's environment before that provider is first used.
     keep_credentials(p.api_key_env for p in (settings.providers or {}).values() if p.api_key_env)
     return settings
+
+
+def _deletion_notice(file: Path) -> str:
+    import shlex
+
+    root = file.parent.parent if file.name == "config.json" else file.parent
+    return (
+        f"agentls: {file} was deleted; the content you confirmed still applies (confirm the "
+        f"deletion when asked, or run `agentls trust --revoke {shlex.quote(str(root))}`)"
+    )
 
 
 def _state(waiting: PendingConfig) -> Literal["changed", "untrusted"]:
@@ -321,12 +339,16 @@ def _mcp_json(
     servers (or none), the line that says the file was ignored, and the PendingConfig to ask
     about. Its servers would run programs."""
     from agentls.trust import mcp_json, why_untrusted
-    from agentls.trust_pending import pending_config
+    from agentls.trust_pending import pending_config, pending_deletion
 
     path = mcp_json(root)
     data = read_workspace_bytes(path)
     if data is None:
-        return None, None, None
+        gone = pending_deletion(store, path, "mcp")
+        confirmed = None if gone is None else _confirmed_layer(path, gone)
+        if gone is None or confirmed is None:
+            return None, None, None
+        return {"mcpServers": confirmed.get("mcpServers") or {}}, None, gone
     layer = parse_json_object(path, data)
     waiting = pending_config(store, path, "mcp", data)
     if waiting is None:

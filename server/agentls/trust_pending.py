@@ -19,7 +19,9 @@ from typing import Literal
 from agentls.trust import TrustStore, digest, enabled_by
 
 ConfigKind = Literal["config", "mcp"]
-Change = Literal["new", "changed"]
+Change = Literal["new", "changed", "deleted"]
+# The sha256 a deletion is known by (no content has it).
+DELETED = "deleted"
 
 # The longest diff a question shows in full; a longer one ends with how many lines were left out
 # (`agentls trust --show DIR` is not needed: the file itself is there to read).
@@ -30,8 +32,10 @@ MAX_DIFF_LINES = 400
 class PendingConfig:
     file: Path
     kind: ConfigKind
-    change: Change  # "new": never confirmed; "changed": differs from what was confirmed
-    sha256: str  # of `new_text`'s bytes: what "Apply" confirms
+    # "new": never confirmed; "changed": differs from what was confirmed; "deleted": gone, while
+    # a content confirmed before is kept (it applies until the user accepts the deletion)
+    change: Change
+    sha256: str  # of `new_text`'s bytes (DELETED for a deletion): what "Apply" confirms
     old_text: str | None  # the last confirmed content (what applies now), None if none is kept
     new_text: str
     declined: bool  # the user chose "Keep ignoring" for this content: not asked again
@@ -44,6 +48,8 @@ class PendingConfig:
         what = "MCP servers file" if self.kind == "mcp" else "agentls config"
         if self.change == "new":
             return f"Apply the workspace's new {what} {self.file}?"
+        if self.change == "deleted":
+            return f"The workspace's {what} {self.file} was deleted: stop applying it?"
         return f"Apply the changed {what} {self.file}?"
 
     def diff(self) -> str:
@@ -51,9 +57,10 @@ class PendingConfig:
         old = (self.old_text or "").splitlines(keepends=True)
         new = self.new_text.splitlines(keepends=True)
         before = f"{self.file} (confirmed)" if self.old_text is not None else "/dev/null"
+        after = "/dev/null" if self.change == "deleted" else f"{self.file} (now)"
         lines = [
             line if line.endswith("\n") else line + "\n"
-            for line in difflib.unified_diff(old, new, before, f"{self.file} (now)")
+            for line in difflib.unified_diff(old, new, before, after)
         ]
         if len(lines) > MAX_DIFF_LINES:
             left = len(lines) - MAX_DIFF_LINES
@@ -64,6 +71,8 @@ class PendingConfig:
         """What applying it would enable, one line each (allow rules, commands, MCP servers)."""
         from agentls.config import parse_json_object
 
+        if self.change == "deleted":
+            return []
         try:
             layer = parse_json_object(self.file, self.new_text)
         except ValueError as exc:
@@ -86,11 +95,16 @@ class PendingConfig:
         if enables:
             parts.append("It enables:\n" + "\n".join(f"  {line}" for line in enables))
         parts.append(self.diff().rstrip("\n"))
-        parts.append(
-            "Until you apply it, agentls ignores it"
-            + (" and keeps the content you confirmed before." if self.old_text is not None else ".")
-        )
+        parts.append(self.until())
         return "\n\n".join(parts)
+
+    def until(self) -> str:
+        """What applies until the user says "Apply"."""
+        if self.change == "deleted":
+            return "Until you apply the deletion, agentls keeps applying the content you confirmed."
+        if self.old_text is not None:
+            return "Until you apply it, agentls ignores it and keeps the content you confirmed."
+        return "Until you apply it, agentls ignores it."
 
 
 def describe_server(entry: object) -> str:
@@ -121,15 +135,39 @@ def pending_config(
     )
 
 
+def pending_deletion(store: TrustStore, file: Path, kind: ConfigKind) -> PendingConfig | None:
+    """The PendingConfig of a deleted `file` whose confirmed content is kept (it still applies:
+    a deletion may loosen, a deny rule or `"sandbox": "required"` gone); None when there is
+    nothing confirmed to keep applying."""
+    old = store.confirmed(file)
+    if old is None:
+        return None
+    return PendingConfig(
+        file=file,
+        kind=kind,
+        change="deleted",
+        sha256=DELETED,
+        old_text=old.decode("utf-8", "replace"),
+        new_text="",
+        declined=store.declined().get(str(file)) == DELETED,
+    )
+
+
 def confirm(pending: PendingConfig, store: TrustStore | None = None) -> bool:
-    """The user said "Apply": trust the content that was shown. False (nothing recorded) when
-    the file changed again since, or is gone: the next load asks about the new content."""
+    """The user said "Apply": trust the content that was shown (for a deletion: forget the
+    confirmed content). False (nothing recorded) when the file changed again since, or is gone:
+    the next load asks about the new content."""
     from agentls.config import read_workspace_bytes
 
     try:
         data = read_workspace_bytes(pending.file)
     except ValueError:
         return False
+    if pending.change == "deleted":
+        if data is not None:
+            return False
+        (store or TrustStore()).revoke(pending.file)
+        return True
     if data is None or digest(data) != pending.sha256:
         return False
     (store or TrustStore()).trust(pending.file, data)

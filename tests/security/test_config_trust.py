@@ -405,3 +405,32 @@ def test_apply_confirms_only_the_content_that_was_shown(tmp_path: Path) -> None:
     assert confirm(newer)  # `agentls trust` or a later "Apply" clears the decline
     assert load_settings(root).mcp_servers == {"b": {"command": "b"}}
     assert TrustStore().declined() == {}
+
+
+def test_a_deleted_config_keeps_applying_until_the_user_accepts_the_deletion(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "ws"
+    (root / ".agentls").mkdir(parents=True)
+    config = workspace_config(root)
+    config.write_text(json.dumps({"sandbox": "required"}))
+    servers = mcp_json(root)
+    servers.write_text(json.dumps({"mcpServers": {"a": {"command": "a"}}}))
+    for file in (config, servers):
+        TrustStore().trust(file, file.read_bytes())
+    config.unlink()  # a deletion may loosen: the sandbox would be back to "auto"
+    servers.unlink()
+    settings = load_settings(root, workspace_trusted=True)
+    assert settings.sandbox == "required" and settings.mcp_servers == {"a": {"command": "a"}}
+    gone, gone_mcp = settings.pending_configs
+    assert (gone.change, gone_mcp.change) == ("deleted", "deleted")
+    assert gone.diff().splitlines()[:2] == [f"--- {config} (confirmed)", "+++ /dev/null"]
+    assert f"agentls: {config} was deleted; the content you confirmed still applies" in (
+        settings.untrusted_notice or ""
+    )
+    config.write_text("{}")  # back meanwhile: the deletion shown is not what is there
+    assert not confirm(gone)
+    config.unlink()
+    assert confirm(gone) and confirm(gone_mcp)
+    after = load_settings(root)
+    assert after.sandbox == "auto" and after.mcp_servers is None and not after.pending_configs

@@ -370,7 +370,7 @@ export interface CommandInfo {
  * The client shows `title`, `enables` and `diff` and asks "Apply" / "Keep ignoring".
  */
 export interface ConfirmWorkspaceConfigParams {
-  change: 'new' | 'changed';
+  change: 'new' | 'changed' | 'deleted';
   diff: string;
   enables: string[];
   file: string;

@@ -125,5 +125,8 @@ describe('workspace trust', () => {
     expect(detail).not.toContain('+line 40');
     expect(detail).toContain('… 60 more lines (Show Change)');
     expect(detail).toMatch(/keeps the content you confirmed before/);
+    expect(confirmDetail({ ...planted, change: 'deleted', enables: [], diff: '' })).toMatch(
+      /keeps applying the content you confirmed until you apply the deletion/,
+    );
   });
 });

@@ -47,10 +47,7 @@ def _content(pending: PendingConfig) -> list[ToolContent]:
     ]
     enables = pending.enables()
     lines = ["It enables:", *(f"  {line}" for line in enables)] if enables else []
-    lines.append(
-        "Until you apply it, agentls ignores it"
-        + (" and keeps the content you confirmed before." if pending.old_text else ".")
-    )
+    lines.append(pending.until())
     content.append(text_content("\n".join(lines)))
     return content
 

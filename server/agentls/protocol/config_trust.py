@@ -19,14 +19,17 @@ class ConfirmWorkspaceConfigParams(Params):
 
     file: str  # the file's absolute path
     kind: Literal["config", "mcp"]  # .agentls/config.json, or an MCP servers file
-    change: Literal["new", "changed"]  # never confirmed, or differs from what was confirmed
+    # never confirmed; differs from what was confirmed; deleted while a confirmed content is kept
+    # (that content applies until "Apply" accepts the deletion)
+    change: Literal["new", "changed", "deleted"]
     title: str  # "Apply the changed agentls config /ws/.agentls/config.json?"
     # What applying it would enable, one line each ("allow: *", "MCP server x: cmd args").
     enables: list[str]
-    # A unified diff from the confirmed content (or /dev/null) to the file's content now.
+    # A unified diff from the confirmed content (or /dev/null) to the file's content now (or
+    # /dev/null).
     diff: str
-    # Of the content shown: "Apply" confirms this content only; a file changed again meanwhile
-    # is asked about again.
+    # Of the content shown ("deleted" for a deletion): "Apply" confirms this content only; a
+    # file changed again meanwhile is asked about again.
     sha256: str
 
 
