@@ -210,11 +210,6 @@ class Agent(SessionManagement, SessionReview, TurnRetry):
         self.mcp.reconfigure()
         use_providers(settings.providers)
 
-    def renew_providers(self) -> None:
-        """The next model call makes its provider anew (a key changed: agent/setApiKey)."""
-        self._retired_providers.extend(self._providers.values())
-        self._providers.clear()
-
     def subscribe(self, sink: EventSink) -> Callable[[], None]:
         self._sinks.append(sink)
         return lambda: self._sinks.remove(sink)

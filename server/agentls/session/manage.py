@@ -1,6 +1,7 @@
 """Managing sessions through the Agent: rename, delete (with its sub-agents' sessions), fork at
 a message, export as Markdown (export.py), search by title and message text (the store's FTS5 index, store/session_admin.py).
-Agent inherits these (SessionManagement), so agent.py stays the loop's face."""
+Also the model providers made anew after a key changed (agent/setApiKey). Agent inherits these
+(SessionManagement), so agent.py stays the loop's face."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 from agentls.history import clean_text
+from agentls.model.base import Provider
 from agentls.session.export import session_markdown
 from agentls.session.state import SessionBusyError, SessionState
 from agentls.store import SessionRecord, Store
@@ -19,6 +21,14 @@ class SessionManagement:
 
     store: Store
     _sessions: OrderedDict[str, SessionState]
+    _providers: dict[str, Provider]
+    _retired_providers: list[Provider]
+
+    def renew_providers(self) -> None:
+        """The next model call makes its provider anew (new settings, or a key changed:
+        agent/setApiKey); the old ones close with the Agent."""
+        self._retired_providers.extend(self._providers.values())
+        self._providers.clear()
 
     def is_busy(self, session_id: str) -> bool:
         raise NotImplementedError  # Agent's
