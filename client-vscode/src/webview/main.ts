@@ -516,9 +516,11 @@ function renderTranscript(): void {
 
 function renderFooter(): void {
   const view = state.view;
-  const waiting = view ? pendingPermissions(view).length : 0;
+  const pending = view ? pendingPermissions(view) : [];
+  const waiting = pending.length;
   let text = '';
   if (state.connection !== 'running') text = '';
+  else if (waiting === 1 && pending[0].tool === 'ask_user') text = 'Waiting for your answer';
   else if (waiting) text = waiting === 1 ? 'Waiting for your approval' : `${waiting} requests wait for your approval`;
   else if (view?.busy) text = view.runningTool ? `Working: ${view.runningTool}` : 'Working…';
   else text = 'Idle';

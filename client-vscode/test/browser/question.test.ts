@@ -51,6 +51,7 @@ describe.skipIf(!existsSync(CHROMIUM))('ask_user in the panel (Chromium, 300 px)
     expect(await open.locator('input.question-answer').getAttribute('placeholder')).toBe('Or answer in your own words');
     expect(await open.locator('button[data-action="answer"]').isDisabled()).toBe(true); // nothing typed yet
     expect(await open.locator(':scope > summary .tool-status').textContent()).toBe('needs your answer');
+    expect(await page.locator('.attention').textContent()).toBe('Waiting for your answer');
     // A choice looks like a button: it has a border the eye can see.
     const border = await open.locator('.question-choice').first().evaluate((b) => getComputedStyle(b).borderTopWidth);
     expect(border).toBe('1px');
