@@ -259,8 +259,8 @@ def run_env(env: dict[str, str]) -> dict[str, str]:
 
 
 def run_at_terminal(args: list[str], env: dict[str, str], answer: str) -> tuple[int, str]:
-    """`agentls run` with a pseudo-terminal for stdin and stderr; types `answer` at each config
-    question. Returns the exit code and what the terminal showed."""
+    """`agentls run` with a pseudo-terminal for stdin and stderr; types the keys of `answer` at
+    each config question. Returns the exit code and what the terminal showed."""
     master, slave = os.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentls.cli.main", *args],
@@ -286,7 +286,7 @@ def run_at_terminal(args: list[str], env: dict[str, str], answer: str) -> tuple[
                     break
                 shown += chunk
             if shown.count(b"keep ignoring it: ") > answered:
-                os.write(master, answer.encode() + b"\n")
+                os.write(master, answer.encode())
                 answered += 1
             if proc.poll() is not None and not ready:
                 break
@@ -335,7 +335,8 @@ def test_agentls_run_without_a_terminal_ignores_a_planted_config_with_one_line_e
     ]
 
 
-@pytest.mark.parametrize("answer", ["n", "", "y"])
+# One key answers; Enter alone answers nothing (the `n` after it does).
+@pytest.mark.parametrize("answer", ["n", "\rn", "y"])
 def test_agentls_run_at_a_terminal_shows_the_change_and_asks(
     tmp_path: Path, api: MessagesAPIServer, env: dict[str, str], answer: str
 ) -> None:
@@ -355,7 +356,7 @@ def test_agentls_run_at_a_terminal_shows_the_change_and_asks(
         assert outside.exists() and marker.exists()
         assert "Allow bash" not in shown
     else:
-        # Enter alone or "n": kept ignoring; the next run does not ask again.
+        # "n" (Enter before it answered nothing): kept ignoring; the next run does not ask again.
         assert not outside.exists() and not marker.exists()
         again = agentls_run(root, env)
         assert "Apply the workspace's" not in again.stderr

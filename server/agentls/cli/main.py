@@ -314,7 +314,7 @@ async def _run(args: argparse.Namespace) -> int:
     # A workspace config new or changed since the user confirmed it: asked at a terminal before
     # anything runs (never with --yes); otherwise it stays ignored and the notice says so.
     interactive = sys.stdin.isatty() and not args.yes
-    settings = confirm_at_terminal(root, settings, overrides, interactive=interactive)
+    settings = await confirm_at_terminal(root, settings, overrides, interactive=interactive)
     try:
         images = [user_image(Path(p)) for p in args.image]
     except ImageRefused as exc:

@@ -13,7 +13,7 @@ from agentls.trust import TrustStore, TrustStoreError, enabled_by, mcp_json, wor
 
 if TYPE_CHECKING:
     from agentls.config import Settings
-    from agentls.trust_pending import ConfigKind
+    from agentls.trust_pending import ConfigKind, PendingConfig
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -153,7 +153,7 @@ def _list(store: TrustStore) -> int:
 # ---- `agentls run`: the question at a terminal ---------------------------------------------
 
 
-def confirm_at_terminal(
+async def confirm_at_terminal(
     root: Path,
     settings: Settings,
     overrides: dict[str, Any],
@@ -162,10 +162,12 @@ def confirm_at_terminal(
     out: TextIO | None = None,
 ) -> Settings:
     """Before `agentls run` starts: for each workspace config file new or changed since the user
-    confirmed it (and not one they chose to keep ignoring), show the change and ask y/n at the
-    terminal; "y" confirms exactly what was shown, and the settings are loaded again. Anything
-    else (Enter alone, "n", the end of input) keeps ignoring it. Without a terminal (or with
-    --yes, which never confirms a config) nothing is asked: the notice says how to confirm."""
+    confirmed it (and not one they chose to keep ignoring), show the change and ask at the
+    terminal, one key: `y` confirms exactly what was shown, and the settings are loaded again;
+    `n` (or the end of input) keeps ignoring it. What was typed before the question is
+    discarded and Enter answers nothing (cli.printing.read_terminal_key). Without a terminal
+    (or with --yes, which never confirms a config) nothing is asked: the notice says how."""
+    from agentls.cli.printing import read_terminal_key
     from agentls.cli.terminal import visible
     from agentls.config import load_settings
     from agentls.trust_pending import confirm, keep_ignoring
@@ -173,43 +175,35 @@ def confirm_at_terminal(
     asked = [p for p in settings.pending_configs if not p.declined]
     if not asked or not interactive:
         return settings
-    out = out or sys.stderr
+    stream = out or sys.stderr
     changed = False
     try:
         for pending in asked:
-            _discard_typed_ahead()
-            # The file is the repository's: its control characters are shown, never sent.
-            out.write("\n" + visible(pending.message()) + "\n")
-            out.write("Apply it? [y]es / [n]o, keep ignoring it: ")
-            out.flush()
-            if _read_answer() in ("y", "yes"):
+
+            def show(pending: PendingConfig = pending) -> None:
+                # The file is the repository's: its control characters are shown, never sent.
+                stream.write("\n" + visible(pending.message()) + "\n")
+                stream.write("Apply it? [y]es / [n]o, keep ignoring it: ")
+                stream.flush()
+
+            key = await read_terminal_key("yn", show)
+            stream.write((key or "") + "\n")
+            if key == "y":
                 if confirm(pending):
-                    out.write(f"Applied: {pending.file} (this exact content).\n")
+                    stream.write(f"Applied: {pending.file} (this exact content).\n")
                     changed = True
                 else:
-                    out.write(f"{pending.file} changed again meanwhile: not applied.\n")
+                    stream.write(f"{pending.file} changed again meanwhile: not applied.\n")
             else:
                 keep_ignoring(pending)
-                out.write(f"Kept ignoring it (`agentls trust {root}` confirms it later).\n")
-            out.flush()
+                stream.write(f"Kept ignoring it (`agentls trust {root}` confirms it later).\n")
+            stream.flush()
     except TrustStoreError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
-    return load_settings(root, overrides) if changed else settings
-
-
-def _discard_typed_ahead() -> None:
-    """What was typed before the question is printed is not its answer: discarded."""
-    import termios
-
+    if not changed:
+        return settings
     try:
-        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
-    except (termios.error, OSError, ValueError):
-        pass
-
-
-def _read_answer() -> str:
-    """One line from the terminal (typed after the question: see _discard_typed_ahead)."""
-    try:
-        return sys.stdin.readline().strip().lower()
-    except (OSError, ValueError):
-        return ""
+        return load_settings(root, overrides)
+    except ValueError as exc:
+        print(f"agentls: bad configuration: {exc}", file=sys.stderr)
+        return settings
