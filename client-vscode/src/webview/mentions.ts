@@ -86,6 +86,7 @@ export class MentionMenu {
   private asked: Partial<Record<MentionSearchKind, string>> = {};
   private symbolTimer: ReturnType<typeof setTimeout> | undefined;
   private shownQuery: string | undefined;
+  private drawn = ''; // the text the chips were drawn for
 
   /** `post` asks the extension (answered through setResults and added). */
   constructor(
@@ -109,8 +110,11 @@ export class MentionMenu {
     box.addEventListener('keydown', (e) => this.onEditKey(e));
     box.addEventListener('mouseup', () => this.stepOut());
     document.addEventListener('selectionchange', () => {
-      if (document.activeElement === box) this.stepOut();
+      if (document.activeElement !== box) return;
+      if (box.value !== this.drawn) this.sync(); // the text was set from outside (a Restore, a draft)
+      this.stepOut();
     });
+    box.addEventListener('focus', () => box.value !== this.drawn && this.sync());
     new ResizeObserver(() => this.draw()).observe(box);
   }
 
@@ -341,6 +345,7 @@ export class MentionMenu {
   /** The chips over the box: the text again, transparent, with each token in a chip, laid out
    * exactly as the box lays it out (same font, padding, wrapping and scroll). */
   private draw(): void {
+    this.drawn = this.box.value;
     const spots = this.located();
     if (!spots.length) {
       this.chips.hidden = true;

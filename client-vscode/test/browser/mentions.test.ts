@@ -143,6 +143,18 @@ describe.skipIf(!existsSync(CHROMIUM))('@-mentions in the panel (Chromium, 300 p
     expect((await posted()).find((m) => m.type === 'prompt')).not.toHaveProperty('context');
   });
 
+  it('draws no chip over text the extension put in the box', async () => {
+    const box = page.locator('#prompt');
+    await box.pressSequentially('@calc');
+    await send({ type: 'mention-results', kind: 'file', query: 'calc', items: [calc] });
+    await expect.poll(options).toEqual(['calc.py']);
+    await box.press('Enter');
+    await expect.poll(chips).toEqual(['@calc.py']);
+    await send({ type: 'focus-prompt', text: 'fix the parser' }); // e.g. a prompt given back
+    await expect.poll(chips).toEqual([]);
+    expect(await box.inputValue()).toBe('fix the parser');
+  });
+
   it('broke no Content-Security-Policy rule and logged no error', async () => {
     expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
     expect(errors).toEqual([]);
