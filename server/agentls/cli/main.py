@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     trust = sub.add_parser(
         "trust",
-        help="trust a workspace's .agentls/config.json (its exact content), or revoke or list",
+        help="confirm a workspace's .agentls/config.json and .mcp.json (their exact content, "
+        "shown first), or revoke or list",
     )
     trust.add_argument("dir", nargs="?", default=None, help="the workspace (default: here)")
     trust_mode = trust.add_mutually_exclusive_group()
