@@ -73,23 +73,23 @@ class SessionUsage:
 
     async def add_subagent_usage(self, session_id: str, usage: Usage) -> None:
         """A sub-agent of the session ended: its usage counts into the session's totals and
-        into its sub-agents' share."""
+        into its sub-agents' share, in one statement (SQLite computes every SET from the row as
+        it was)."""
         sql, params = add_session_usage(session_id, usage)
-        await self._execute(sql, params)
         old = "COALESCE(json_extract(subagent_usage, '$.{0}'), 0)"
         sums = ", ".join(f"'{n}', {old.format(n)} + ?" for n in _TOTALS[:4])
-        await self._execute(
-            f"UPDATE sessions SET subagent_usage = json_object({sums}, 'cost_usd',"
+        share = (
+            f"subagent_usage = json_object({sums}, 'cost_usd',"
             f" round({old.format('cost_usd')} + ?, 8), 'estimated',"
             " json(CASE WHEN ? OR json_extract(subagent_usage, '$.estimated') THEN 'true'"
-            " ELSE 'null' END)) WHERE id = ?",
-            (
-                usage.input_tokens,
-                usage.output_tokens,
-                usage.cache_read_tokens,
-                usage.cache_write_tokens,
-                usage.cost_usd,
-                1 if usage.estimated else 0,
-                session_id,
-            ),
+            " ELSE 'null' END)), "
         )
+        values = (
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_tokens,
+            usage.cache_write_tokens,
+            usage.cost_usd,
+            1 if usage.estimated else 0,
+        )
+        await self._execute(sql.replace("SET ", "SET " + share, 1), (*values, *params))
