@@ -133,7 +133,7 @@ function unittest(workspace) {
   return { passed: run.status === 0, output: `${run.stdout}${run.stderr}` };
 }
 
-const PROBLEMS_PROMPT = 'What do the attached problems say?'; // e2e.json's prompts
+const PROBLEMS_PROMPT = 'What do @problems say?'; // e2e.json's prompts: the @problems chip sent in place
 const RESTORE_PROMPT = 'Shorten the module docstring of calc.py.'; // e2e.json's prompts
 const SHORT_DOCSTRING = '"""Statistics helpers: mean and median."""';
 const HAND_EDIT = '# edited by hand after the agent';
@@ -255,13 +255,14 @@ async function problemsMention({ page, panel, workspace, assistantTexts, openPan
     await waitIdle();
     const box = panel().locator('#prompt');
     await box.click();
-    await box.pressSequentially('@pro', { delay: 5 });
+    await box.pressSequentially('What do @pro', { delay: 5 }); // one step: the kinds, files and symbols together
     await panel().locator('#mentions .command-name', { hasText: '@problems' }).waitFor();
     await box.press('Enter');
     const chip = panel().locator('#mention-chips .mention-chip', { hasText: '@problems' });
     await chip.waitFor({ timeout: 10_000 });
     log(`  chip: ${await chip.getAttribute('title')}`);
-    await box.pressSequentially(PROBLEMS_PROMPT, { delay: 5 });
+    await box.pressSequentially('say?', { delay: 5 }); // the chip stays in the sentence
+    check((await box.inputValue()) === PROBLEMS_PROMPT, `the prompt box should read "${PROBLEMS_PROMPT}"`);
     await screenshot('problems-chip');
     await box.press('Enter');
     const answer = await poll(

@@ -8,7 +8,7 @@ from typing import Any
 from agentls.model.base import ModelRequest, TextDelta
 from agentls.model.scripted import ScriptedProvider
 
-PROMPT = "What do the attached problems say?"
+PROMPT = "What do @problems say?"  # the panel sends a mention as its name in place
 PROBLEM = '<context uri="@problems">\nbroken.ts:1:7 error: wrong type\n</context>'
 
 
