@@ -399,7 +399,7 @@ function renderItem(view: SessionView, item: Item): HTMLElement {
       break;
     case 'notice':
       el = item.failure // a failed turn: its sentence, next step, Retry, details (errors.ts)
-        ? failureCard(item, view === state.view ? () => post({ type: 'retry' }) : undefined)
+        ? failureCard(item, view === state.view ? post : undefined)
         : h('div', { class: `notice ${item.level}`, role: item.level === 'error' ? 'alert' : 'note' }, item.text);
       break;
   }

@@ -122,6 +122,24 @@ describe.skipIf(!existsSync(CHROMIUM))('error cards and the cost breakdown (Chro
     expect(await card.locator('button.retry').count()).toBe(0);
   });
 
+  it('offers Set API key on a key problem and Show log on a bug, beside Retry', async () => {
+    const cases = [
+      ['auth', 'The API refused the API key (HTTP 401).', 'Set API key', 'set-api-key'],
+      ['internal', 'agentls failed with an internal error (RuntimeError); this is a bug.', 'Show log', 'show-log'],
+    ] as const;
+    for (const [n, [kind, message, label, type]] of cases.entries()) {
+      await event({ type: 'turn-start', sessionId: 's', messageId: `m-${kind}`, prompt: `try ${kind}` });
+      await event({ type: 'error', sessionId: 's', kind, message, nextStep: 'Do the next thing, then Retry.', retryable: true, details: 'x' });
+      await event({ type: 'turn-end', sessionId: 's', finishReason: 'error' });
+      await expect.poll(() => cards().count()).toBe(3 + n);
+      const card = cards().last();
+      expect(await card.locator('.failure-actions button').allInnerTexts()).toEqual([label, 'Retry']);
+      await inside('#transcript .notice.failure:last-of-type .failure-actions button.retry');
+      await card.locator('button', { hasText: label }).click();
+      await expect.poll(posted).toContainEqual({ type });
+    }
+  });
+
   it('shows the session total, and its breakdown on hover and on focus, inside the view', async () => {
     const sub = { inputTokens: 5000, outputTokens: 900, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0.0285 };
     const session = { inputTokens: 6200, outputTokens: 1200, cacheReadTokens: 9000, cacheWriteTokens: 800, costUsd: 0.0408, estimated: true };
