@@ -217,6 +217,7 @@ async function transcript() {
   const open = [];
   const openPainted = [];
   const delta = [];
+  const deltaAll = [];
   const scroll = [];
   const longFrames = [];
   let scrolledItems = 0;
@@ -241,27 +242,30 @@ async function transcript() {
     items = await page.evaluate(() => document.querySelectorAll('#transcript > *').length);
     clientMessages = await page.evaluate(() => document.querySelectorAll('#transcript .message').length);
     // A new turn streams its answer, one delta at a time, each given its frame.
-    const timed = await page.evaluate(
-      async ({ sessionId, deltas }) => {
+    const stream = (turn) =>
+      page.evaluate(
+      async ({ sessionId, deltas, turn }) => {
         const post = (event) => window.dispatchEvent(new MessageEvent('message', { data: { type: 'event', event } }));
         const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r)));
-        post({ type: 'turn-start', sessionId, messageId: 'msg_new_user', prompt: 'One more thing: explain the fix.' });
+        post({ type: 'turn-start', sessionId, messageId: `msg_new_user_${turn}`, prompt: 'One more thing: explain the fix.' });
         await frame();
         const out = [];
         const words = 'The median of an even count is the mean of the two middle values, so `median([1, 2, 3, 4])` is 2.5; '.split(/(?<= )/);
         for (let i = 0; i < deltas; i++) {
           window.__frames = [];
           const t0 = performance.now();
-          post({ type: 'text-delta', sessionId, messageId: 'msg_new_answer', delta: words[i % words.length] + (i % 40 === 39 ? '\n\n' : '') });
+          post({ type: 'text-delta', sessionId, messageId: `msg_new_answer_${turn}`, delta: words[i % words.length] + (i % 40 === 39 ? '\n\n' : '') });
           const handled = performance.now() - t0;
           await frame();
           out.push(handled + window.__frames.reduce((a, b) => a + b, 0));
         }
+        post({ type: 'turn-end', sessionId, messageId: `msg_new_answer_${turn}`, finishReason: 'end_turn' });
+        await frame();
         return out;
       },
-      { sessionId, deltas },
+      { sessionId, deltas, turn },
     );
-    delta.push(...timed);
+    delta.push(...(await stream(0)));
     // Scrolling from the bottom to the top, one screen at a time, the earlier pages drawn as
     // they come near: each step laid out, and every frame of over 50 ms (long-animation-frame).
     const scrolled = await page.evaluate(async () => {
@@ -283,6 +287,12 @@ async function transcript() {
       return { steps: out, long, items: t.children.length };
     });
     scroll.push(...scrolled.steps);
+    // Streaming again, with every item of the session drawn (after that scroll to the top).
+    await page.evaluate(() => {
+      const t = document.getElementById('transcript');
+      t.scrollTop = t.scrollHeight;
+    });
+    deltaAll.push(...(await stream(1)));
     longFrames.push(...scrolled.long);
     scrolledItems = scrolled.items;
   }
@@ -296,6 +306,7 @@ async function transcript() {
     open_ms: stats(open),
     open_to_frame_ms: stats(openPainted),
     delta_ms: stats(delta),
+    delta_all_drawn_ms: stats(deltaAll),
     scroll_step_ms: stats(scroll),
     scroll_steps: scroll.length,
     scroll_long_frames_ms: longFrames.length ? stats(longFrames) : { n: 0 },

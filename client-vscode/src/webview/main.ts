@@ -468,7 +468,7 @@ function renderTranscript(): void {
   const top = earlier.for(view); // the summarized messages, collapsed, before the summary
   if (top && transcript.firstElementChild !== top) transcript.prepend(top);
   // A long session draws its newest items, the earlier ones on demand (transcriptWindow.ts).
-  const shown = transcriptWindow.items(view.sessionId, view.items);
+  const shown = transcriptWindow.items(view.sessionId, view.items, stick);
   let previous: Element | null = transcriptWindow.place(transcript, top);
   for (const item of shown) {
     live.add(item.id);

@@ -26,9 +26,10 @@ export class TranscriptWindow {
   }
 
   /** The items to draw: those from the window's start on (the last PAGE of a session just
-   * opened). */
-  items<T>(sessionId: string, items: readonly T[]): readonly T[] {
-    if (sessionId !== this.session) {
+   * opened, and again once the view is back at the bottom: `atBottom`, so the earlier pages
+   * drawn while reading back do not weigh on every later frame). */
+  items<T>(sessionId: string, items: readonly T[], atBottom = false): readonly T[] {
+    if (sessionId !== this.session || (atBottom && this.start < items.length - 2 * PAGE)) {
       this.session = sessionId;
       this.start = Math.max(0, items.length - PAGE);
     }

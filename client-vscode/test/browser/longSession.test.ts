@@ -1,6 +1,7 @@
 // A long session in the panel (Chromium, 300 px): it opens on its newest messages, with a bar
 // above them that brings the earlier ones in (clicked, or scrolled near), the view kept on the
-// messages that were shown; streamed text still reaches the newest answer. Speed: bench/panel.mjs.
+// messages that were shown; streamed text still reaches the newest answer, and back at the bottom
+// the earlier pages are let go again. Speed: bench/panel.mjs.
 import { existsSync } from 'node:fs';
 import { type Server } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
@@ -73,11 +74,14 @@ describe.skipIf(!existsSync(CHROMIUM))('a long session in the panel (Chromium, 3
     expect(await page.locator('#transcript > .message').count()).toBe(800);
   });
 
-  it('streams a new answer into the end of the long transcript', async () => {
+  it('streams a new answer into the end, the earlier pages let go once the view is back at the bottom', async () => {
+    await page.locator('#transcript').evaluate((el) => (el.scrollTop = el.scrollHeight));
     await send({ type: 'event', event: { type: 'turn-start', sessionId, messageId: 'u400', prompt: 'one more' } });
     await send({ type: 'event', event: { type: 'text-delta', sessionId, messageId: 'a400', delta: 'the newest ' } });
     await send({ type: 'event', event: { type: 'text-delta', sessionId, messageId: 'a400', delta: 'answer' } });
     await expect.poll(() => page.locator('#transcript .message.assistant').last().textContent()).toContain('the newest answer');
+    expect(await page.locator('#transcript > .message').count()).toBeLessThanOrEqual(PAGE + 2);
+    expect(await page.locator('.earlier-page').count()).toBe(1);
   });
 
   it('logged no error', () => {
