@@ -4,7 +4,8 @@ The recorded demo session's messages repeated to 2,000, made into the panel's vi
 extension's viewFromMessages, shown by the real webview bundle in headless Chromium at 300 px.
 Measured: open (the `state` message handled, the transcript drawn and laid out; and to the next
 frame), a streamed text delta (the message handled, the panel's render frame and the layout after
-it) and a scroll step (one screen up, laid out). Targets: open under 300 ms, a delta under 16 ms.
+it), a scroll step (one screen up, laid out; and the frames over 50 ms on the way to the top), and
+deltas again once back at the bottom. Targets: open under 300 ms, a delta under 16 ms.
 """
 
 from __future__ import annotations
@@ -38,6 +39,16 @@ def run(result: BenchResult) -> None:
             "ms",
             target="< 16 ms",
             met=delta["median"] < 16,
+        )
+    )
+    again = data["delta_all_drawn_ms"]
+    result.add(
+        Figure(
+            f"  streamed delta after scrolling to the top and back (max {again['max']:.0f} ms)",
+            again["median"],
+            "ms",
+            target="< 16 ms",
+            met=again["median"] < 16,
         )
     )
     result.add(Figure("  scroll one screen, laid out", data["scroll_step_ms"]["median"], "ms"))
