@@ -435,3 +435,24 @@ def test_a_deleted_config_keeps_applying_until_the_user_accepts_the_deletion(
     assert confirm(gone) and confirm(gone_mcp)
     after = load_settings(root)
     assert after.sandbox == "auto" and after.mcp_servers is None and not after.pending_configs
+
+
+@pytest.mark.parametrize("answer", ["yes", None])
+async def test_a_malformed_or_missing_answer_applies_nothing(
+    tmp_path: Path, api: MessagesAPIServer, answer: str | None
+) -> None:
+    user_config(tmp_path / "data" / "config")
+    root = tmp_path / "ws"
+    root.mkdir()
+    marker = tmp_path / "MCP_STARTED"
+    plant(root, marker)
+    editor = await start_editor(tmp_path, api, Profile(), USER_OPTIONS)
+    editor.auto_approve = False
+    editor.apply_configs = answer  # type: ignore[assignment]  # {"apply": "yes"}, or no answer
+    try:
+        await wait_questions(editor, 2)
+        await settled(editor)
+        await outside_touch_does_not_run(editor, api, tmp_path / "OUTSIDE")
+        assert "planted" not in await mcp_names(editor) and not marker.exists()
+    finally:
+        await stop_editor(editor)
