@@ -55,5 +55,11 @@ def test_a_refused_request_says_retry_will_not_help_and_retry_needs_a_session(
     assert failed.returncode == 1
     assert "[error] The API refused the request (HTTP 400)." in failed.stdout
     assert "--retry" not in failed.stdout  # Retry would not help
+    api.enqueue(error(400, "invalid_request_error", "messages: bad"))
+    as_json = agentls("run", "--cwd", str(workspace), "--json", "go", env=env)
+    result = json.loads(as_json.stdout.splitlines()[-1])
+    assert result["finishReason"] == "error"
+    assert result["error"]["kind"] == "bad_request" and result["error"]["retryable"] is False
+    assert result["error"]["message"] == "The API refused the request (HTTP 400)."
     usage = agentls("run", "--retry", env=env)
     assert usage.returncode == 2 and "--retry needs --session" in usage.stderr

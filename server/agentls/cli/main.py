@@ -288,7 +288,12 @@ async def _run(args: argparse.Namespace) -> int:
     import signal
     from pathlib import Path
 
-    from agentls.cli.printing import TerminalPrinter, json_printer, terminal_presenter
+    from agentls.cli.printing import (
+        TerminalPrinter,
+        failure_json,
+        json_printer,
+        terminal_presenter,
+    )
     from agentls.cli.terminal import visible_stream
     from agentls.cli.workspace import workspace_settings
     from agentls.session import Agent, CommandError, NothingToRetry
@@ -376,6 +381,8 @@ async def _run(args: argparse.Namespace) -> int:
                     "finishReason": result.finish_reason,
                     "text": result.text,
                     "usage": result.usage.wire(),
+                    # A failed turn: what its error event said (kind, message, nextStep, ...).
+                    **({"error": failure_json(result.failure)} if result.failure else {}),
                 }
             )
             + "\n"
