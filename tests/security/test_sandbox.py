@@ -412,3 +412,16 @@ async def test_the_interpreter_stays_visible_when_it_lives_under_tmp(tmp_path: P
     out, _ = await proc.communicate()
     assert out.decode().split() == ["helper-ran", "read-only"]
     assert helper.read_text() == "echo helper-ran\n"
+
+
+async def test_a_config_folder_inside_the_data_folder_is_hidden_with_it(
+    root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch, security_figures: SecurityFigures
+) -> None:
+    data = outside / "data"
+    (data / "config" / "agentls").mkdir(parents=True)
+    (data / "config" / "agentls" / "config.json").write_text('{"token": "SECRET-IN-CONFIG"}')
+    monkeypatch.setenv("AGENTLS_DATA_DIR", str(data))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(data / "config"))
+    with security_figures.attempt(ESCAPE):
+        result = await run(context(root), f"cat {data}/config/agentls/config.json; echo ran")
+        assert "ran" in result.output and "SECRET" not in result.output, result.output

@@ -454,18 +454,20 @@ async def _hidden_secrets(
         plan.problems.append("not every secret file could be listed and hidden")
     args: list[str] = []
     inside: list[str] = []
-    for path in hidden_dirs:
-        real = Path(os.path.realpath(path))
-        if not real.is_dir() or not needed(real):
-            continue
+    done: list[Path] = []
+    reals = sorted({Path(os.path.realpath(p)) for p in hidden_dirs}, key=lambda p: len(p.parts))
+    for real in reals:
+        if not real.is_dir() or not needed(real) or any(_is_within(real, d) for d in done):
+            continue  # (one inside a folder hidden already is hidden with it)
         if _is_within(root, real):  # hiding it would hide the workspace
             plan.complete = False
-            inside.append(str(path))
+            inside.append(str(real))
             continue
         args += ["--tmpfs", str(real), "--remount-ro", str(real)]
+        done.append(real)
     for path in hidden_files:
         real = Path(os.path.realpath(path))
-        if real.is_file() and needed(real):
+        if real.is_file() and needed(real) and not any(_is_within(real, d) for d in done):
             args += ["--ro-bind", "/dev/null", str(real)]
     if inside:
         plan.problems.append(f"the workspace is inside {', '.join(inside)}, which stays visible")
