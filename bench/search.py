@@ -121,6 +121,9 @@ class Ctx:
     async def authorize(self, query: Any) -> None:
         return None
 
+    async def authorize_path(self, tool: str, path: Path, title: str, params: Any) -> None:
+        return None
+
     def progress(self, message: str) -> None:
         return None
 

@@ -11,6 +11,7 @@ import pytest
 
 from agentls.permission.rules import PermissionRules
 from agentls.tools.base import (
+    PathAuthorization,
     PermissionDenied,
     PermissionQuery,
     ReadLedger,
@@ -23,7 +24,7 @@ from agentls.workspace.disk import DiskWorkspace
 from agentls.workspace.protocol import Workspace
 
 
-class ToolTestContext:
+class ToolTestContext(PathAuthorization):
     """Implements the ToolContext protocol for tests."""
 
     def __init__(self, root: Path, workspace: Workspace | None = None) -> None:

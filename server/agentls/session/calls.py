@@ -24,7 +24,14 @@ from agentls.session.questions import AskContext, Asker, ask_user, unattended_re
 from agentls.session.review import PendingReview, applies_at_once
 from agentls.session.state import SessionState
 from agentls.store import Store, StoreError
-from agentls.tools.base import Accepted, PermissionDenied, PermissionQuery, ToolError, ToolResult
+from agentls.tools.base import (
+    Accepted,
+    PathAuthorization,
+    PermissionDenied,
+    PermissionQuery,
+    ToolError,
+    ToolResult,
+)
 from agentls.tools.outputs import is_saved_output
 from agentls.tools.registry import ToolRegistry
 from agentls.tools.sandbox import SandboxPolicy
@@ -185,7 +192,7 @@ class ToolCalls:
         self.publish(part)
 
 
-class CallContext:
+class CallContext(PathAuthorization):
     """The ToolContext of one tool call: paths, permissions and progress, bound to its session."""
 
     def __init__(self, env: CallEnv, message_id: str, part: ToolPart) -> None:

@@ -146,6 +146,31 @@ class ToolContext(Protocol):
         """Report what the tool is doing now (shown as progress by front ends)."""
         ...
 
+    async def authorize_path(self, tool: str, path: Path, title: str, params: Any) -> None:
+        """Ask whether `tool` may act on `path` (already resolve_path'ed), whose
+        workspace-relative name is the question's subject; raises PermissionDenied otherwise.
+        Implemented once by PathAuthorization."""
+        ...
+
+
+class PathAuthorization:
+    """ToolContext.authorize_path for every context: the one PermissionQuery of a tool that
+    reads, lists or searches a path (mixed into session/calls.py CallContext and the tests')."""
+
+    async def authorize_path(
+        self: ToolContext, tool: str, path: Path, title: str, params: Any
+    ) -> None:
+        await self.authorize(
+            PermissionQuery(
+                tool=tool,
+                subject=self.relative(path),
+                title=title,
+                input=input_dict(params),
+                path=path,
+                outside_workspace=self.is_outside(path),
+            )
+        )
+
 
 class ShowFilter(Protocol):
     """ToolContext.may_show for the files under one directory, by their paths relative to it as

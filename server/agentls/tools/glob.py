@@ -10,14 +10,12 @@ from pathlib import Path
 from pydantic import Field
 
 from agentls.tools.base import (
-    PermissionQuery,
     Tool,
     ToolContext,
     ToolError,
     ToolInput,
     ToolResult,
     expect_input,
-    input_dict,
     show_filter,
 )
 from agentls.tools.globbing import glob_matcher, names_hidden
@@ -159,16 +157,7 @@ class GlobTool(Tool):
                     "relative to path, and put the directory to search in path."
                 )
             pattern = pattern[len(base_text) :]
-        await ctx.authorize(
-            PermissionQuery(
-                tool=self.name,
-                subject=rel_base,
-                title=f"Find {pattern} in {rel_base}",
-                input=input_dict(params),
-                path=base,
-                outside_workspace=ctx.is_outside(base),
-            )
-        )
+        await ctx.authorize_path(self.name, base, f"Find {pattern} in {rel_base}", params)
         if not base.exists():
             raise ToolError(f"Directory not found: {rel_base}.")
         if not base.is_dir():

@@ -9,14 +9,12 @@ from pathlib import Path
 from pydantic import Field
 
 from agentls.tools.base import (
-    PermissionQuery,
     Tool,
     ToolContext,
     ToolError,
     ToolInput,
     ToolResult,
     expect_input,
-    input_dict,
     show_filter,
 )
 from agentls.tools.globbing import glob_matcher, names_hidden
@@ -80,16 +78,7 @@ class GrepTool(Tool):
         rel_base = ctx.relative(base)
         if not params.pattern:
             raise ToolError("pattern is empty; give a regular expression to search for.")
-        await ctx.authorize(
-            PermissionQuery(
-                tool=self.name,
-                subject=rel_base,
-                title=f"Search {rel_base} for {params.pattern}",
-                input=input_dict(params),
-                path=base,
-                outside_workspace=ctx.is_outside(base),
-            )
-        )
+        await ctx.authorize_path(self.name, base, f"Search {rel_base} for {params.pattern}", params)
         if not base.exists():
             raise ToolError(f"Path not found: {rel_base}.")
         if not base.is_dir() and not base.is_file():

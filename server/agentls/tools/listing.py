@@ -7,14 +7,12 @@ from dataclasses import dataclass, field
 from pydantic import Field
 
 from agentls.tools.base import (
-    PermissionQuery,
     Tool,
     ToolContext,
     ToolError,
     ToolInput,
     ToolResult,
     expect_input,
-    input_dict,
 )
 from agentls.tools.ripgrep import RG_BASE_FLAGS, run_rg
 from agentls.tools.text import plural
@@ -124,16 +122,7 @@ class ListTool(Tool):
         params = expect_input(params, ListInput)
         base = ctx.resolve_path(params.path, tool=self.name)
         rel = ctx.relative(base)
-        await ctx.authorize(
-            PermissionQuery(
-                tool=self.name,
-                subject=rel,
-                title=f"List {rel}",
-                input=input_dict(params),
-                path=base,
-                outside_workspace=ctx.is_outside(base),
-            )
-        )
+        await ctx.authorize_path(self.name, base, f"List {rel}", params)
         if not base.exists():
             raise ToolError(f"Directory not found: {rel}.")
         if not base.is_dir():

@@ -15,7 +15,7 @@ from pydantic import Field
 from agentls.language.errors import LanguageUnavailable
 from agentls.language.positions import SymbolNotFound, SymbolPosition, find_symbol, uri_to_path
 from agentls.language.render import Hit, plural
-from agentls.tools.base import PermissionQuery, ToolContext, ToolError, ToolInput, input_dict
+from agentls.tools.base import ToolContext, ToolError, ToolInput
 from agentls.tools.globbing import glob_matcher
 
 FALLBACK = " Use grep and read instead for this one."
@@ -133,16 +133,7 @@ async def locate(
     path = ctx.resolve_path(params.path, tool=tool)
     rel = ctx.relative(path)
     if authorize:
-        await ctx.authorize(
-            PermissionQuery(
-                tool=tool,
-                subject=rel,
-                title=f"{verb} {params.symbol} in {rel}",
-                input=input_dict(params),
-                path=path,
-                outside_workspace=ctx.is_outside(path),
-            )
-        )
+        await ctx.authorize_path(tool, path, f"{verb} {params.symbol} in {rel}", params)
     text = await read_source(ctx, path, rel)
     try:
         position = find_symbol(text, params.symbol, params.line, rel)

@@ -22,7 +22,6 @@ from agentls.language.render import (
     render_symbols,
 )
 from agentls.tools.base import (
-    PermissionQuery,
     Tool,
     ToolContext,
     ToolError,
@@ -78,16 +77,7 @@ class SymbolsTool(Tool):
         if params.path is not None:
             path = ctx.resolve_path(params.path, tool=self.name)
             rel = ctx.relative(path)
-            await ctx.authorize(
-                PermissionQuery(
-                    tool=self.name,
-                    subject=rel,
-                    title=f"Symbols of {rel}",
-                    input=input_dict(params),
-                    path=path,
-                    outside_workspace=ctx.is_outside(path),
-                )
-            )
+            await ctx.authorize_path(self.name, path, f"Symbols of {rel}", params)
             result = await ask(
                 ctx, "textDocument/documentSymbol", {"textDocument": {"uri": path.as_uri()}}, path
             )

@@ -21,14 +21,12 @@ from agentls.images import (
     prepare,
 )
 from agentls.tools.base import (
-    PermissionQuery,
     Tool,
     ToolContext,
     ToolError,
     ToolInput,
     ToolResult,
     expect_input,
-    input_dict,
 )
 from agentls.tools.text import display_lines, human_size, number_lines, plural
 from agentls.tools.writing import LARGE_FILE_BYTES
@@ -211,16 +209,7 @@ class ReadTool(Tool):
         params = expect_input(params, ReadInput)
         path = ctx.resolve_path(params.path, tool=self.name)
         rel = ctx.relative(path)
-        await ctx.authorize(
-            PermissionQuery(
-                tool=self.name,
-                subject=rel,
-                title=f"Read {rel}",
-                input=input_dict(params),
-                path=path,
-                outside_workspace=ctx.is_outside(path),
-            )
-        )
+        await ctx.authorize_path(self.name, path, f"Read {rel}", params)
         offset = params.offset or 1
         limit = params.limit or DEFAULT_LIMIT
         if path.is_dir():
