@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
+from agentls.config_files import MAX_WORKSPACE_CONFIG_BYTES as MAX_WORKSPACE_CONFIG_BYTES
+from agentls.config_files import parse_json_object as parse_json_object
+from agentls.config_files import read_workspace_bytes as read_workspace_bytes
 from agentls.config_home import config_home
 from agentls.environ_scrub import keep_credentials
 from agentls.model.catalog import DEFAULT_MODEL
@@ -166,60 +168,12 @@ class Settings(WireModel):
         return Settings.model_validate(data)
 
 
-def parse_json_object(path: Path, raw: bytes | str) -> dict[str, Any]:
-    try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object")
-    return data
-
-
 def _read_json(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     return parse_json_object(path, raw)
-
-
-# A workspace config larger than this is refused (it comes from the repository, not the user).
-MAX_WORKSPACE_CONFIG_BYTES = 1_000_000
-
-
-def read_workspace_bytes(path: Path) -> bytes | None:
-    """The workspace config's bytes, read once (what is hashed for trust is what is parsed); None
-    when there is none. A FIFO, a device or a huge file is an error, never a hang."""
-    import stat
-
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None
-    except NotADirectoryError:
-        return None
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{path}: not a regular file")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_WORKSPACE_CONFIG_BYTES:
-            chunk = os.read(fd, MAX_WORKSPACE_CONFIG_BYTES + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        data = b"".join(chunks)
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    finally:
-        os.close(fd)
-    if len(data) > MAX_WORKSPACE_CONFIG_BYTES:
-        raise ValueError(f"{path}: larger than {MAX_WORKSPACE_CONFIG_BYTES:,} bytes")
-    return data
 
 
 def load_settings(

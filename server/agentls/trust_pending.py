@@ -69,7 +69,7 @@ class PendingConfig:
 
     def enables(self) -> list[str]:
         """What applying it would enable, one line each (allow rules, commands, MCP servers)."""
-        from agentls.config import parse_json_object
+        from agentls.config_files import parse_json_object
 
         if self.change == "deleted":
             return []
@@ -157,7 +157,7 @@ def confirm(pending: PendingConfig, store: TrustStore | None = None) -> bool:
     """The user said "Apply": trust the content that was shown (for a deletion: forget the
     confirmed content). False (nothing recorded) when the file changed again since, or is gone:
     the next load asks about the new content."""
-    from agentls.config import read_workspace_bytes
+    from agentls.config_files import read_workspace_bytes
 
     try:
         data = read_workspace_bytes(pending.file)
