@@ -18,7 +18,9 @@ a callable of the request body. Streams cut each tool call's arguments into frag
 index, interleaved with the other calls', and end with the usage chunk when the request asks for
 it (``stream_options.include_usage``). Requests are validated as the real APIs do
 (:mod:`chat_completions_api.validation`): among others a tool message without its call and a
-call without its result are 400s. Stdlib only.
+call without its result are 400s. ``ChatCompletionsServer(strict=True)`` is the strictest dialect
+users meet (llama-cpp-python's): a null assistant ``content`` is an HTTP 500 validation error, and
+no usage chunk comes. Stdlib only.
 """
 
 from chat_completions_api.replies import (
@@ -31,7 +33,7 @@ from chat_completions_api.replies import (
     tool_call,
 )
 from chat_completions_api.server import ChatCompletionsServer, RecordedRequest, chunks
-from chat_completions_api.validation import validate_request
+from chat_completions_api.validation import strict_problem, validate_request
 
 __all__ = [
     "ChatCompletionsServer",
@@ -43,6 +45,7 @@ __all__ = [
     "chunks",
     "error",
     "reply",
+    "strict_problem",
     "tool_call",
     "validate_request",
 ]

@@ -17,7 +17,7 @@ from typing import Any, Self
 from urllib.parse import urlsplit
 
 from chat_completions_api.replies import ErrorReply, Reply, ReplyLike, random_id
-from chat_completions_api.validation import validate_request
+from chat_completions_api.validation import strict_problem, validate_request
 
 PATHS = ("/v1/chat/completions", "/chat/completions")
 
@@ -36,8 +36,11 @@ def _estimate_tokens(value: Any) -> int:
     return max(1, len(json.dumps(value)) // 4)
 
 
-def chunks(spec: Reply, model: str, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The stream's chunks: role, reasoning, text, tool-call fragments, finish, usage."""
+def chunks(
+    spec: Reply, model: str, body: dict[str, Any], strict: bool = False
+) -> Iterator[dict[str, Any]]:
+    """The stream's chunks: role, reasoning, text, tool-call fragments, finish, usage (none when
+    strict: llama-cpp-python ignores `stream_options`)."""
     cid = random_id("chatcmpl-")
     created = int(time.time())
 
@@ -71,7 +74,7 @@ def chunks(spec: Reply, model: str, body: dict[str, Any]) -> Iterator[dict[str, 
                 fragment = {"index": index, "function": {"arguments": parts[round_]}}
                 yield chunk({"tool_calls": [fragment]})
     yield chunk({}, spec.effective_finish_reason)
-    if body.get("stream_options", {}).get("include_usage"):
+    if body.get("stream_options", {}).get("include_usage") and not strict:
         usage = spec.usage or {
             "prompt_tokens": _estimate_tokens(body.get("messages")),
             "completion_tokens": _estimate_tokens([spec.text, spec.reasoning]),
@@ -137,6 +140,12 @@ class _Handler(BaseHTTPRequestHandler):
             api._record(rec)
             self._send_json(400, ErrorReply(400, problem).body())
             return
+        strict = strict_problem(rec.body) if api.strict else None
+        if strict is not None:  # as llama-cpp-python answers: a 500 with pydantic's text
+            rec.status, rec.rejected, rec.error = 500, True, strict
+            api._record(rec)
+            self._send_json(500, ErrorReply(500, strict, "internal_server_error").body())
+            return
         spec = api._next_reply(rec.body)
         api._record(rec)
         if isinstance(spec, ErrorReply):
@@ -155,7 +164,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%b\r\n" % (len(data), data))
 
         frames = [b"data: " + json.dumps(c).encode() + b"\n\n"
-                  for c in chunks(spec, str(body["model"]), body)]  # fmt: skip
+                  for c in chunks(spec, str(body["model"]), body, self.server.api.strict)]  # fmt: skip
         if not (spec.delay_s or spec.cut_after is not None or spec.error_after is not None):
             write(b"".join(frames) + b"data: [DONE]\n\n")  # a fast model: one write
             self.wfile.write(b"0\r\n\r\n")
@@ -183,10 +192,21 @@ class _Handler(BaseHTTPRequestHandler):
 
 class ChatCompletionsServer:
     """A Chat Completions test double on 127.0.0.1 in a background thread. ``url`` is the
-    base URL a client takes (``.../v1``). ``api_key``: the key every request must carry."""
+    base URL a client takes (``.../v1``). ``api_key``: the key every request must carry.
+    ``strict``: refuse what the strictest server users run refuses, as it does (llama-cpp-python:
+    a null assistant ``content``, a tool call without its id, type or string arguments, each an
+    HTTP 500 with pydantic's validation error) and send no usage chunk (it ignores
+    ``stream_options``)."""
 
-    def __init__(self, replies: Iterable[ReplyLike] = (), *, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        replies: Iterable[ReplyLike] = (),
+        *,
+        api_key: str | None = None,
+        strict: bool = False,
+    ) -> None:
         self.api_key = api_key
+        self.strict = strict
         self._queue: deque[ReplyLike] = deque(replies)
         self._lock = threading.Lock()
         self._all: list[RecordedRequest] = []

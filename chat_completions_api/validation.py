@@ -115,3 +115,60 @@ def validate_request(body: Any) -> str | None:
         if problem is not None:
             return problem
     return None
+
+
+# ---- strict mode: what llama-cpp-python's request types refuse ---------------------------------
+# Its server types messages as TypedDicts (llama_cpp/llama_types.py): an assistant message's
+# `content` is `NotRequired[str]` (absent or a string, never null), a tool call is
+# `{id: str, type: "function", function: {name: str, arguments: str}}`. A request that breaks
+# them is answered HTTP 500 with pydantic's validation error as the message.
+
+
+def _strict_errors(body: dict[str, Any]) -> list[tuple[str, str, str, Any]]:
+    """(location, message, pydantic type, input) of every part llama-cpp-python would refuse."""
+    found: list[tuple[str, str, str, Any]] = []
+    for i, message in enumerate(body["messages"]):
+        role = message.get("role")
+        where = f"body.messages.{i}.typed-dict"
+        if role == "assistant":
+            if "content" in message and not isinstance(message["content"], str):
+                value = message["content"]
+                found.append((f"{where}.content", "Input should be a valid string",
+                              "string_type", value))  # fmt: skip
+            for j, call in enumerate(message.get("tool_calls") or []):
+                call = call if isinstance(call, dict) else {}
+                fn: dict[str, Any] = call.get("function") or {}
+                fn = fn if isinstance(fn, dict) else {}
+                at = f"{where}.tool_calls.{j}"
+                if not isinstance(call.get("id"), str):
+                    found.append((f"{at}.id", "Field required", "missing", call))
+                if call.get("type") != "function":
+                    found.append((f"{at}.type", "Input should be 'function'", "literal_error",
+                                  call.get("type")))  # fmt: skip
+                for key in ("name", "arguments"):
+                    if not isinstance(fn.get(key), str):
+                        found.append((f"{at}.function.{key}", "Input should be a valid string",
+                                      "string_type", fn.get(key)))  # fmt: skip
+        elif role == "tool":
+            if not isinstance(message.get("tool_call_id"), str):
+                found.append((f"{where}.tool_call_id", "Field required", "missing", message))
+            if not isinstance(message.get("content"), str | None):
+                found.append((f"{where}.content", "Input should be a valid string",
+                              "string_type", message.get("content")))  # fmt: skip
+    return found
+
+
+def strict_problem(body: dict[str, Any]) -> str | None:
+    """pydantic's text for what llama-cpp-python refuses in `body` (None: it takes it)."""
+    found = _strict_errors(body)
+    if not found:
+        return None
+    plural = "s" if len(found) > 1 else ""
+    lines = [f"{len(found)} validation error{plural} for CreateChatCompletionRequest"]
+    for where, message, kind, value in found:
+        lines.append(where)
+        shown = repr(value)[:60]
+        lines.append(f"  {message} [type={kind}, input_value={shown}, "
+                     f"input_type={type(value).__name__}]")  # fmt: skip
+        lines.append(f"    For further information visit https://errors.pydantic.dev/2.9/v/{kind}")
+    return "\n".join(lines)

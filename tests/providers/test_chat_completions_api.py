@@ -57,3 +57,29 @@ async def test_a_valid_history_streams() -> None:
         finally:
             await client.close()
     assert text == "fine"
+
+
+async def test_the_strict_server_refuses_a_null_content_as_llama_cpp_python_does() -> None:
+    tail = [{"role": "tool", "tool_call_id": "call_1", "content": "out"}]
+    null = [{"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [CALL]}, *tail]  # fmt: skip
+    empty = [null[0], {"role": "assistant", "content": "", "tool_calls": [CALL]}, *tail]
+    with ChatCompletionsServer([reply("fine")], strict=True) as server:
+        client = openai.AsyncOpenAI(base_url=server.url, api_key="k", max_retries=0)
+        try:
+            with pytest.raises(openai.InternalServerError, match="validation error") as refused:
+                await client.chat.completions.create(model="m", messages=null, stream=True)
+            stream = await client.chat.completions.create(
+                model="m",
+                messages=empty,  # type: ignore[arg-type]
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+            got = [c async for c in stream]
+        finally:
+            await client.close()
+    assert refused.value.status_code == 500
+    assert "body.messages.1.typed-dict.content" in str(refused.value)
+    assert "".join(c.choices[0].delta.content or "" for c in got if c.choices) == "fine"
+    # Like llama-cpp-python, no usage chunk although the request asked for one.
+    assert [c.usage for c in got if c.usage] == []

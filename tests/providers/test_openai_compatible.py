@@ -159,3 +159,98 @@ async def test_a_missing_key_says_which_variable(
     assert result.finish_reason == "error"
     assert "AGENTLS_TEST_LOCAL_KEY" in (result.error or "")
     assert chat.all_requests == []
+
+
+@pytest.fixture
+def strict() -> Iterator[ChatCompletionsServer]:
+    with ChatCompletionsServer(api_key="sk-local-test", strict=True) as server:
+        yield server
+
+
+async def test_a_tool_using_turn_completes_against_the_strictest_dialect_with_estimated_usage(
+    make_agent: Any, strict: ChatCompletionsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTLS_TEST_LOCAL_KEY", "sk-local-test")
+    steps = demo_replies()
+    steps[1].text = ""  # a call with no text: its message's content is "" (never null)
+    strict.enqueue(*steps)
+    harness = await make_agent(local_settings(strict))
+    result = await harness.prompt("Run the tests and fix what fails")
+
+    assert result.finish_reason == "end_turn", result.error
+    assert NEW in (harness.root / "calc.py").read_text()
+    assert [r.status for r in strict.all_requests] == [200] * 5
+    sent = [m for m in strict.requests[-1].body["messages"] if m.get("tool_calls")]
+    assert [m["content"] for m in sent][:2] == ["Running the tests first.", ""]
+    for call in (m["tool_calls"][0] for m in sent):
+        assert call["type"] == "function" and isinstance(call["id"], str)
+        assert isinstance(json.loads(call["function"]["arguments"]), dict)
+    # The server sent no usage: the tokens are estimated, and marked so, stored with the steps.
+    assert result.usage.estimated is True
+    assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
+    messages = await harness.store.load_messages(result.session_id)
+    steps_usage = [m.usage for m in messages if m.role == "assistant" and m.usage]
+    assert len(steps_usage) == 5 and all(u.estimated for u in steps_usage)
+
+
+async def test_usage_the_server_reports_is_not_marked_estimated(
+    chat: ChatCompletionsServer,
+) -> None:
+    chat.enqueue(reply("hi", usage={"prompt_tokens": 12, "completion_tokens": 3}))
+    provider = OpenAIProvider(base_url=chat.url, api_key="sk-local-test")
+    try:
+        events = [e async for e in provider.stream(request())]
+    finally:
+        await provider.aclose()
+    end = events[-1]
+    assert (end.usage.input_tokens, end.usage.output_tokens, end.usage.estimated) == (12, 3, False)
+
+
+LLAMA_CPP_500 = (
+    "1 validation error for CreateChatCompletionRequest\n"
+    "body.messages.1.typed-dict.content\n"
+    "  Input should be a valid string [type=string_type, input_value=None, input_type=NoneType]\n"
+    "    For further information visit https://errors.pydantic.dev/2.9/v/string_type"
+)
+
+
+@pytest.mark.parametrize(
+    ("refusal", "said"),
+    [
+        (error(500, LLAMA_CPP_500, "internal_server_error"),
+         "(HTTP 500): body.messages.1.typed-dict.content: Input should be a valid string"),
+        (error(400, "'tools' is not supported by this model"),
+         "(HTTP 400): 'tools' is not supported by this model"),
+        (error(422, "Field required: messages"), "(HTTP 422): Field required: messages"),
+    ],
+)  # fmt: skip
+async def test_a_request_the_server_refuses_is_not_retried_and_said_in_one_sentence(
+    chat: ChatCompletionsServer, refusal: Any, said: str
+) -> None:
+    chat.enqueue(refusal, reply("never asked"))
+    provider = OpenAIProvider(
+        name="llama", base_url=chat.url, api_key="sk-local-test", base_delay_s=0.01
+    )
+    try:
+        with pytest.raises(ProviderError) as failed:
+            _ = [e async for e in provider.stream(request())]
+    finally:
+        await provider.aclose()
+    assert len(chat.all_requests) == 1
+    assert failed.value.attempts == 1 and failed.value.kind == "bad_request"
+    message = str(failed.value)
+    assert f"the llama provider's server ({chat.url}) refused the request {said}" in message
+    assert "\n" not in message and "errors.pydantic.dev" not in message
+
+
+async def test_a_5xx_that_is_no_validation_error_is_still_retried(
+    chat: ChatCompletionsServer,
+) -> None:
+    chat.enqueue(error(500, "CUDA out of memory", "internal_server_error"), reply("kept"))
+    provider = OpenAIProvider(base_url=chat.url, api_key="sk-local-test", base_delay_s=0.01)
+    try:
+        events = [e async for e in provider.stream(request())]
+    finally:
+        await provider.aclose()
+    assert sum(isinstance(e, RetryNotice) for e in events) == 1
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "kept"

@@ -68,6 +68,8 @@ class StepUsage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    # The server reported none: the provider counted them itself (marked so in the history).
+    estimated: bool = False
 
 
 @dataclass

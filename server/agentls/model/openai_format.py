@@ -1,7 +1,9 @@
 """A ModelRequest (Messages-API form, what the history converts to) as a Chat Completions request.
 
 - system blocks: one `system` message;
-- a tool_use block: an entry of the assistant message's `tool_calls` (arguments as JSON text);
+- a tool_use block: an entry of the assistant message's `tool_calls` (`id`, `type: "function"`,
+  `function.arguments` as JSON text, as the OpenAI spec shows); the message's `content` is its
+  text, "" when it has none (never null: llama-cpp-python refuses that);
 - a tool_result block: a `role: "tool"` message right after the assistant message that called
   it; its images go in one user message after the tool messages (a tool message holds text only);
 - thinking and redacted thinking: left out (they are another provider's, or this model's own
@@ -117,7 +119,9 @@ def _assistant_message(content: Any) -> dict[str, Any] | None:
         # thinking / redacted_thinking: not sent (see the module's doc).
     if not texts and not calls:
         return None
-    message: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) or None}
+    # Never a null content: llama-cpp-python answers HTTP 500 to `"content": null` (its type is
+    # a str, not required), and chat templates read `message.content` as text; "" suits them all.
+    message: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts)}
     if calls:
         message["tool_calls"] = calls
     return message

@@ -8,7 +8,11 @@ the doom loop work unchanged:
   fragments), each a tool_use block once the stream has ended;
 - finish_reason stop / length / tool_calls: end_turn / max_tokens / tool_use;
 - usage from the last chunk (`stream_options.include_usage`): prompt tokens less the cached
-  ones, completion tokens, cached tokens as cache reads.
+  ones, completion tokens, cached tokens as cache reads; a server that sends none (llama-cpp-
+  python ignores the option) gets an estimate (CHARS_PER_TOKEN), marked estimated;
+- a status error the server will give again (a 4xx, or a 5xx whose body is a validation error,
+  as llama-cpp-python answers a request its types refuse) is not retried: one sentence names
+  the server and what it refused.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from agentls.model.retrying import (
     RetryPolicy,
     StreamBroken,
     broken,
+    error_object,
     retried,
     sdk_failure,
 )
@@ -57,6 +62,15 @@ STOP_REASONS = {
 # Sent as the key to a server that takes none (Ollama, LM Studio): the SDK wants one, and it must
 # never fall back to OPENAI_API_KEY, which would send the user's OpenAI key to this server.
 NO_KEY = "no-key"
+# The estimate of a server that reports no usage (as the turn estimates a stopped step's output).
+CHARS_PER_TOKEN = 4
+# A 5xx whose body says these is the server's validation refusing the request: sent again, the
+# same request is refused again.
+_INVALID = re.compile(
+    r"validation error|input should be|field required|invalid request|invalid_request|"
+    r"unprocessable|extra inputs are not permitted",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -134,10 +148,28 @@ class OpenAIProvider:
         def failure(exc: BaseException) -> Failure | None:
             if isinstance(exc, _ErrorInStream):
                 return Failure(f"error in the stream: {exc}", True, "overloaded")
-            return sdk_failure(exc, openai, self.policy.timeout_s)
+            found = sdk_failure(exc, openai, self.policy.timeout_s)
+            if found is not None and isinstance(exc, openai.APIStatusError):
+                return self._refused(exc, found)
+            return found
 
         async for event in retried(self.policy, lambda: self._stream_once(request), failure):
             yield event
+
+    def _refused(self, exc: Any, found: Failure) -> Failure:
+        """A request the server refuses as it is: not retried, said in one sentence."""
+        status = int(exc.status_code)
+        err = error_object(exc) or {}
+        text = str(err.get("message") or getattr(exc, "message", "") or "")
+        invalid = _INVALID.search(f"{text} {err.get('type') or ''}") is not None
+        if not (400 <= status < 500 and not found.retryable) and not (status >= 500 and invalid):
+            return found
+        kind = found.kind if found.kind in ("auth", "context_too_long") else "bad_request"
+        reason = (
+            f"the {self.name} provider's server ({self.base_url}) refused the request "
+            f"(HTTP {status}): {one_sentence(text) or 'no reason given'}"
+        )
+        return Failure(reason, False, kind, status)
 
     def _body(self, request: ModelRequest) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -157,9 +189,11 @@ class OpenAIProvider:
         # The raw stream, read as JSON: the SDK's typed chunks cost most of the CPU time of a
         # stream (a pydantic model per chunk), and these few fields need no model.
         responses = self.client().chat.completions.with_streaming_response
-        state = _Fold()
+        body = self._body(request)
+        prompt_chars = len(json.dumps([body["messages"], body.get("tools")], ensure_ascii=False))
+        state = _Fold(prompt_chars)
         try:
-            async with responses.create(**self._body(request)) as response:
+            async with responses.create(**body) as response:
                 async for chunk in _sse_json(response.iter_lines()):
                     for event in state.fold(chunk):
                         yield event
@@ -169,6 +203,25 @@ class OpenAIProvider:
             raise broken(exc, self.policy.timeout_s) from exc
         for event in state.end():
             yield event
+
+
+def one_sentence(text: str) -> str:
+    """A server's error text in one line: pydantic's "N validation errors for X / loc / msg
+    [type=...]" (and FastAPI's list of dicts) as "loc: msg", whitespace collapsed, bounded."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith("For further information")]
+    head = re.match(r"(\d+) validation errors? for", lines[0]) if lines else None
+    if head and len(lines) >= 3:
+        said = f"{lines[1]}: " + re.sub(r"\s*\[type=.*$", "", lines[2])
+        more = int(head.group(1)) - 1
+        return said + (f" (and {more} more)" if more > 0 else "")
+    loc = re.search(r"'loc': \(([^)]*)\)", text)
+    msg = re.search(r"'msg': '([^']*)'", text)
+    if loc and msg:
+        where = ".".join(p.strip(" '") for p in loc.group(1).split(",") if p.strip())
+        return f"{where}: {msg.group(1)}"
+    said = " ".join(lines)
+    return said if len(said) <= 300 else said[:299] + "…"
 
 
 # What a tool call id may hold for the Messages API (a session may switch to Claude later).
@@ -206,7 +259,10 @@ async def _sse_json(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
 class _Fold:
     """Chat Completions chunks (dicts) folded into the provider events."""
 
-    def __init__(self) -> None:
+    def __init__(self, prompt_chars: int = 0) -> None:
+        self.prompt_chars = prompt_chars
+        self.streamed_chars = 0
+        self.reported = False
         self.next_index = 0
         self.open_kind: str | None = None  # the text or thinking block streaming now
         self.calls: dict[int, _Call] = {}
@@ -221,6 +277,7 @@ class _Fold:
             out.append(MessageBegin(str(chunk.get("id") or new_id("chatcmpl"))))
         if chunk.get("usage"):
             self.usage = _usage(chunk["usage"])
+            self.reported = True
         for choice in chunk.get("choices") or []:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
@@ -228,6 +285,7 @@ class _Fold:
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             for kind, piece in (("thinking", reasoning), ("text", delta.get("content"))):
                 if isinstance(piece, str) and piece:
+                    self.streamed_chars += len(piece)
                     out.extend(self._text(kind, piece))
             for fragment in delta.get("tool_calls") or []:
                 call = self.calls.setdefault(int(fragment.get("index") or 0), _Call())
@@ -236,6 +294,7 @@ class _Fold:
                 call.name = call.name or function.get("name")
                 if function.get("arguments"):
                     call.arguments.append(str(function["arguments"]))
+                    self.streamed_chars += len(call.arguments[-1])
             if choice.get("finish_reason"):
                 self.finish = str(choice["finish_reason"])
         return out
@@ -273,5 +332,12 @@ class _Fold:
         stop = STOP_REASONS.get(self.finish, "end_turn")
         if self.calls and not cut:
             stop = "tool_use"  # some servers say "stop" after tool calls
-        out.append(MessageEnd(stop, self.usage))
+        usage = self.usage
+        if not self.reported:  # the server sent no usage: an estimate, marked so
+            usage = StepUsage(
+                input_tokens=-(-self.prompt_chars // CHARS_PER_TOKEN),
+                output_tokens=-(-self.streamed_chars // CHARS_PER_TOKEN),
+                estimated=True,
+            )
+        out.append(MessageEnd(stop, usage))
         return out

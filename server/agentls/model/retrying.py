@@ -149,7 +149,7 @@ def connection_reason(exc: BaseException) -> str:
     return f"{kind}: {exc}"
 
 
-def _error_object(exc: Any) -> dict[str, Any] | None:
+def error_object(exc: Any) -> dict[str, Any] | None:
     """The error object of a status error's body: `{"error": {...}}` (Anthropic) or the object
     itself (the openai SDK unwraps it)."""
     body = getattr(exc, "body", None)
@@ -171,7 +171,7 @@ def retryable(exc: Any) -> bool:
         return False
     status = exc.status_code
     if status == 200:  # an `event: error` in the middle of a stream
-        err = _error_object(exc)
+        err = error_object(exc)
         return err is not None and err.get("type") in RETRYABLE_ERROR_TYPES
     return status in RETRYABLE_STATUS
 
@@ -190,7 +190,7 @@ _TOO_LONG = (
 def status_kind(exc: Any) -> ErrorKind:
     """The kind of a status error: by its status, and by its error object's type and message."""
     status = exc.status_code
-    err = _error_object(exc) or {}
+    err = error_object(exc) or {}
     kind = str(err.get("type") or err.get("code") or "")
     text = f"{kind} {err.get('code') or ''} {err.get('message') or ''}".lower()
     if status == 413 or kind == "request_too_large" or any(t in text for t in _TOO_LONG):
@@ -213,7 +213,7 @@ def status_reason(exc: Any) -> str:
 
 
 def _error_message(exc: Any) -> str:
-    err = _error_object(exc)
+    err = error_object(exc)
     if err is not None and err.get("message"):
         return f"{err.get('type') or 'error'}: {err['message']}"
     return str(getattr(exc, "message", exc))

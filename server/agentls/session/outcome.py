@@ -43,6 +43,8 @@ def reported_usage(model: str, begin: StepUsage | None, end: StepUsage | None) -
         cache_read_tokens=pick("cache_read_tokens"),
         cache_write_tokens=pick("cache_write_tokens"),
     )
+    if any(u is not None and u.estimated for u in (begin, end)):
+        step.estimated = True  # a server that reports no usage: the provider's estimate
     step.cost_usd = price(model, step)
     return step
 
