@@ -53,7 +53,7 @@ export class FileIndex implements vscode.Disposable {
       if (path === undefined) return;
       index.delete(path);
       index.deleteUnder(path);
-      this.uris.delete(path);
+      for (const known of [...this.uris.keys()]) if (known === path || known.startsWith(`${path}/`)) this.uris.delete(known);
     });
     for (const uri of await vscode.workspace.findFiles('**/*', EXCLUDE, MAX_FILES)) {
       const path = this.relative(uri);

@@ -15,6 +15,8 @@ export const stub = {
   config: new Map<string, unknown>(),
   /** The active text editor (a document and a cursor), if a test sets one. */
   activeEditor: undefined as { document: { uri: Uri }; selection: { active: Position }; revealed?: Range } | undefined,
+  /** The file system watchers made (workspace.createFileSystemWatcher): a test fires their events. */
+  watchers: [] as { created: EventEmitter<Uri>; deleted: EventEmitter<Uri> }[],
   reset(): void {
     calls.length = 0;
     this.inputBoxAnswers = [];
@@ -26,6 +28,7 @@ export const stub = {
     this.activeTab = undefined;
     this.config.clear();
     this.activeEditor = undefined;
+    this.watchers = [];
   },
 };
 
@@ -223,7 +226,19 @@ export const workspace = {
   get workspaceFolders() {
     return [{ uri: Uri.file('/work/demo') }];
   },
+  /** Every file of stub.files (the workspace folder is /work/demo). */
+  findFiles: async (): Promise<Uri[]> => [...stub.files.keys()].map((key) => Uri.parse(key)),
+  asRelativePath: (uri: Uri): string => uri.path.replace(/^\/work\/demo\//, ''),
+  createFileSystemWatcher: () => {
+    const watcher = { created: new EventEmitter<Uri>(), deleted: new EventEmitter<Uri>() };
+    stub.watchers.push(watcher);
+    return { onDidCreate: watcher.created.event, onDidDelete: watcher.deleted.event, onDidChange: () => disposable, dispose: () => {} };
+  },
   fs: {
+    stat: async (uri: Uri): Promise<{ type: FileType }> => {
+      if (!stub.files.has(uri.toString())) throw new Error(`ENOENT ${uri.toString()}`);
+      return { type: FileType.File };
+    },
     readFile: async (uri: Uri): Promise<Uint8Array> => {
       const text = stub.files.get(uri.toString());
       if (text === undefined) throw new Error(`ENOENT ${uri.toString()}`);

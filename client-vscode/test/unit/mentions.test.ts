@@ -4,6 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { AgentHost, type AgentConnection, type HostUi } from '../../src/host';
 import { PathIndex, rankPaths } from '../../src/mentionMatch';
+import { FileIndex } from '../../src/mentions';
+import { Uri, stub } from '../stubs/vscode';
 import { isPanelMessage, type HostMessage, type MentionItem } from '../../src/model/messages';
 import type { AgentRequests } from '../../src/protocol/generated';
 import { locateTokens, mentionQuery, nameOf, parseQuery, tokenOf } from '../../src/webview/mentions';
@@ -81,6 +83,30 @@ describe('completion', () => {
     index.add('docs/help.md');
     expect(index.search('hel', 5)).toEqual(['docs/help.md']);
     expect(index.search('c', 5)).toEqual(['src/calc.py', 'docs/help.md']);
+  });
+});
+
+describe("the extension's file index", () => {
+  it('lists the files once, leaves out node_modules and .git, and follows the file watcher', async () => {
+    stub.reset();
+    for (const path of ['src/calc.py', 'tests/test_calc.py', 'node_modules/calc/index.js', '.git/calc']) {
+      stub.files.set(Uri.file(`/work/demo/${path}`).toString(), '');
+    }
+    const files = new FileIndex();
+    const index = await files.get();
+    expect(await files.get()).toBe(index); // listed once
+    expect(index.search('calc', 10)).toEqual(['src/calc.py', 'tests/test_calc.py']);
+    expect(files.uri('src/calc.py')?.toString()).toBe('file:///work/demo/src/calc.py');
+    const [watcher] = stub.watchers;
+    const created = Uri.file('/work/demo/src/calc_util.py');
+    stub.files.set(created.toString(), '');
+    watcher.created.fire(created);
+    watcher.created.fire(Uri.file('/work/demo/node_modules/calc/more.js'));
+    await expect.poll(() => index.search('calc', 10)).toEqual(['src/calc.py', 'src/calc_util.py', 'tests/test_calc.py']);
+    watcher.deleted.fire(Uri.file('/work/demo/src')); // a folder
+    expect(index.search('calc', 10)).toEqual(['tests/test_calc.py']);
+    expect(files.uri('src/calc.py')).toBeUndefined();
+    files.dispose();
   });
 });
 
