@@ -42,6 +42,7 @@ def test_run_without_language_servers_offers_no_language_tools(
     assert not offered & LANGUAGE_TOOLS
     assert {"read", "edit", "write", "grep", "bash"} <= offered
     assert "exit_plan" not in offered  # build mode: nothing to exit
+    assert "ask_user" not in offered  # no terminal here: no one could answer
     system = system_text(body)
     assert "Language servers: none here" in system
     # Nothing in the prompt sends the model to tools it does not have, or to an editor.

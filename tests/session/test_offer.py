@@ -99,3 +99,17 @@ def test_the_offered_tool_list_keeps_the_registry_order_and_is_reused() -> None:
     assert [s["name"] for s in first] == [n for n in registry.names() if n not in hidden]
     assert registry.offered(hidden) == first
     assert registry.offered(frozenset()) == registry.schemas()
+
+
+def test_ask_user_is_offered_only_where_someone_can_answer() -> None:
+    settings = Settings()
+    common: dict[str, Any] = {
+        "languages": NoLanguages(),
+        "settings": settings,
+        "rules": rules_of(settings),
+        "front_end": "terminal",
+        "mode": "build",
+    }
+    assert "ask_user" in make_offer(default_registry(), **common).surroundings.tools
+    unattended = make_offer(default_registry(), attended=False, **common)
+    assert "ask_user" in unattended.hidden and "ask_user" not in unattended.surroundings.tools

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 # Only what every command needs: each command imports what it uses when it runs.
+import dataclasses
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -331,6 +332,8 @@ async def _run(args: argparse.Namespace) -> int:
     out = sys.stdout if args.json else visible_stream(sys.stdout)
     agent = await Agent.open(settings=settings, root=root, watch_instructions=False)
     agent.presenter = terminal_presenter(agent, args.yes, visible_stream(sys.stderr))
+    # Without a terminal no one can answer the agent's questions: ask_user is not offered.
+    agent.prompt_kind = dataclasses.replace(agent.prompt_kind, attended=sys.stdin.isatty())
     agent.subscribe(json_printer(out) if args.json else TerminalPrinter(out))
     try:
         if args.session:

@@ -3,7 +3,8 @@ says of its circumstances (who answers the language tools, what checks an edit).
 
 A tool is left out of the request's tool list when it cannot do its job: the language tools when
 no language server covers the workspace (neither the editor's, in `serve`, nor one configured in
-`languageServers`), `exit_plan` outside plan mode, and any tool the permission rules deny outright
+`languageServers`), `exit_plan` outside plan mode, `ask_user` where no one can answer (`agentls run` without a
+terminal), and any tool the permission rules deny outright
 (a rule naming the tool without a pattern, with nothing after it that allows some of its calls:
 `{"webfetch": "deny"}` keeps webfetch out). MCP servers' tools are in the registry only while a
 server offers them. A tool left out still answers a call with its own error (the model may name
@@ -22,6 +23,7 @@ from agentls.tools.registry import ToolRegistry
 from agentls.workspace.protocol import Languages
 
 PLAN_ONLY = frozenset({"exit_plan"})
+ASKS_USER = frozenset({"ask_user"})
 
 
 @dataclass(frozen=True)
@@ -81,10 +83,12 @@ def make_offer(
     rules: PermissionRules,
     front_end: FrontEnd,
     mode: str,
+    attended: bool = True,
 ) -> Offer:
-    """The offer of one request of a session in `mode`."""
+    """The offer of one request of a session in `mode`; `attended`: someone can answer a question
+    (ask_user is left out when no one can)."""
     described = languages_described(languages, settings, front_end)
-    hidden: set[str] = set()
+    hidden: set[str] = set() if attended else set(ASKS_USER)
     if described is None:
         hidden.update(LANGUAGE_TOOLS)
     if mode != "plan":

@@ -35,6 +35,9 @@ class PromptKind:
     kind: AgentKind = "main"
     agent: str | None = None
     description: str = ""
+    # Whether someone can answer a question (False: `agentls run` without a terminal), so that
+    # ask_user is offered only where it can be answered.
+    attended: bool = True
 
 
 @dataclass(frozen=True)

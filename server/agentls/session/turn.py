@@ -343,6 +343,7 @@ class Turn:
             rules=parts.policy.rules,
             front_end=parts.prompt.front_end,
             mode=state.record.mode,
+            attended=parts.prompt.attended,
         )
         system = build_system(
             parts.root, state.record.mode, prompt=parts.prompt, surroundings=offer.surroundings
