@@ -1,4 +1,4 @@
-"""sandbox: what the bash sandbox costs a command (tools/sandbox.py prepare), and a whole
+"""sandbox: what the bash sandbox costs a command (tools/support/sandbox.py prepare), and a whole
 sandboxed `true` against the same command without it.
 
 * "plan, first": the first prepare() of a process, which lists the secret files of the folders of
@@ -31,7 +31,7 @@ def _tree(root: Path) -> None:
 
 
 async def _measure(root: Path, n: int) -> dict[str, list[float]]:
-    from agentls.tools import sandbox
+    from agentls.tools.support import sandbox
 
     policy = sandbox.SandboxPolicy(mode="required")
     out: dict[str, list[float]] = {"first": [], "cached": [], "sandboxed": [], "direct": []}

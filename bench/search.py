@@ -8,7 +8,7 @@ cache). The baselines are rg processes started from the same loop, their whole o
   core;
 * "rg, agentls' flags": the command line the tool runs (sorted output, hence one thread), as
   one process (the tool splits the walk between processes, one per core: see
-  agentls.tools.ripgrep.walk_parts), to tell rg's own time from the tool's Python work.
+  agentls.tools.support.ripgrep.walk_parts), to tell rg's own time from the tool's Python work.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ class Ctx:
 
 
 async def _rg(args: list[str], cwd: Path) -> tuple[float, int]:
-    from agentls.tools.ripgrep import rg_binary
+    from agentls.tools.support.ripgrep import rg_binary
 
     t = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
@@ -147,7 +147,7 @@ async def _rg(args: list[str], cwd: Path) -> tuple[float, int]:
 async def measure(root: Path, n: int) -> dict[str, dict[str, Any]]:
     from agentls.tools.glob import GlobTool, file_name_glob, hidden_args
     from agentls.tools.grep import RG_GREP_FLAGS, GrepTool
-    from agentls.tools.ripgrep import RG_BASE_FLAGS
+    from agentls.tools.support.ripgrep import RG_BASE_FLAGS
 
     ctx = Ctx(root)
     grep, glob = GrepTool(), GlobTool()

@@ -86,11 +86,11 @@ class Settings(WireModel):
     # More globs of files that hold secrets, on top of .env, *.pem, *.key and SSH keys: reading
     # them asks, and grep/glob leave them out ("*.secret" matches at any depth).
     secret_patterns: list[str] | None = None
-    # The bash sandbox (bubblewrap, see tools/sandbox.py): "auto" uses it when it works here,
+    # The bash sandbox (bubblewrap, see tools/support/sandbox.py): "auto" uses it when it works here,
     # "required" refuses to run bash without it, "off" never uses it. sandboxNetwork: commands
     # in the sandbox may use the network. sandboxHomeReadable: more folders or files of $HOME
     # (relative to it) that sandboxed commands may read, beside the tool folders shown by default
-    # (tools/sandbox.py HOME_READABLE); the rest of $HOME is an empty folder there.
+    # (tools/support/sandbox.py HOME_READABLE); the rest of $HOME is an empty folder there.
     sandbox: Literal["auto", "off", "required"] = "auto"
     sandbox_network: bool = False
     sandbox_home_readable: list[str] | None = None

@@ -9,7 +9,7 @@ brought back to it.
   the key by other means (/proc/kcore, a kernel module, a debugger started outside agentls).
 - Child subreaper (prctl PR_SET_CHILD_SUBREAPER 1): a process a tool started that detaches
   (setsid, a double fork, nohup ... & disown) becomes the server's child when its parent exits,
-  instead of init's, so it can still be found and stopped (see tools/supervise.py, which gives
+  instead of init's, so it can still be found and stopped (see tools/support/supervise.py, which gives
   each bash call a subreaper of its own, and tools/bash.py).
 
 Linux only; elsewhere every function does nothing and says so by its return value.

@@ -15,7 +15,7 @@ import pytest
 
 from agentls.tools.base import ToolResult
 from agentls.tools.bash import BashTool
-from agentls.tools.sandbox import SandboxMode, SandboxPolicy, probe
+from agentls.tools.support.sandbox import SandboxMode, SandboxPolicy, probe
 from tests.tools.conftest import ToolTestContext
 
 bash = BashTool()

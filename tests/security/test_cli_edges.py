@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agentls.tools.writing import MAX_EDIT_BYTES
+from agentls.tools.support.file_writes import MAX_EDIT_BYTES
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 from tests.security.conftest import SecurityFigures

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentls.tools.sandbox import SandboxMode
+from agentls.tools.support.sandbox import SandboxMode
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.security.conftest import SecurityFigures
 from tests.security.sandbox_support import (

@@ -15,7 +15,7 @@ import pytest
 from agentls.config import Settings
 from agentls.language.errors import LanguageUnavailable
 from agentls.language.headless import HeadlessLanguages, use_launcher
-from agentls.tools.sandbox import language_server_prefix
+from agentls.tools.support.sandbox import language_server_prefix
 from tests.security.conftest import SecurityFigures
 from tests.security.sandbox_support import outside_dir, require_bwrap
 

@@ -18,7 +18,7 @@ import pytest_asyncio
 from acp.schema import TextContentBlock
 from pygls.exceptions import JsonRpcException
 
-from agentls.tools.writing import MAX_EDIT_BYTES
+from agentls.tools.support.file_writes import MAX_EDIT_BYTES
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.acp.conftest import AcpEnv, ScriptedClient, connect
 from tests.cli.test_cli import agentls

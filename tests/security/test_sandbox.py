@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentls.tools.base import ToolError
-from agentls.tools.sandbox import SandboxPolicy
+from agentls.tools.support.sandbox import SandboxPolicy
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 from tests.security.conftest import SecurityFigures
@@ -391,7 +391,7 @@ async def test_a_question_inside_the_sandbox_says_so(
 async def test_the_interpreter_stays_visible_when_it_lives_under_tmp(tmp_path: Path) -> None:
     """The private /tmp must not hide what runs the command (bash's supervisor, the Python of a
     virtualenv in /tmp, as in a CI checkout there): those folders stay visible, read-only."""
-    from agentls.tools import sandbox
+    from agentls.tools.support import sandbox
 
     tool_dir = Path(os.path.realpath(tmp_path)) / "venv" / "bin"
     tool_dir.mkdir(parents=True)

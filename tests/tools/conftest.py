@@ -19,7 +19,7 @@ from agentls.tools.base import (
     ToolError,
     ToolResult,
 )
-from agentls.tools.sandbox import SandboxPolicy
+from agentls.tools.support.sandbox import SandboxPolicy
 from agentls.workspace.disk import DiskWorkspace
 from agentls.workspace.protocol import Workspace
 

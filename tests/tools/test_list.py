@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from agentls.tools.base import ToolError
-from agentls.tools.listing import ListTool
+from agentls.tools.list import ListTool
 from tests.tools.conftest import RunTool, ToolTestContext
 
 lst = ListTool()

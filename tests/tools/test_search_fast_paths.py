@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 import agentls.tools.glob as glob_module
-import agentls.tools.ripgrep as ripgrep
+import agentls.tools.support.ripgrep as ripgrep
 from agentls.permission.rules import PathFilter, PermissionRules, Rule, secret_globs
 from agentls.tools.base import show_filter
 from agentls.tools.glob import GlobTool, file_name_glob, newest_of
 from agentls.tools.grep import GrepTool
-from agentls.tools.ripgrep import run_rg, run_rg_lines, walk_parts
+from agentls.tools.support.ripgrep import run_rg, run_rg_lines, walk_parts
 from tests.tools.conftest import ToolTestContext
 
 glob = GlobTool()

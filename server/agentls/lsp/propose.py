@@ -15,7 +15,7 @@ from agentls.permission.protected import is_protected_path
 from agentls.protocol.propose import ProposeDecision, ProposeEditParams, ProposeEditResult
 from agentls.session.questions import AskContext
 from agentls.tools.base import PermissionQuery
-from agentls.tools.text import unified_diff
+from agentls.tools.support.text import unified_diff
 
 
 def _inside(root: Path, raw: str) -> Path:

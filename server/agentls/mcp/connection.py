@@ -2,7 +2,7 @@
 
 The connection lives in a task of its own (the SDK's transports and session are context managers
 that must be left in the task that entered them); calls come from the turns' tasks. A stdio server
-runs under bash's supervisor (tools/supervise.py): a child subreaper that ends every process the
+runs under bash's supervisor (tools/support/supervise.py): a child subreaper that ends every process the
 server starts, when the server exits, when agentls stops it, and when agentls dies, killed
 included (its parent-death signal). The server's stderr goes to a file whose last lines say why it
 failed.

@@ -12,7 +12,7 @@ from typing import Any
 import mcp_types as types
 
 from agentls.tools.bash import HEAD_BYTES, TAIL_BYTES
-from agentls.tools.text import human_size
+from agentls.tools.support.text import human_size
 
 # Images the API reads (the rest are described, not sent).
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -30,7 +30,7 @@ class McpOutput:
     is_error: bool = False
     # (media type, base64 data) of each image the model can see.
     images: list[tuple[str, str]] = field(default_factory=list)
-    # The whole text when `text` was cut (McpTool saves it: tools/outputs.py).
+    # The whole text when `text` was cut (McpTool saves it: tools/support/outputs.py).
     full: str | None = None
 
 

@@ -12,7 +12,7 @@ from pydantic import ConfigDict
 
 from agentls.mcp.results import McpOutput
 from agentls.tools.base import PermissionQuery, Tool, ToolContext, ToolInput, ToolResult
-from agentls.tools.outputs import SavedOutput
+from agentls.tools.support.outputs import SavedOutput
 
 # Longer descriptions are cut (a server's description is its own, and goes into every request).
 MAX_DESCRIPTION = 2048

@@ -24,7 +24,7 @@ from pathlib import Path
 # Files and directories of the workspace (at any depth, without regard to case) whose change can
 # run programs or widen permissions later. Writing them (write, edit, a bash redirection, sandboxed
 # or not) asks even under {"*": "allow"}; the sandbox mounts the ones at the workspace root
-# read-only and moves aside one a command creates (tools/sandbox.py).
+# read-only and moves aside one a command creates (tools/support/sandbox.py).
 PROTECTED_NAMES: tuple[str, ...] = (
     ".git",
     ".agentls",

@@ -58,7 +58,7 @@ from agentls.session.turn import Turn, TurnParts, uncancel
 from agentls.session.turn_setup import as_agent, take_turn_lock
 from agentls.store import ProjectGrant, SessionRecord, Store, StoreError, default_db_path
 from agentls.tools.registry import ToolRegistry, default_tools
-from agentls.tools.sandbox import language_server_prefix
+from agentls.tools.support.sandbox import language_server_prefix
 from agentls.workspace.protocol import Workspace
 
 if TYPE_CHECKING:

@@ -32,9 +32,9 @@ from agentls.tools.base import (
     ToolError,
     ToolResult,
 )
-from agentls.tools.outputs import is_saved_output
 from agentls.tools.registry import ToolRegistry
-from agentls.tools.sandbox import SandboxPolicy
+from agentls.tools.support.outputs import is_saved_output
+from agentls.tools.support.sandbox import SandboxPolicy
 from agentls.workspace.protocol import EditOutcome, FileChange, Languages, Workspace
 
 log = logging.getLogger(__name__)
@@ -235,7 +235,7 @@ class CallContext(PathAuthorization):
         resolved = Path(os.path.realpath(candidate))
         if self.is_outside(resolved):
             if tool == "read" and is_saved_output(self.session_id, resolved):
-                return resolved  # the session's own saved output (tools/outputs.py)
+                return resolved  # the session's own saved output (tools/support/outputs.py)
             if self.rules.opens_outside(tool, str(resolved)):
                 return resolved
             raise ToolError(
@@ -264,7 +264,7 @@ class CallContext(PathAuthorization):
             and query.path is not None
             and is_saved_output(self.session_id, query.path)
         ):
-            return None  # a long output this session saved (tools/outputs.py): its own file
+            return None  # a long output this session saved (tools/support/outputs.py): its own file
 
         def evaluate(rules: PermissionRules) -> str:
             if query.changes:  # a change to several files: the strictest of their answers

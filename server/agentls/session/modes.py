@@ -24,7 +24,7 @@ EventSink = Callable[[Any], None]
 MODES: tuple[SessionMode, ...] = ("build", "plan")
 # Tools that change no file, run in plan mode though not read-only (they keep session state).
 PLAN_TOOLS = frozenset({"todowrite", "exit_plan", "ask_user"})
-# How exit_plan's question ended (tools/plan.py words each for the model).
+# How exit_plan's question ended (tools/exit_plan.py words each for the model).
 PlanOutcome = Literal["approved", "rejected", "timeout", "unattended"]
 
 

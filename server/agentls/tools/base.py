@@ -63,7 +63,7 @@ class PermissionQuery:
     # so a front end can show or pre-build the change before it is approved.
     old_text: str | None = None
     new_text: str | None = None
-    # bash: the command will run inside the sandbox (tools/sandbox.py), every secret path hidden;
+    # bash: the command will run inside the sandbox (tools/support/sandbox.py), every secret path hidden;
     # a "sandboxed" rule then allows it without a question.
     sandboxed: bool = False
     # A change to several files (rename): each file's old and new text, in order; `diff` is
@@ -82,11 +82,11 @@ class Accepted:
 
 class SandboxSettings(Protocol):
     """What the settings ask of bash's sandbox (Settings.sandbox, sandboxNetwork, secretPatterns);
-    tools/sandbox.py SandboxPolicy holds them."""
+    tools/support/sandbox.py SandboxPolicy holds them."""
 
     @property
     def mode(self) -> str:
-        """ "auto", "off" or "required" (tools/sandbox.py SandboxMode)."""
+        """ "auto", "off" or "required" (tools/support/sandbox.py SandboxMode)."""
         ...
 
     @property
@@ -111,7 +111,7 @@ class ToolContext(Protocol):
 
     @property
     def sandbox(self) -> SandboxSettings:
-        """How bash runs its commands: the sandbox settings (tools/sandbox.py SandboxPolicy)."""
+        """How bash runs its commands: the sandbox settings (tools/support/sandbox.py SandboxPolicy)."""
         ...
 
     def resolve_path(self, raw: str | None, *, tool: str) -> Path:

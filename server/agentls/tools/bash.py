@@ -18,7 +18,6 @@ from pydantic import Field
 
 from agentls.environ_scrub import child_environment
 from agentls.permission.bash_decision import changes_protected
-from agentls.tools import sandbox
 from agentls.tools.base import (
     PermissionQuery,
     Tool,
@@ -29,15 +28,16 @@ from agentls.tools.base import (
     expect_input,
     input_dict,
 )
-from agentls.tools.outputs import SavedOutput
-from agentls.tools.processes import kill_process_group
-from agentls.tools.supervise import start_time, sweep_call
-from agentls.tools.text import human_size, plural
+from agentls.tools.support import sandbox
+from agentls.tools.support.outputs import SavedOutput
+from agentls.tools.support.processes import kill_process_group
+from agentls.tools.support.supervise import start_time, sweep_call
+from agentls.tools.support.text import human_size, plural
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 # The output shown inline: its first and last bytes (about 30 KB in all). All of a longer one
-# is saved to a file the read tool reads (tools/outputs.py).
+# is saved to a file the read tool reads (tools/support/outputs.py).
 HEAD_BYTES = 15_000
 TAIL_BYTES = 15_000
 # Seconds between SIGTERM and SIGKILL.
@@ -142,7 +142,7 @@ def saved_note(capture: OutputCapture, saved: SavedOutput, path: Path | None) ->
 
 @dataclass
 class CallReport:
-    """What the supervisor (tools/supervise.py) reported when the call ended."""
+    """What the supervisor (tools/support/supervise.py) reported when the call ended."""
 
     stopped: list[str] = field(default_factory=list)
     left: int = 0

@@ -10,8 +10,13 @@ from pydantic import Field
 
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolInput, ToolResult, expect_input
 from agentls.tools.read import cut_line, missing_file_error
-from agentls.tools.text import display_lines, number_lines, plural, to_crlf, uses_crlf
-from agentls.tools.writing import authorize_and_write, current_text, is_large, outcome_lines
+from agentls.tools.support.file_writes import (
+    authorize_and_write,
+    current_text,
+    is_large,
+    outcome_lines,
+)
+from agentls.tools.support.text import display_lines, number_lines, plural, to_crlf, uses_crlf
 from agentls.workspace.hunks import hunks
 
 _SNIPPET_CONTEXT = 3

@@ -18,9 +18,9 @@ from agentls.tools.base import (
     expect_input,
     show_filter,
 )
-from agentls.tools.globbing import glob_matcher, names_hidden
-from agentls.tools.ripgrep import RG_BASE_FLAGS, run_rg_parts, walk_parts
-from agentls.tools.text import plural
+from agentls.tools.support.glob_patterns import glob_matcher, names_hidden
+from agentls.tools.support.ripgrep import RG_BASE_FLAGS, run_rg_parts, walk_parts
+from agentls.tools.support.text import plural
 
 MAX_FILES = 100
 

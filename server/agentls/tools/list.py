@@ -14,8 +14,8 @@ from agentls.tools.base import (
     ToolResult,
     expect_input,
 )
-from agentls.tools.ripgrep import RG_BASE_FLAGS, run_rg
-from agentls.tools.text import plural
+from agentls.tools.support.ripgrep import RG_BASE_FLAGS, run_rg
+from agentls.tools.support.text import plural
 
 MAX_ENTRIES = 200
 MAX_DEPTH = 4

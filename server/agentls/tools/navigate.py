@@ -30,7 +30,7 @@ from agentls.tools.base import (
     expect_input,
     input_dict,
 )
-from agentls.tools.lookup import (
+from agentls.tools.support.lookup import (
     NARROW,
     PlacesInput,
     Shown,

@@ -28,8 +28,8 @@ from agentls.tools.base import (
     ToolResult,
     expect_input,
 )
-from agentls.tools.text import display_lines, human_size, number_lines, plural
-from agentls.tools.writing import LARGE_FILE_BYTES
+from agentls.tools.support.file_writes import LARGE_FILE_BYTES
+from agentls.tools.support.text import display_lines, human_size, number_lines, plural
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000

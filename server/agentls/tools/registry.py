@@ -9,9 +9,10 @@ from agentls.tools.ask_user import AskUserTool
 from agentls.tools.base import Tool
 from agentls.tools.bash import BashTool
 from agentls.tools.edit import EditTool
+from agentls.tools.exit_plan import ExitPlanTool
 from agentls.tools.glob import GlobTool
 from agentls.tools.grep import GrepTool
-from agentls.tools.listing import ListTool
+from agentls.tools.list import ListTool
 from agentls.tools.navigate import (
     CallersTool,
     DefinitionTool,
@@ -19,11 +20,10 @@ from agentls.tools.navigate import (
     ReferencesTool,
     SymbolsTool,
 )
-from agentls.tools.plan import ExitPlanTool
 from agentls.tools.read import ReadTool
 from agentls.tools.rename import RenameTool
 from agentls.tools.task import TaskTool
-from agentls.tools.todo import TodoWriteTool
+from agentls.tools.todowrite import TodoWriteTool
 from agentls.tools.webfetch import WebFetchTool
 from agentls.tools.write import WriteTool
 

@@ -24,15 +24,15 @@ from agentls.tools.base import (
     expect_input,
     input_dict,
 )
-from agentls.tools.lookup import SymbolInput, ask, ask_if_offered, locate
-from agentls.tools.text import unified_diff
-from agentls.tools.writing import (
+from agentls.tools.support.file_writes import (
     check_new_size,
     current_text,
     is_large,
     outcome_lines,
     user_changed,
 )
+from agentls.tools.support.lookup import SymbolInput, ask, ask_if_offered, locate
+from agentls.tools.support.text import unified_diff
 from agentls.workspace.protocol import FileChange
 
 _NAME = re.compile(r"[^\s\"'`()\[\]{},;:]+")

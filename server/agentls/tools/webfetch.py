@@ -34,7 +34,7 @@ from agentls.tools.base import (
     ToolResult,
     expect_input,
 )
-from agentls.tools.text import human_size
+from agentls.tools.support.text import human_size
 
 TOOL = "webfetch"
 MAX_READ_BYTES = 5 * 1024 * 1024  # what is read of a response; the rest is left unread

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pydantic import Field
 
 from agentls.tools.base import Tool, ToolContext, ToolError, ToolInput, ToolResult, expect_input
-from agentls.tools.text import line_count, plural, to_crlf, uses_crlf
-from agentls.tools.writing import (
+from agentls.tools.support.file_writes import (
     authorize_and_write,
     check_new_size,
     current_text,
     is_large,
     outcome_lines,
 )
+from agentls.tools.support.text import line_count, plural, to_crlf, uses_crlf
 
 
 class WriteInput(ToolInput):

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentls.tools.outputs import SavedOutput, is_saved_output
+from agentls.tools.support.outputs import SavedOutput, is_saved_output
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 
@@ -97,7 +97,7 @@ async def test_a_long_bash_output_is_read_in_full_through_the_loop(
 
 
 def test_a_session_keeps_its_last_outputs_only(monkeypatch: Any) -> None:
-    monkeypatch.setattr("agentls.tools.outputs.MAX_KEPT", 2)
+    monkeypatch.setattr("agentls.tools.support.outputs.MAX_KEPT", 2)
     first, second, third = (saved("ses_keep", b"z" * 100) for _ in range(3))
     assert not first.exists() and not is_saved_output("ses_keep", first)
     assert is_saved_output("ses_keep", second) and is_saved_output("ses_keep", third)
@@ -105,7 +105,7 @@ def test_a_session_keeps_its_last_outputs_only(monkeypatch: Any) -> None:
 
 def test_the_saved_outputs_go_when_the_process_ends() -> None:
     script = (
-        "from agentls.tools.outputs import SavedOutput\n"
+        "from agentls.tools.support.outputs import SavedOutput\n"
         "out = SavedOutput('ses_exit', 'bash-call', 1)\n"
         "out.feed(b'0123456789')\n"
         "print(out.close())\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.tools.base import PermissionQuery, ToolContext, ToolError, input_dict
-from agentls.tools.text import human_size, unified_diff
+from agentls.tools.support.text import human_size, unified_diff
 from agentls.verify.reach import describe_reach
 from agentls.workspace import hunks
 from agentls.workspace.protocol import EditOutcome

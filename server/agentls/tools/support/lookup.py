@@ -16,7 +16,7 @@ from agentls.language.errors import LanguageUnavailable
 from agentls.language.positions import SymbolNotFound, SymbolPosition, find_symbol, uri_to_path
 from agentls.language.render import Hit, plural
 from agentls.tools.base import ToolContext, ToolError, ToolInput
-from agentls.tools.globbing import glob_matcher
+from agentls.tools.support.glob_patterns import glob_matcher
 
 FALLBACK = " Use grep and read instead for this one."
 

@@ -36,7 +36,7 @@ from agentls.language.errors import LanguageUnavailable
 from agentls.permission.protected import protected_root_paths
 from agentls.permission.rules import secret_globs
 from agentls.tools.base import SandboxSettings, ToolError
-from agentls.tools.ripgrep import RG_BASE_FLAGS, run_rg_lines
+from agentls.tools.support.ripgrep import RG_BASE_FLAGS, run_rg_lines
 
 SandboxMode = Literal["auto", "off", "required"]
 
