@@ -8,25 +8,13 @@
 // unit-tested directly.
 import { toLspDiagnostic, type EditorDiagnostic } from './diagnostics';
 import type { LanguageRequestParams } from './protocol/generated';
+import { LANGUAGE_METHODS } from './protocol/languageMethods';
 
 export type LanguageMethod = LanguageRequestParams['method'];
 
-/** Every method this client answers (declared in capabilities.experimental.agent.languageRequests). */
-export const LANGUAGE_METHODS: readonly LanguageMethod[] = [
-  'textDocument/definition',
-  'textDocument/typeDefinition',
-  'textDocument/implementation',
-  'textDocument/references',
-  'textDocument/hover',
-  'textDocument/documentSymbol',
-  'workspace/symbol',
-  'textDocument/prepareRename',
-  'textDocument/rename',
-  'textDocument/prepareCallHierarchy',
-  'callHierarchy/incomingCalls',
-  'callHierarchy/outgoingCalls',
-  'textDocument/diagnostic',
-];
+/** Every method this client answers (declared in capabilities.experimental.agent.languageRequests):
+ * all of them, from the list `make schemas` generates. */
+export { LANGUAGE_METHODS };
 
 // ---- the shapes: VS Code's (structurally, as far as they are read) and LSP's ----------------
 

@@ -53,3 +53,30 @@ def test_a_stale_file_is_detected(tmp_path: Path) -> None:
     target = tmp_path / "schemas" / "requests" / "agent.prompt.json"
     target.write_text(target.read_text().replace("sessionId", "session_id"))
     assert main(["--root", str(tmp_path), "--check"]) == 1
+
+
+def test_the_clients_language_method_lists_are_the_protocols() -> None:
+    from typing import get_args
+
+    from agentls.protocol.models import LanguageMethod
+
+    files = build()
+    for rel in (
+        "client-vscode/src/protocol/languageMethods.ts",
+        "editors/nvim/lua/agentls/methods.lua",
+    ):
+        quoted = [
+            line.strip().rstrip(",").strip("'")
+            for line in files[rel].splitlines()
+            if line.startswith("  '")
+        ]
+        assert quoted == list(get_args(LanguageMethod)), rel
+
+
+def test_a_client_method_list_out_of_date_fails_the_check(tmp_path: Path) -> None:
+    assert main(["--root", str(tmp_path)]) == 0
+    lua = tmp_path / "editors" / "nvim" / "lua" / "agentls" / "methods.lua"
+    lua.write_text(lua.read_text().replace("  'textDocument/diagnostic',\n", ""))
+    assert main(["--root", str(tmp_path), "--check"]) == 1
+    assert main(["--root", str(tmp_path)]) == 0
+    assert "'textDocument/diagnostic'" in lua.read_text()
