@@ -44,7 +44,7 @@ TAIL_BYTES = 15_000
 TIMEOUT_GRACE = 2.0
 CANCEL_GRACE = 0.5
 # Each call runs under this supervisor (a child subreaper: what the command starts ends with it).
-SUPERVISOR = str(Path(__file__).with_name("supervise.py"))
+SUPERVISOR = str(Path(__file__).parent / "support" / "supervise.py")
 # Every process of a call carries CALL_MARKER=<random> in its environment (unless it drops it).
 CALL_MARKER = "AGENTLS_CALL"
 # The supervisors of the calls running now, in this process (never swept by another call).
