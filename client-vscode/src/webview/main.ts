@@ -440,7 +440,7 @@ function nearBottom(): boolean {
 }
 
 /** The transcript's newest items drawn, the earlier ones as they are scrolled to (transcriptWindow.ts). */
-const transcriptWindow = new TranscriptWindow(transcript, () => renderTranscript());
+const transcriptWindow = new TranscriptWindow<Item>(transcript, (item) => renderItem(state.view as SessionView, item));
 
 function renderTranscript(): void {
   const view = state.view;
@@ -468,7 +468,7 @@ function renderTranscript(): void {
   const top = earlier.for(view); // the summarized messages, collapsed, before the summary
   if (top && transcript.firstElementChild !== top) transcript.prepend(top);
   // A long session draws its newest items, the earlier ones on demand (transcriptWindow.ts).
-  const shown = transcriptWindow.items(view.sessionId, view.items, stick);
+  const shown = transcriptWindow.shown(view, view.items, stick);
   let previous: Element | null = transcriptWindow.place(transcript, top);
   for (const item of shown) {
     live.add(item.id);

@@ -1,20 +1,28 @@
 // Long sessions: the transcript draws its newest items only (the last PAGE when a session opens),
 // under an "Earlier messages" bar that brings MORE of the earlier ones in when it is scrolled
-// near (or clicked), the view kept where it was. A session of 2,000 messages opens by drawing a twentieth of
-// them; a streamed delta redraws only the item it changes (main.ts). Figures: docs/benchmarks.md
+// near (or clicked), the view kept where it was. The earlier ones are drawn here, a page at a
+// time, each page in a container of its own: drawing one is a frame's work however many are
+// drawn already (the transcript lays out a few pages, not thousands of items). Back at the
+// bottom, they are let go again. A session of 2,000 messages opens by drawing a twentieth of them;
+// a streamed delta redraws only the item it changes (main.ts). Figures: docs/benchmarks.md
 // (bench/panel_transcript.py).
-export const PAGE = 100; // drawn when a session opens
-export const MORE = 100; // drawn each time the bar comes near
+export const PAGE = 100; // drawn by the transcript when a session opens
+export const MORE = 100; // drawn here each time the bar comes near
 
-export class TranscriptWindow {
+export class TranscriptWindow<T> {
   readonly bar: HTMLButtonElement;
+  /** The transcript draws the items from `start` on. */
   private start = 0;
-  private session: string | undefined;
+  /** The items from `drawnFrom` to `start` are drawn here, in `pages` (oldest first). */
+  private drawnFrom = 0;
+  private pages: HTMLElement[] = [];
+  private items: readonly T[] | undefined;
+  private view: object | undefined;
 
-  /** `redraw` draws the transcript again at once (with the window's new start). */
+  /** `draw` makes one earlier item's element, as the transcript draws it. */
   constructor(
     private readonly scroller: HTMLElement,
-    private readonly redraw: () => void,
+    private readonly draw: (item: T) => HTMLElement,
   ) {
     this.bar = document.createElement('button');
     this.bar.className = 'secondary earlier-page';
@@ -25,48 +33,63 @@ export class TranscriptWindow {
     }).observe(this.bar);
   }
 
-  /** The items to draw: those from the window's start on (the last PAGE of a session just
-   * opened, and again once the view is back at the bottom: `atBottom`, so the earlier pages
-   * drawn while reading back do not weigh on every later frame). */
-  items<T>(sessionId: string, items: readonly T[], atBottom = false): readonly T[] {
-    if (sessionId !== this.session || (atBottom && this.start < items.length - 2 * PAGE)) {
-      this.session = sessionId;
+  /** The items the transcript draws of `view`: the last PAGE of a view just shown (a session
+   * opened, or the same given anew), and again once the view is back at the bottom
+   * (`atBottom`), so the earlier pages drawn while reading back do not weigh on every frame. */
+  shown(view: object, items: readonly T[], atBottom = false): readonly T[] {
+    if (view !== this.view || (atBottom && (this.pages.length > 0 || this.start < items.length - 2 * PAGE))) {
+      this.view = view;
       this.start = Math.max(0, items.length - PAGE);
+      this.drawnFrom = this.start;
+      for (const page of this.pages) page.remove();
+      this.pages = [];
     }
+    this.items = items; // the same items, or these less a failed step's (a turn's end, a retry)
     this.start = Math.min(this.start, items.length);
+    this.drawnFrom = Math.min(this.drawnFrom, this.start);
     return this.start ? items.slice(this.start) : items;
   }
 
-  /** The bar after `after` (or first in `parent`) while items are left out, else no bar; returns
-   * what the first drawn item goes after. */
+  /** The bar (while items are left out) and the pages drawn here, after `after` (or first in
+   * `parent`); returns what the transcript's first item goes after. */
   place(parent: HTMLElement, after: Element | null): Element | null {
-    if (!this.start) {
+    let previous = after;
+    const put = (el: Element): void => {
+      const expected = previous ? previous.nextElementSibling : parent.firstElementChild;
+      if (expected !== el) {
+        if (previous) previous.after(el);
+        else parent.prepend(el);
+      }
+      previous = el;
+    };
+    if (this.drawnFrom) {
+      this.bar.textContent = `Earlier messages (${this.drawnFrom} more)`;
+      put(this.bar);
+    } else {
       this.bar.remove();
-      return after;
     }
-    this.bar.textContent = `Earlier messages (${this.start} more)`;
-    const expected = after ? after.nextElementSibling : parent.firstElementChild;
-    if (expected !== this.bar) {
-      if (after) after.after(this.bar);
-      else parent.prepend(this.bar);
-    }
-    return this.bar;
+    for (const page of this.pages) put(page);
+    return previous;
   }
 
-  /** A session is drawn anew (another one, or the same reloaded). */
-  reset(): void {
-    this.session = undefined;
-  }
-
+  /** The page before the first drawn, drawn and put under the bar, the view kept in place. */
   private more(): void {
-    if (!this.start || !this.bar.isConnected) return;
+    const items = this.items;
+    if (!items || !this.drawnFrom || !this.bar.isConnected) return;
     const height = this.scroller.scrollHeight;
     const top = this.scroller.scrollTop;
-    this.start = Math.max(0, this.start - MORE);
-    this.redraw();
+    const from = Math.max(0, this.drawnFrom - MORE);
+    const page = document.createElement('div');
+    page.className = 'earlier-items';
+    page.append(...items.slice(from, this.drawnFrom).map((item) => this.draw(item)));
+    this.bar.after(page);
+    this.pages.unshift(page);
+    this.drawnFrom = from;
+    if (from) this.bar.textContent = `Earlier messages (${from} more)`;
+    else this.bar.remove();
     this.scroller.scrollTop = top + (this.scroller.scrollHeight - height); // the same messages in view
     // Still near (short messages): more on the next frame (the observer says only changes).
-    if (this.start && this.near()) requestAnimationFrame(() => this.near() && this.more());
+    if (this.drawnFrom && this.near()) requestAnimationFrame(() => this.near() && this.more());
   }
 
   private near(): boolean {
