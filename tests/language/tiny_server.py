@@ -2,16 +2,28 @@
 and diagnostics published without a version. It reads the open documents only: a caller is a
 `def` whose body calls the name; a diagnostic marks each line with TODO.
 
-Run as `python tiny_server.py` (stdio)."""
+`--loading S` makes it load like pyright: until S seconds after `initialized` (never, when S is
+`never`) its `references` see the open documents only, and its loading is announced as
+`window/workDoneProgress/create` + `$/progress` begin ... end, beside a notification of its own
+(`tiny/beginProgress`); its first diagnostics come once it has loaded. Its first `references`
+is answered ContentModified (the document changed under it), as servers do.
+
+Run as `python tiny_server.py [--loading S]` (stdio)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import sys
+from pathlib import Path
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcContentModified
 from pygls.lsp.server import LanguageServer
 
 server = LanguageServer("tiny", "1")
+LOADING = sys.argv[sys.argv.index("--loading") + 1] if "--loading" in sys.argv else None
+state = {"loaded": LOADING is None, "references": 0}
 
 
 def _word_at(text: str, position: types.Position) -> str:
@@ -58,7 +70,49 @@ def incoming(
     return calls
 
 
+@server.feature(types.INITIALIZED)
+async def initialized(params: types.InitializedParams) -> None:
+    if LOADING is None:
+        return
+    token = "tiny-loading"
+    await server.work_done_progress.create_async(token)
+    server.protocol.notify("tiny/beginProgress", {})
+    server.work_done_progress.begin(token, types.WorkDoneProgressBegin(title="Loading"))
+    if LOADING == "never":
+        return
+    await asyncio.sleep(float(LOADING))
+    state["loaded"] = True
+    server.work_done_progress.end(token, types.WorkDoneProgressEnd())
+    server.protocol.notify("tiny/endProgress", {})
+    for uri in list(server.workspace.text_documents):
+        _publish(uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_REFERENCES)
+def references(params: types.ReferenceParams) -> list[types.Location]:
+    state["references"] += 1
+    if state["references"] == 1:
+        raise JsonRpcContentModified()
+    doc = server.workspace.get_text_document(params.text_document.uri)
+    name = _word_at(doc.source, params.position)
+    sources = {uri: d.source for uri, d in server.workspace.text_documents.items()}
+    if state["loaded"]:
+        root = Path(server.workspace.root_path or ".")
+        for file in sorted(root.rglob("*.py")):
+            sources.setdefault(file.as_uri(), file.read_text())
+    found = []
+    for uri, source in sources.items():
+        for number, line in enumerate(source.splitlines()):
+            for match in re.finditer(r"\b" + re.escape(name) + r"\b", line):
+                start = types.Position(number, match.start())
+                end = types.Position(number, match.end())
+                found.append(types.Location(uri=uri, range=types.Range(start, end)))
+    return found
+
+
 def _publish(uri: str) -> None:
+    if not state["loaded"]:
+        return  # diagnostics come once the workspace is loaded
     doc = server.workspace.get_text_document(uri)
     diagnostics = [
         types.Diagnostic(

@@ -3,6 +3,15 @@ own process group in the workspace root, initialized, its documents opened and k
 its pushed diagnostics collected, every request bounded by a timeout, and stopped with shutdown
 and exit, then killed.
 
+Ready before it answers: a server still loading the workspace answers from what it has read so far
+(pyright's first `references` finds the open file's only). The client declares
+`window.workDoneProgress`, and a server counts as ready once it has published diagnostics (for the
+document opened first: it has read the workspace to check it) and none of the work it announced
+(`window/workDoneProgress/create`, then `$/progress` begin ... end) is still running; the wait is
+bounded (wait_ready). A request the server cancels itself (ContentModified, ServerCancelled,
+RequestCancelled without our asking) is sent again. Notifications of no known method
+(`pyright/beginProgress`) are ignored silently.
+
 pygls is imported only when a server starts: nothing else below the front ends needs it."""
 
 from __future__ import annotations
@@ -47,6 +56,11 @@ CAPABILITY = {
 METHODS = frozenset(CAPABILITY)
 STDERR_LINES = 20  # kept to say why a server died
 STOP_GRACE_S = 2.0
+# The error codes of a request the server gave up itself (the document changed under it, or it
+# chose to): asked again, up to CANCELLED_RETRIES times, after a short pause.
+CANCELLED = {-32800: "request cancelled", -32801: "content modified", -32802: "server cancelled"}
+CANCELLED_RETRIES = 3
+CANCELLED_PAUSE_S = 0.1
 
 LANGUAGE_IDS = {".py": "python", ".pyi": "python", ".ts": "typescript", ".js": "javascript"}
 
@@ -54,6 +68,20 @@ LANGUAGE_IDS = {".py": "python", ".pyi": "python", ".ts": "typescript", ".js": "
 def _client_env() -> dict[str, str]:
     """The server's environment: this process's, without the API credentials and settings."""
     return child_environment()
+
+
+def _protocol_class() -> Any:
+    """pygls' JSON-RPC protocol, except that a notification of no known method is dropped
+    silently (pygls logs a warning, which ends up on the user's stderr)."""
+    from pygls.protocol import JsonRPCProtocol
+
+    class QuietProtocol(JsonRPCProtocol):
+        def _handle_notification(self, method_name: str, params: Any) -> None:
+            known = self.fm.builtin_features.keys() | self.fm.features.keys()
+            if method_name == "$/cancelRequest" or method_name in known:
+                super()._handle_notification(method_name, params)
+
+    return QuietProtocol
 
 
 def _plain_converter() -> Any:
@@ -117,6 +145,12 @@ class ServerProcess:
         # What had been published for a document when its text was last sent (a server that
         # sends no version: the next publish is the one for that text).
         self._sent_after: dict[str, Published | None] = {}
+        # Readiness: the work the server announced and has not ended ($/progress tokens), whether
+        # it has published diagnostics yet, and whether it was found ready (or the wait ran out).
+        self._working: set[str | int] = set()
+        self._diagnosed = False
+        self._ready = False
+        self._waited_out = False
 
     @property
     def label(self) -> str:
@@ -139,7 +173,7 @@ class ServerProcess:
     async def start(self) -> None:
         from pygls.client import JsonRPCClient
 
-        client = JsonRPCClient(converter_factory=_plain_converter)
+        client = JsonRPCClient(protocol_cls=_protocol_class(), converter_factory=_plain_converter)
         self._register(client)
         command = [*self.prefix, *self.config.command]
         try:
@@ -186,9 +220,19 @@ class ServerProcess:
                 self._published[uri] = Published(
                     version if isinstance(version, int) else None, items
                 )
-                task = asyncio.get_running_loop().create_task(self._notify_changed())
-                self._notifying.add(task)
-                task.add_done_callback(self._notifying.discard)
+                self._diagnosed = True
+                self._changed_soon()
+
+        def progress(params: dict[str, Any]) -> None:
+            value = params.get("value") if isinstance(params, dict) else None
+            token = params.get("token") if isinstance(params, dict) else None
+            if not isinstance(value, dict) or not isinstance(token, str | int):
+                return
+            if value.get("kind") == "begin":
+                self._working.add(token)
+            elif value.get("kind") == "end":
+                self._working.discard(token)
+                self._changed_soon()
 
         def configuration(params: dict[str, Any]) -> list[None]:
             items = params.get("items")
@@ -203,14 +247,14 @@ class ServerProcess:
         client.feature("textDocument/publishDiagnostics")(diagnostics)
         client.feature("workspace/configuration")(configuration)
         client.feature("workspace/applyEdit")(refuse_edit)
+        client.feature("$/progress")(progress)
         for method in (
             "client/registerCapability",
             "client/unregisterCapability",
-            "window/workDoneProgress/create",
+            "window/workDoneProgress/create",  # the token's work is followed by `progress`
             "window/showMessageRequest",
             "window/showMessage",
             "window/logMessage",
-            "$/progress",
             "telemetry/event",
             "workspace/diagnostic/refresh",
             "workspace/semanticTokens/refresh",
@@ -219,9 +263,35 @@ class ServerProcess:
         ):
             client.feature(method)(nothing)
 
+    def _changed_soon(self) -> None:
+        task = asyncio.get_running_loop().create_task(self._notify_changed())
+        self._notifying.add(task)
+        task.add_done_callback(self._notifying.discard)
+
     async def _notify_changed(self) -> None:
         async with self._changed:
             self._changed.notify_all()
+
+    def _settled(self) -> bool:
+        return self._diagnosed and not self._working
+
+    async def wait_ready(self, timeout_s: float) -> bool:
+        """Whether the server has done its initial work (see the module's docstring), waiting
+        up to `timeout_s` the first time. Once that wait has run out, the server counts as still
+        loading while it reports work in progress."""
+        if self._ready:
+            return True
+        if self._waited_out:
+            self._ready = self._settled()
+            return self._ready or not self._working
+        async with self._changed:
+            try:
+                await asyncio.wait_for(self._changed.wait_for(self._settled), timeout_s)
+            except TimeoutError:
+                self._waited_out = True
+                return False
+        self._ready = True
+        return True
 
     async def _drain(self, stream: asyncio.StreamReader) -> None:
         """Reads stderr to the end (a full pipe would stall the server), keeping its last lines."""
@@ -268,6 +338,20 @@ class ServerProcess:
         return capability not in (None, False)
 
     async def request(self, method: str, params: Any) -> Any:
+        """The server's answer; a request it cancelled itself is sent again (CANCELLED)."""
+        for attempt in range(CANCELLED_RETRIES + 1):
+            try:
+                return await self._request_once(method, params)
+            except _Cancelled as exc:
+                if attempt == CANCELLED_RETRIES:
+                    raise LanguageUnavailable(
+                        f"{self.label} cancelled {method} {attempt + 1} times ({exc}); it may "
+                        "still be loading: try again."
+                    ) from None
+                await asyncio.sleep(CANCELLED_PAUSE_S * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    async def _request_once(self, method: str, params: Any) -> Any:
         client = self._client
         if client is None or not self.alive():
             raise LanguageUnavailable(f"{self.label} is not running: {self.why_dead()}.")
@@ -285,6 +369,9 @@ class ServerProcess:
         except RuntimeError as exc:  # pygls: the server process exited
             raise LanguageUnavailable(f"{self.label} stopped: {self.why_dead()}.") from exc
         except Exception as exc:  # a JSON-RPC error answer
+            code = getattr(exc, "code", None)
+            if code in CANCELLED:
+                raise _Cancelled(CANCELLED[code]) from None
             message = getattr(exc, "message", None) or str(exc) or exc.__class__.__name__
             raise LanguageUnavailable(f"{self.label} failed on {method}: {message}") from None
 
@@ -330,6 +417,10 @@ class ServerProcess:
                 with contextlib.suppress(LanguageUnavailable):
                     await self.sync(path)
 
+    def opened(self) -> bool:
+        """Whether any document is open in the server."""
+        return bool(self._documents)
+
     def diagnostics(self, path: Path) -> Published | None:
         return self._published.get(path_to_uri(path))
 
@@ -357,8 +448,14 @@ class ServerProcess:
         return published
 
 
+class _Cancelled(Exception):
+    """The server answered a request with one of the CANCELLED codes."""
+
+
 _CLIENT_CAPABILITIES: dict[str, Any] = {
     "general": {"positionEncodings": ["utf-16"]},
+    # Servers report their loading and indexing as $/progress (what wait_ready waits for).
+    "window": {"workDoneProgress": True},
     "workspace": {"workspaceFolders": True, "configuration": True, "symbol": {}},
     "textDocument": {
         "synchronization": {"didSave": False},

@@ -1,12 +1,18 @@
 """HeadlessLanguages: the Languages a workspace has when agentls starts the language servers
 itself (the CLI, ACP, editors that answer no agent/languageRequest), from the `languageServers`
 setting. A server starts on the first request for a file it covers, is restarted once after it
-dies, and every server stops with aclose()."""
+dies, and every server stops with aclose().
+
+A request waits until its server is ready (ServerProcess.wait_ready, bounded by the server's
+timeout); when that wait runs out the answer is given as it is, and `loading_note()` says so for
+the task that asked (the tools add it to what they show)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +22,19 @@ from agentls.language.errors import LanguageUnavailable
 
 # A server that died this many times is not started again (until the agent restarts).
 MAX_STARTS = 2
+# Said with an answer given before its server was ready.
+STILL_LOADING = "the language server is still loading; results may be incomplete"
+# Whether the last answer of this task came from a server still loading (a context variable: a
+# request awaited in a tool's task sets it for that task only).
+_loading: ContextVar[bool] = ContextVar("agentls_language_loading", default=False)
+# How many folders are looked through for a file to open before a workspace/symbol.
+_FIND_FILE_LIMIT = 200
+
+
+def loading_note() -> str:
+    """STILL_LOADING when the last answer this task got was given before its server was ready."""
+    return STILL_LOADING if _loading.get() else ""
+
 
 # What a server's command is run inside: the words before it (bubblewrap and its options: the
 # bash sandbox with the workspace read-only), for the settings in force and the workspace root;
@@ -160,6 +179,7 @@ class HeadlessLanguages:
         ):
             published = await server.wait_diagnostics(path, version, server.timeout_s)
             return {"kind": "full", "items": published.items}
+        _loading.set(not await server.wait_ready(server.timeout_s))
         return await server.request(method, params)
 
     async def _workspace_symbols(self, params: dict[str, Any]) -> Any:
@@ -171,6 +191,7 @@ class HeadlessLanguages:
             )
         found: list[Any] = []
         errors: list[str] = []
+        loading = False
         for name in names:
             try:
                 server = await self._server(name)
@@ -178,12 +199,32 @@ class HeadlessLanguages:
                     errors.append(f"{server.label} does not offer workspace/symbol")
                     continue
                 await server.resync()
+                if not server.opened():  # a server reads its workspace once a file is open
+                    first = self._a_file_of(name)
+                    if first is not None:
+                        await server.sync(first)
+                loading = loading or not await server.wait_ready(server.timeout_s)
                 found.extend(await server.request("workspace/symbol", params) or [])
             except LanguageUnavailable as exc:
                 errors.append(str(exc))
+        _loading.set(loading)
         if not found and errors:
             raise LanguageUnavailable("; ".join(errors))
         return found
+
+    def _a_file_of(self, name: str) -> Path | None:
+        """A file of the workspace the server `name` covers (hidden folders and node_modules
+        skipped; a bounded walk)."""
+        config = self._configs().get(name)
+        suffixes = {e.lower() for e in config.extensions} if config is not None else set()
+        for seen, (folder, dirs, files) in enumerate(os.walk(self.root)):
+            if seen >= _FIND_FILE_LIMIT:
+                break
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")
+            for file in sorted(files):
+                if os.path.splitext(file)[1].lower() in suffixes:
+                    return Path(folder) / file
+        return None
 
     def diagnostics(self, path: Path) -> list[dict[str, Any]] | None:
         """The diagnostics last pushed for this file (None: none yet, or no server runs)."""

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from agentls.language.errors import LanguageUnavailable
+from agentls.language.headless import loading_note
 from agentls.language.positions import SymbolNotFound, SymbolPosition, find_symbol, uri_to_path
 from agentls.language.render import Hit, plural
 from agentls.tools.base import ToolContext, ToolError, ToolInput
@@ -230,9 +231,11 @@ class Shown:
         return Hit(self._ctx.relative(path), line, await self.line(path, line), label)
 
     def note(self) -> str:
+        loading = loading_note()  # the answer came before its server was ready
+        said = f"\n({loading[0].upper()}{loading[1:]}.)" if loading else ""
         if not self.hidden:
-            return ""
-        return (
+            return said
+        return said + (
             f"\n({plural(self.hidden, 'place')} in secret files, files a rule denies or files "
             "outside the workspace left out.)"
         )
