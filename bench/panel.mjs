@@ -202,8 +202,21 @@ async function transcript() {
   const state = { connection: 'running', sessions: [info], activeSessionId: sessionId, view };
   const errors = [];
   const { browser, page, http } = await openPanel({ viewport: { width: 300, height: 800 } }, errors);
-  // The panel's render frames, timed: each requestAnimationFrame callback and the layout after it.
+  // The panel's render frames, timed: each requestAnimationFrame callback and the layout after it;
+  // and each IntersectionObserver callback (the long-session window's page of earlier messages).
   await page.addInitScript(() => {
+    const Observer = window.IntersectionObserver;
+    window.__pages = [];
+    window.IntersectionObserver = class extends Observer {
+      constructor(callback, options) {
+        super((entries, observer) => {
+          const start = performance.now();
+          callback(entries, observer);
+          void document.documentElement.offsetHeight;
+          window.__pages.push(performance.now() - start);
+        }, options);
+      }
+    };
     const raf = window.requestAnimationFrame.bind(window);
     window.__frames = [];
     window.requestAnimationFrame = (callback) =>
@@ -220,6 +233,7 @@ async function transcript() {
   const deltaAll = [];
   const scroll = [];
   const longFrames = [];
+  const pageDraws = [];
   let scrolledItems = 0;
   let items = 0;
   let clientMessages = 0;
@@ -274,6 +288,8 @@ async function transcript() {
       const long = [];
       const observer = new PerformanceObserver((list) => long.push(...list.getEntries().map((e) => e.duration)));
       observer.observe({ type: 'long-animation-frame' });
+      window.__pages = [];
+      window.__frames = [];
       const out = [];
       for (let i = 0; i < 3000 && (t.scrollTop > 0 || document.querySelector('.earlier-page')); i++) {
         const t0 = performance.now();
@@ -284,7 +300,10 @@ async function transcript() {
       }
       await frame();
       observer.disconnect();
-      return { steps: out, long, items: t.children.length };
+      // The pages drawn: in the observer's callbacks, and in frames (a page drawn on the next
+      // frame when the bar is still near); frames of under 1 ms drew nothing.
+      const pages = [...window.__pages, ...window.__frames].filter((d) => d >= 1);
+      return { steps: out, long, items: t.children.length, pages };
     });
     scroll.push(...scrolled.steps);
     // Streaming again, with every item of the session drawn (after that scroll to the top).
@@ -294,6 +313,7 @@ async function transcript() {
     });
     deltaAll.push(...(await stream(1)));
     longFrames.push(...scrolled.long);
+    pageDraws.push(...scrolled.pages);
     scrolledItems = scrolled.items;
   }
   await browser.close();
@@ -310,6 +330,7 @@ async function transcript() {
     scroll_step_ms: stats(scroll),
     scroll_steps: scroll.length,
     scroll_long_frames_ms: longFrames.length ? stats(longFrames) : { n: 0 },
+    page_draw_ms: pageDraws.length ? stats(pageDraws) : { n: 0 },
     items_after_scrolling_up: scrolledItems,
     errors,
   };

@@ -7,7 +7,7 @@
 // a streamed delta redraws only the item it changes (main.ts). Figures: docs/benchmarks.md
 // (bench/panel_transcript.py).
 export const PAGE = 100; // drawn by the transcript when a session opens
-export const MORE = 100; // drawn here each time the bar comes near
+export const MORE = 25; // drawn here each time the bar comes near: a frame's work
 
 export class TranscriptWindow<T> {
   readonly bar: HTMLButtonElement;
