@@ -32,6 +32,20 @@ log = logging.getLogger(__name__)
 SANDBOXED = "Sandboxed: it can write only inside the workspace, and secret files are hidden."
 UNSANDBOXED = "Not sandboxed: it runs with your full access."
 
+# Clients that ask the user again before each `fs/write_text_file` they are sent, whatever the
+# user answered to the edit's `session/request_permission` (acpx: outside --approve-all it asks
+# "Allow write?" for every write). ACP has no way to say that a write was approved already, so an
+# edit approved in agentls's question is written to the disk for them (they hold no unsaved
+# buffers), not through the client: one question per edit. An editor that writes without asking
+# (Zed writes into its buffer and shows the change) keeps getting the edit through the protocol.
+WRITES_ASKED_BY_CLIENT = frozenset({"acpx"})
+
+
+def client_asks_before_writes(client_name: str | None) -> bool:
+    """Whether the client asks again before each fs/write_text_file (see above)."""
+    return (client_name or "").strip().lower() in WRITES_ASKED_BY_CLIENT
+
+
 # option id -> (decision, scope)
 ANSWERS: dict[str, tuple[str, str]] = {
     "allow_once": ("once", "session"),

@@ -45,7 +45,7 @@ from acp.schema import SessionMode as AcpSessionMode
 
 from agentls import __version__
 from agentls.acp.config_trust import ask_pending
-from agentls.acp.permissions import PermissionAsker
+from agentls.acp.permissions import PermissionAsker, client_asks_before_writes
 from agentls.acp.prompt import prompt_of
 from agentls.acp.questions import form_elicitation
 from agentls.acp.transport import StdioTransport
@@ -87,6 +87,7 @@ class AcpServer:
     def __init__(self) -> None:
         self.client: Any = None
         self.client_caps = ClientCapabilities()
+        self.client_name: str | None = None  # the initialize's clientInfo.name
         self.sender = UpdateSender(self._send)
         self.asker = PermissionAsker(self.sessions_agent, self.sender.flush)
         self._agents: dict[Path, Agent] = {}
@@ -147,7 +148,8 @@ class AcpServer:
                 root,
                 self.client,
                 reads=bool(fs.read_text_file),
-                writes=bool(fs.write_text_file),
+                # A client that asks again before each write is not sent the approved edit.
+                writes=bool(fs.write_text_file) and not client_asks_before_writes(self.client_name),
                 settings=lambda: agent.settings if agent is not None else settings,
             )
         try:
@@ -193,6 +195,7 @@ class AcpServer:
         **kwargs: Any,
     ) -> InitializeResponse:
         self.client_caps = client_capabilities or ClientCapabilities()
+        self.client_name = client_info.name if client_info is not None else None
         self.asker.elicits_form = form_elicitation(self.client_caps)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),

@@ -186,8 +186,9 @@ class EventRelay:
                 tool_call_id=event.call_id,
                 status="failed" if event.is_error else "completed",
                 title=event.title,
+                # The output once, in the content: no raw_output beside it (acpx, which shows
+                # both, printed every output twice).
                 content=output_content(self.root, tool, data, event.output),
-                raw_output=event.output,
             )
         if kind == "todo":
             return plan_update(event.todos)
