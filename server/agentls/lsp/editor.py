@@ -1,10 +1,10 @@
 """The editor's side of the agent: open documents (whose changes and saves an edit waits for),
 code actions on a selection and agent.runOnSelection, the diagnostics an editor pushes to verify
-edits with (agent/diagnostics), and the context a prompt attaches (files and selections)."""
+edits with (agent/diagnostics), and a prompt's context items as the Agent takes them (it reads
+and checks them)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import to_fs_path
 
 from agentls.events import ErrorEvent
-from agentls.history import ContextPart, Position
+from agentls.history import Position
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.approvals import pending_edit_actions
 from agentls.lsp.textedit import offset_at
@@ -22,17 +22,22 @@ from agentls.lsp.transport import invalid, known_session, parse
 from agentls.protocol.models import (
     ContextRef,
     DiagnosticsParams,
+    ImageRef,
     RunOnSelectionParams,
     RunOnSelectionResult,
+    TextRef,
 )
-from agentls.session import Agent, StoreError
-from agentls.workspace.disk import read_text_file
+from agentls.session import (
+    Agent,
+    ContextItem,
+    FileItem,
+    ImageItem,
+    PromptRefused,
+    StoreError,
+    TextItem,
+)
 
 log = logging.getLogger(__name__)
-# A context file that is not open in the editor is attached only up to this size.
-CONTEXT_MAX_FILE_BYTES = 4 * 1024 * 1024
-# The text attached of one file or selection.
-CONTEXT_MAX_CHARS = 100_000
 CODE_ACTION_KINDS = [
     types.CodeActionKind.QuickFix,
     types.CodeActionKind.RefactorRewrite,
@@ -163,58 +168,46 @@ async def run_on_selection(ls: AgentServer, *args: Any) -> dict[str, Any]:
         session_id = recent[0].id if recent else (await agent.new_session()).id
     if params.mode is not None:
         await agent.set_mode(session_id, params.mode)
-    context = await context_parts(ls, [ContextRef(uri=params.uri, range=params.range)])
-    ls.spawn(prompt_in_background(ls, agent, session_id, params.instruction, context))
+    selection = item_of(ls, ContextRef(uri=params.uri, range=params.range))
+    ls.spawn(prompt_in_background(ls, agent, session_id, params.instruction, selection))
     return RunOnSelectionResult(session_id=session_id).wire()
 
 
 async def prompt_in_background(
-    ls: AgentServer, agent: Agent, session_id: str, text: str, context: list[ContextPart]
+    ls: AgentServer, agent: Agent, session_id: str, text: str, selection: ContextItem
 ) -> None:
     """A prompt no request waits for: a refusal by the store (the session busy in another
-    process, a store fault) is an error event of the session, and shown to the user."""
+    process, a store fault) or of the selection's file (a link out of the workspace, to a secret)
+    is an error event of the session, and shown to the user."""
     try:
-        await agent.prompt(session_id, text, context)
-    except StoreError as exc:
-        agent.emit(ErrorEvent(session_id=session_id, message=exc.message))
-        ls.show_message(f"agentls: {exc.message}")
+        await agent.prompt_with_items(session_id, text, [selection])
+    except (StoreError, PromptRefused) as exc:
+        message = exc.message if isinstance(exc, StoreError) else str(exc)
+        agent.emit(ErrorEvent(session_id=session_id, message=message))
+        ls.show_message(f"agentls: {message}")
 
 
 # ---- context ----------------------------------------------------------------------------
 
 
-async def context_parts(ls: AgentServer, refs: list[ContextRef]) -> list[ContextPart]:
-    """The files and selections a prompt attaches: an open buffer's text (unsaved changes
-    included), else the file on disk; a selection cut to its range."""
-    parts = []
-    for ref in refs:
-        text = await context_text(ls, Path(to_fs_path(ref.uri) or ref.uri))
-        if text is not None and ref.range is not None:
-            encoding = ls.client_caps.position_encoding
-            start = offset_at(text, lsp_position(ref.range.start), encoding)
-            text = text[start : offset_at(text, lsp_position(ref.range.end), encoding)]
-        parts.append(ContextPart(uri=ref.uri, range=ref.range, text=cut_context(text)))
-    return parts
+def item_of(ls: AgentServer, ref: ContextRef | TextRef | ImageRef) -> ContextItem:
+    """A prompt's context item as the Agent takes it (session/context_items.py reads and checks
+    it): a file or a selection (cut in the client's position units), a labelled text, an image."""
+    if isinstance(ref, ImageRef):
+        return ImageItem(data=ref.data, uri=ref.uri)
+    if isinstance(ref, TextRef):
+        return TextItem(label=ref.label, text=ref.text)
+    path = Path(to_fs_path(ref.uri) or ref.uri)
+    rng, encoding = ref.range, ls.client_caps.position_encoding
+    if rng is None:
+        return FileItem(path=path, uri=ref.uri)
 
+    def select(text: str) -> str:
+        start = offset_at(text, lsp_position(rng.start), encoding)
+        return text[start : offset_at(text, lsp_position(rng.end), encoding)]
 
-def cut_context(text: str | None) -> str | None:
-    """A context item's text, cut past CONTEXT_MAX_CHARS."""
-    if text is not None and len(text) > CONTEXT_MAX_CHARS:
-        return text[:CONTEXT_MAX_CHARS] + "\n... (cut)"
-    return text
+    return FileItem(path=path, uri=ref.uri, range=rng, select=select)
 
 
 def lsp_position(position: Position) -> types.Position:
     return types.Position(line=position.line, character=position.character)
-
-
-async def context_text(ls: AgentServer, path: Path) -> str | None:
-    try:
-        assert ls.ws is not None
-        doc = ls.ws.open_document(path)
-        if doc is not None:
-            return str(doc.source)
-        # Any file the editor names, but never a device or a huge file whole.
-        return await asyncio.to_thread(read_text_file, path, CONTEXT_MAX_FILE_BYTES)
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None

@@ -9,11 +9,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from pygls.exceptions import JsonRpcRequestCancelled
-from pygls.uris import to_fs_path
 
-from agentls.history import Attachment, ContextPart, ImagePart
 from agentls.lsp.agent_server import AgentServer
-from agentls.lsp.editor import context_parts, cut_context
+from agentls.lsp.editor import item_of
 from agentls.lsp.settings import recheck_workspace_config
 from agentls.lsp.transport import invalid, known_session, parse, request_failed
 from agentls.lsp.workspace import uri_of
@@ -22,7 +20,6 @@ from agentls.protocol.models import (
     CancelResult,
     GetMessagesParams,
     GetMessagesResult,
-    ImageRef,
     ListSessionsParams,
     ListSessionsResult,
     MessageInfo,
@@ -36,13 +33,10 @@ from agentls.protocol.models import (
     SessionInfo,
     SetModeParams,
     SetModeResult,
-    TextRef,
     TurnFinishReason,
 )
 from agentls.protocol.review import RevertConflict, UnrevertParams, UnrevertResult
-from agentls.session import Agent, CommandError, NothingToRetry, SessionBusyError
-from agentls.session.context_links import refused_link
-from agentls.session.images import ImageRefused, file_image, pasted_image
+from agentls.session import CommandError, NothingToRetry, PromptRefused, SessionBusyError
 from agentls.session.revert import Conflict, NotACheckpoint, NothingToRedo
 from agentls.session.state import TurnResult
 
@@ -111,29 +105,14 @@ async def get_messages(ls: AgentServer, raw: Any) -> dict[str, Any]:
 async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
     params = parse(PromptParams, raw)
     agent = await ls.agent()
-    state = await known_session(params.session_id, agent.session)
-    if state.record.parent_id is not None:  # its history is read with agent/getMessages
-        raise invalid(
-            f"Invalid params: sessionId: {params.session_id!r} is a sub-agent's session "
-            f"(of a task in {state.record.parent_id!r}): it takes no prompts"
-        )
-    context: list[Attachment] = []
-    for i, ref in enumerate(params.context or []):
-        if isinstance(ref, ImageRef):
-            try:
-                context.append(await image_of(agent, params.session_id, ref))
-            except ImageRefused as exc:
-                raise invalid(f"Invalid params: context.{i}: {exc}") from None
-        elif isinstance(ref, TextRef):
-            context.append(ContextPart(uri=ref.label, text=cut_context(ref.text)))
-        else:
-            path = Path(to_fs_path(ref.uri) or ref.uri)
-            refused = refused_link(path, agent.root, agent.policy)
-            if refused is not None:
-                raise invalid(f"Invalid params: context.{i}: {refused}")
-            context += await context_parts(ls, [ref])
+    items = [item_of(ls, ref) for ref in params.context or []]
     try:
-        result = await agent.prompt(params.session_id, params.text, context, mode=params.mode)
+        result = await known_session(
+            params.session_id,
+            lambda sid: agent.prompt_with_items(sid, params.text, items, mode=params.mode),
+        )
+    except PromptRefused as exc:  # a sub-agent's session, an image or a file not attached
+        raise invalid(f"Invalid params: {exc.field}: {exc}") from None
     except CommandError as exc:  # "/NAME": unknown, a refused @path, ...: nothing was sent
         raise invalid(f"Invalid params: text: {exc}") from None
     return turn_result(result)
@@ -164,15 +143,6 @@ def turn_result(result: TurnResult) -> dict[str, Any]:
         text=result.text,
         usage=result.usage,
     ).wire()
-
-
-async def image_of(agent: Agent, session_id: str, ref: ImageRef) -> ImagePart:
-    """A prompt's image: its data, or the workspace file its uri names (the read rules)."""
-    if ref.data is not None:
-        return await asyncio.to_thread(pasted_image, ref.data)
-    state = await agent.session(session_id)
-    uri, grants = ref.uri or "", list(state.grants)
-    return await asyncio.to_thread(file_image, uri, agent.root, agent.policy, grants)
 
 
 async def set_mode(ls: AgentServer, raw: Any) -> dict[str, Any]:

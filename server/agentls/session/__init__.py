@@ -17,6 +17,8 @@ The modules, one concern each:
 - manage.py: rename, delete, fork, search of stored sessions (the Agent inherits it); export.py:
   a session as Markdown;
 - modes.py: build and plan mode (what plan mode refuses, exit_plan's question), the todo list;
+- context_items.py: a prompt's context items (files, selections, labelled text, images) and the
+  policy checks on them (prompt_with_items, the Agent inherits it);
 - commands.py: /NAME prompts (built-ins, the user's and a trusted workspace's templates);
 - steering.py: a prompt that joins the running turn at its next step boundary;
 - heap.py: the garbage collector's freezing policy;
@@ -27,6 +29,13 @@ The modules, one concern each:
 from agentls.permission.broker import Answer, ApprovalError
 from agentls.session.agent import Agent
 from agentls.session.commands import Command, CommandError
+from agentls.session.context_items import (
+    ContextItem,
+    FileItem,
+    ImageItem,
+    PromptRefused,
+    TextItem,
+)
 from agentls.session.questions import (
     AskContext,
     Asker,
@@ -48,7 +57,11 @@ __all__ = [
     "Asker",
     "Command",
     "CommandError",
+    "ContextItem",
+    "FileItem",
+    "ImageItem",
     "NothingToRetry",
+    "PromptRefused",
     "ProjectGrant",
     "Question",
     "QuestionPresenter",
@@ -57,6 +70,7 @@ __all__ = [
     "SessionLockedError",
     "SessionRecord",
     "StoreError",
+    "TextItem",
     "TurnResult",
     "answer_taken",
 ]

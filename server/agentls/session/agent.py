@@ -36,6 +36,7 @@ from agentls.session.commands import (
     run_command,
 )
 from agentls.session.heap import HEAP
+from agentls.session.context_items import PromptItems
 from agentls.session.instructions import Instructions
 from agentls.session.manage import SessionManagement
 from agentls.session.mcp_servers import AgentMcp
@@ -89,7 +90,7 @@ def make_provider(model: str, settings: Settings) -> Provider:
     return create_provider(model, settings.providers or {}, options)
 
 
-class Agent(SessionManagement, SessionReview, TurnRetry):
+class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
     """The agent core for one workspace: sessions, the loop, tools, permissions, persistence."""
 
     def __init__(
