@@ -55,7 +55,7 @@ def run(result: BenchResult) -> None:
     pages = data["page_draw_ms"]
     result.add(
         Figure(
-            f"  a page of 100 earlier items drawn while scrolling up (median of {pages['n']}; "
+            f"  a page of earlier items drawn while scrolling up (median of {pages['n']}; "
             f"max {pages.get('max', 0):.0f} ms)",
             pages.get("median", 0),
             "ms",
