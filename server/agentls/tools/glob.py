@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import Field
 
 from agentls.tools.base import (
+    ShowFilter,
     Tool,
     ToolContext,
     ToolError,
@@ -19,7 +20,7 @@ from agentls.tools.base import (
     show_filter,
 )
 from agentls.tools.support.glob_patterns import glob_matcher, names_hidden
-from agentls.tools.support.ripgrep import RG_BASE_FLAGS, run_rg_parts, walk_parts
+from agentls.tools.support.ripgrep import RG_BASE_FLAGS, RgResult, run_rg_parts, walk_parts
 from agentls.tools.support.text import plural
 
 MAX_FILES = 100
@@ -144,19 +145,7 @@ class GlobTool(Tool):
         params = expect_input(params, GlobInput)
         base = ctx.resolve_path(params.path, tool=self.name)
         rel_base = ctx.relative(base)
-        pattern = params.pattern.strip()
-        if not pattern:
-            raise ToolError("pattern is empty; give a glob such as **/*.py.")
-        pattern = pattern.removeprefix("./")
-        if os.path.isabs(pattern):
-            # An absolute pattern under the search directory: make it relative to it.
-            base_text = str(base).rstrip("/") + "/"
-            if not pattern.startswith(base_text):
-                raise ToolError(
-                    f"pattern {pattern} is absolute and not under {rel_base}; give a pattern "
-                    "relative to path, and put the directory to search in path."
-                )
-            pattern = pattern[len(base_text) :]
+        pattern = _pattern_under(base, rel_base, params.pattern)
         await ctx.authorize_path(self.name, base, f"Find {pattern} in {rel_base}", params)
         if not base.exists():
             raise ToolError(f"Directory not found: {rel_base}.")
@@ -164,80 +153,118 @@ class GlobTool(Tool):
             raise ToolError(
                 f"{rel_base} is a file, not a directory; path must be a directory to search in."
             )
+        walk = _Walk(pattern, show_filter(ctx, base))
+        found, result = await walk.run(base)
+        if result.returncode == 2 and walk.total == 0:
+            raise ToolError(f"glob failed: {result.stderr or 'ripgrep reported an error'}")
+        return _answer(ctx, base, rel_base, pattern, found, walk)
 
-        # The glob is matched here, not with rg --glob: rg's globs override .gitignore (a
-        # matching ignored file would be listed), while rg --files alone honours it. A type filter
-        # on the file name (rg --type) does not override it, so rg lists (and stats, to sort)
-        # only the files whose names can match.
-        name_glob = file_name_glob(pattern)
-        matcher = None if name_glob and name_glob[1] else glob_matcher(pattern)
+
+def _pattern_under(base: Path, rel_base: str, raw: str) -> str:
+    """The pattern relative to the search directory (an absolute one under it made relative)."""
+    pattern = raw.strip()
+    if not pattern:
+        raise ToolError("pattern is empty; give a glob such as **/*.py.")
+    pattern = pattern.removeprefix("./")
+    if os.path.isabs(pattern):
+        # An absolute pattern under the search directory: make it relative to it.
+        base_text = str(base).rstrip("/") + "/"
+        if not pattern.startswith(base_text):
+            raise ToolError(
+                f"pattern {pattern} is absolute and not under {rel_base}; give a pattern "
+                "relative to path, and put the directory to search in path."
+            )
+        pattern = pattern[len(base_text) :]
+    return pattern
+
+
+class _Walk:
+    """rg --files over the search directory, the pattern matched on what it lists.
+
+    The glob is matched here, not with rg --glob: rg's globs override .gitignore (a matching
+    ignored file would be listed), while rg --files alone honours it. A type filter on the file
+    name (rg --type) does not override it, so rg lists (and stats, to sort) only the files whose
+    names can match."""
+
+    def __init__(self, pattern: str, show: ShowFilter) -> None:
+        self.pattern = pattern
+        self.name_glob = file_name_glob(pattern)
+        name_glob = self.name_glob
+        self.matcher = None if name_glob and name_glob[1] else glob_matcher(pattern)
         # A type match lets hidden files through (not hidden directories): drop them here.
-        drop_hidden = name_glob is not None and not names_hidden(pattern)
-        show = show_filter(ctx, base)
-        total = 0
-        hidden = 0
+        self.drop_hidden = name_glob is not None and not names_hidden(pattern)
+        self.show = show
+        self.total = 0
+        self.hidden = 0
 
-        def keep_in(found: list[str]) -> Callable[[bytes], bool]:
-            def on_block(block: bytes) -> bool:
-                nonlocal total, hidden
-                listing = block.decode("utf-8", "surrogateescape")
-                room = MAX_FILES - len(found)
-                if (
-                    matcher is None
-                    and not (drop_hidden and has_hidden_file(listing))
-                    and show.shows_all(listing)
-                ):  # every name listed is one to show: count them, keep the first
-                    total += listing.count("\n") + 1
-                    if room > 0:
-                        found.extend(listing.split("\n", room)[:room])
-                    return True
-                names = listing.split("\n")
-                if matcher is not None:
-                    names = list(filter(matcher.match, names))
-                if drop_hidden:
-                    names = without_hidden_files(names)
-                shown, left_out = show.split(names)
-                hidden += left_out
-                total += len(shown)
-                if room > 0:
-                    found.extend(shown[:room])
-                return True
-
-            return on_block
-
-        args = [*RG_BASE_FLAGS, "--files", "--sortr", "modified", *hidden_args(pattern)]
-        if name_glob is not None:
-            args += ["--type-add", f"{_TYPE}:{name_glob[0]}", "--type", _TYPE]
+    async def run(self, base: Path) -> tuple[list[str], RgResult]:
+        """The newest MAX_FILES matching files (relative to base), and rg's result."""
+        args = [*RG_BASE_FLAGS, "--files", "--sortr", "modified", *hidden_args(self.pattern)]
+        if self.name_glob is not None:
+            args += ["--type-add", f"{_TYPE}:{self.name_glob[0]}", "--type", _TYPE]
         # Sorting keeps rg on one thread, and it stats every file it lists: the walk is split
         # between processes by top-level directory, and their newest files merged.
-        parts = walk_parts(base, hidden=names_hidden(pattern))
+        parts = walk_parts(base, hidden=names_hidden(self.pattern))
         kept: list[list[str]] = [[] for _ in parts]
         result = await run_rg_parts(
-            [[*args, *part] for part in parts], base, [keep_in(k) for k in kept]
+            [[*args, *part] for part in parts], base, [self.keep_in(k) for k in kept]
         )
         found = kept[0] if len(kept) == 1 else newest_of(base, kept, MAX_FILES)
-        if result.returncode == 2 and total == 0:
-            raise ToolError(f"glob failed: {result.stderr or 'ripgrep reported an error'}")
-        secret_note = (
-            f"\n({plural(hidden, 'file')} that may hold secrets (.env, keys) left out; reading them needs the user's permission.)"
-            if hidden
-            else ""
+        return found, result
+
+    def keep_in(self, found: list[str]) -> Callable[[bytes], bool]:
+        def on_block(block: bytes) -> bool:
+            listing = block.decode("utf-8", "surrogateescape")
+            room = MAX_FILES - len(found)
+            if (
+                self.matcher is None
+                and not (self.drop_hidden and has_hidden_file(listing))
+                and self.show.shows_all(listing)
+            ):  # every name listed is one to show: count them, keep the first
+                self.total += listing.count("\n") + 1
+                if room > 0:
+                    found.extend(listing.split("\n", room)[:room])
+                return True
+            names = listing.split("\n")
+            if self.matcher is not None:
+                names = list(filter(self.matcher.match, names))
+            if self.drop_hidden:
+                names = without_hidden_files(names)
+            shown, left_out = self.show.split(names)
+            self.hidden += left_out
+            self.total += len(shown)
+            if room > 0:
+                found.extend(shown[:room])
+            return True
+
+        return on_block
+
+
+def _answer(
+    ctx: ToolContext, base: Path, rel_base: str, pattern: str, found: list[str], walk: _Walk
+) -> ToolResult:
+    """The tool's answer: the paths found, newest first, and what was left out."""
+    total, hidden = walk.total, walk.hidden
+    secret_note = (
+        f"\n({plural(hidden, 'file')} that may hold secrets (.env, keys) left out; reading them needs the user's permission.)"
+        if hidden
+        else ""
+    )
+    if total == 0:
+        return ToolResult(
+            f"No files found matching {pattern} in "
+            f"{'the workspace' if rel_base == '.' else rel_base}." + secret_note,
+            title=f"glob {pattern}",
+            metadata={"count": 0},
         )
-        if total == 0:
-            return ToolResult(
-                f"No files found matching {pattern} in "
-                f"{'the workspace' if rel_base == '.' else rel_base}." + secret_note,
-                title=f"glob {pattern}",
-                metadata={"count": 0},
-            )
-        if ctx.is_outside(base):
-            paths = [ctx.relative(base / Path(p)) for p in found]
-        else:  # ctx.relative of each, without a Path a file
-            paths = found if rel_base == "." else [f"{rel_base}/{p}" for p in found]
-        output = "\n".join(paths) + secret_note
-        if total > len(found):
-            output += (
-                f"\n\n(Showing the {len(found)} most recently modified of {plural(total, 'file')}; "
-                f"{total - len(found)} more not shown. Use a more specific pattern or path.)"
-            )
-        return ToolResult(output, title=f"glob {pattern}", metadata={"count": total})
+    if ctx.is_outside(base):
+        paths = [ctx.relative(base / Path(p)) for p in found]
+    else:  # ctx.relative of each, without a Path a file
+        paths = found if rel_base == "." else [f"{rel_base}/{p}" for p in found]
+    output = "\n".join(paths) + secret_note
+    if total > len(found):
+        output += (
+            f"\n\n(Showing the {len(found)} most recently modified of {plural(total, 'file')}; "
+            f"{total - len(found)} more not shown. Use a more specific pattern or path.)"
+        )
+    return ToolResult(output, title=f"glob {pattern}", metadata={"count": total})
