@@ -96,3 +96,20 @@ def test_without_a_terminal_the_question_is_refused_and_shown(
     result = tool_result(api.requests[1].body)
     assert result["is_error"] and "the user is not at a terminal" in result["content"]
     assert "Their feedback" not in result["content"]
+
+
+def test_an_mcp_tools_progress_is_shown_under_its_title_and_a_commands_lines_are_not() -> None:
+    import io
+
+    from agentls.cli.printing import TerminalPrinter
+    from agentls.events import ProgressEvent, ToolCallEvent, ToolResultEvent
+
+    out = io.StringIO()
+    printer = TerminalPrinter(out)
+    for call, tool, title in (("c1", "mcp__srv__slow", "srv: slow"), ("c2", "bash", "ls")):
+        printer(ToolCallEvent(session_id="s", call_id=call, tool=tool, input={}, title=title))
+        printer(ProgressEvent(session_id="s", call_id=call, message="1/3"))
+        printer(
+            ToolResultEvent(session_id="s", call_id=call, tool=tool, output="ok", is_error=False)
+        )
+    assert out.getvalue().splitlines() == ["[..] srv: slow: 1/3", "[+] srv: slow: ok", "[+] ls: ok"]

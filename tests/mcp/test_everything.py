@@ -62,3 +62,22 @@ async def test_server_everything_tools_listed_and_called(
     assert [b["source"]["media_type"] for b in image["content"] if b["type"] == "image"] == [
         "image/png"
     ]
+
+
+async def test_a_slow_tools_progress_notifications_reach_the_front_ends_as_its_progress(
+    make_harness: HarnessFactory, api: MessagesAPIServer, everything: Path
+) -> None:
+    servers = {"everything": {"command": str(everything), "args": ["stdio"], "timeout": 60_000}}
+    h = await make_harness({"mcpServers": servers, "permissions": {"mcp__everything": "allow"}})
+    api.enqueue(
+        reply(
+            tool_use("mcp__everything__trigger-long-running-operation", {"duration": 1, "steps": 3})
+        ),
+        reply(text("done")),
+    )
+    result = await run_turn(h)
+    assert result.finish_reason == "end_turn", h.of_type("error")
+    (call,) = h.of_type("tool-call")
+    # The call carried a progress token: the server's three notifications are the call's progress.
+    progress = [e.message for e in h.of_type("progress") if e.call_id == call.call_id]
+    assert progress == ["1/3", "2/3", "3/3"]

@@ -16,6 +16,7 @@ class TerminalPrinter:
         self.out = out
         self.at_line_start = True
         self._titles: dict[str, str] = {}
+        self._progressing: set[str] = set()  # calls whose progress is shown
 
     def _newline(self) -> None:
         if not self.at_line_start:
@@ -35,11 +36,18 @@ class TerminalPrinter:
             first = lines[0][:120]
             more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
             mark = "x" if event.is_error else "+"
+            self._progressing.discard(event.call_id)
             self.out.write(
                 f"[{mark}] {self._titles.pop(event.call_id, event.tool)}: {first}{more}\n"
             )
         elif kind == "tool-call":
             self._titles[event.call_id] = event.title
+            if event.tool.startswith("mcp__"):
+                self._progressing.add(event.call_id)
+        elif kind == "progress" and event.call_id in self._progressing:
+            # An MCP server's progress notifications (bash's lines would drown the output).
+            self._newline()
+            self.out.write(f"[..] {self._titles.get(event.call_id, '')}: {event.message}\n")
         elif kind == "retry":
             self._newline()
             self.out.write(

@@ -32,6 +32,8 @@ from agentls.tools.bash import SUPERVISOR
 log = logging.getLogger(__name__)
 
 Status = Literal["stopped", "starting", "running", "failed"]
+# Called with one line for each progress notification of a call.
+Progress = Callable[[str], None]
 # How many lines of the server's stderr an error shows, and how much of the file is read for them.
 STDERR_LINES = 10
 _STDERR_TAIL_BYTES = 16 * 1024
@@ -93,6 +95,10 @@ class Connection:
         self.status, self.error = "starting", None
         self._stop = asyncio.Event()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        # A turn cancelled while waiting leaves `ready` to no one: its failure is fetched here
+        # (it is said as the server's status), never printed as "Future exception was never
+        # retrieved" with a traceback.
+        ready.add_done_callback(_fetch)
         self._task = asyncio.create_task(self._run(ready), name=f"mcp server {self.name}")
         try:
             # A cancelled turn stops waiting; the start goes on (or fails) in its own task.
@@ -230,14 +236,29 @@ class Connection:
             return False
         return True
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def call(
+        self, tool: str, arguments: dict[str, Any], progress: Progress | None = None
+    ) -> types.CallToolResult:
         """tools/call; raises ServerFailed when the server is gone (or goes during the call), and
-        MCPError for the server's own error answer."""
+        MCPError for the server's own error answer. With `progress`, the request carries a
+        progress token (the SDK's `_meta.progressToken`) and each `notifications/progress` the
+        server sends for it is given to `progress` as one line."""
         session = self._session
         if self.status != "running" or session is None:
             raise ServerFailed(self.error or f"MCP server {self.name!r} is not running")
+        on_progress = None
+        if progress is not None:
+            report = progress
+
+            async def on_progress(
+                progress: float, total: float | None, message: str | None
+            ) -> None:
+                report(progress_line(progress, total, message))
+
         try:
-            return await session.call_tool(tool, arguments, read_timeout_seconds=CALL_TIMEOUT_S)
+            return await session.call_tool(
+                tool, arguments, read_timeout_seconds=CALL_TIMEOUT_S, progress_callback=on_progress
+            )
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
                 self._mark_failed("stopped during the call")
@@ -311,6 +332,17 @@ class Connection:
 async def _with_client(client: Any, url: str) -> Any:
     async with client, streamable_http_client(url, http_client=client) as streams:
         yield streams
+
+
+def progress_line(done: float, total: float | None, message: str | None) -> str:
+    """A progress notification as one line: "3/10: message", "40%", "message"."""
+    number = f"{done:g}/{total:g}" if total else (f"{done:g}" if done else "")
+    return ": ".join(p for p in (number, (message or "").strip()[:200]) if p) or "working"
+
+
+def _fetch(future: asyncio.Future[None]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 def _leaf(exc: BaseException) -> BaseException:

@@ -19,7 +19,7 @@ from typing import Any
 from mcp.shared.exceptions import MCPError
 
 from agentls.mcp.config import ServerConfig, parse_servers
-from agentls.mcp.connection import Connection, ServerFailed
+from agentls.mcp.connection import Connection, Progress, ServerFailed
 from agentls.mcp.names import exact_first, tool_name
 from agentls.mcp.results import McpOutput, convert
 from agentls.mcp.tool import McpTool, make_tool
@@ -182,16 +182,23 @@ class McpManager:
             self._tools_key = key
         return list(self._tools)
 
-    async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> McpOutput:
-        """Call a tool; a server gone since the turn began is restarted first (once per turn);
-        one that dies during the call is restarted for the next call, and the model is told."""
+    async def call(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+    ) -> McpOutput:
+        """Call a tool (`progress`: given each progress line the server sends for it); a server
+        gone since the turn began is restarted first (once per turn); one that dies during the
+        call is restarted for the next call, and the model is told."""
         connection = self._connections.get(server)
         if connection is None:
             return McpOutput(f"The MCP server {server!r} is no longer configured.", is_error=True)
         if connection.status != "running" and not await self._restart(connection):
             return McpOutput(connection.error or f"MCP server {server!r} is not running", True)
         try:
-            result = await connection.call(tool, arguments)
+            result = await connection.call(tool, arguments, progress)
         except ServerFailed as exc:
             again = await self._restart(connection)
             after = (

@@ -17,7 +17,8 @@ from agentls.tools.support.outputs import SavedOutput
 # Longer descriptions are cut (a server's description is its own, and goes into every request).
 MAX_DESCRIPTION = 2048
 
-Caller = Callable[[str, str, dict[str, Any]], Awaitable[McpOutput]]
+# (server, tool, arguments, progress): progress is given each progress line of the call.
+Caller = Callable[[str, str, dict[str, Any], Callable[[str], None]], Awaitable[McpOutput]]
 
 
 class McpInput(ToolInput):
@@ -56,7 +57,8 @@ class McpTool(Tool):
         await ctx.authorize(
             PermissionQuery(tool=self.name, subject=self.name, title=title, input=arguments)
         )
-        output = await self._call(self.server, self.remote_name, arguments)
+        # The server's progress notifications are the call's progress (the panel, the CLI, ACP).
+        output = await self._call(self.server, self.remote_name, arguments, ctx.progress)
         text = output.text
         if output.full is not None:  # cut: all of it saved, as bash's long output
             saved = SavedOutput(ctx.session_id, f"mcp-{ctx.call_id}", 0)
