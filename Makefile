@@ -32,7 +32,7 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy
 
-pytest: venv acpx-deps
+pytest: venv acpx-deps pyright-deps
 	@bash scripts/ensure-system-deps.sh nvim bwrap
 	$(BIN)/python -m pytest -q -ra
 
@@ -67,6 +67,19 @@ $(ACPX_STAMP): $(ACPX)/package-lock.json $(ACPX)/package.json
 
 .PHONY: acpx-deps
 acpx-deps: $(ACPX_STAMP)
+
+# pyright, a headless language server users configure, for tests/language/test_pyright.py: npm ci
+# once per lock (one package, a few seconds).
+PYRIGHT := tests/language/pyright
+PYRIGHT_STAMP := $(PYRIGHT)/node_modules/.installed-$(shell cat $(PYRIGHT)/package-lock.json | cksum | cut -d' ' -f1)
+
+$(PYRIGHT_STAMP): $(PYRIGHT)/package-lock.json $(PYRIGHT)/package.json
+	cd $(PYRIGHT) && npm ci --loglevel=error --no-audit --no-fund
+	@rm -f $(PYRIGHT)/node_modules/.installed-*
+	@touch $@
+
+.PHONY: pyright-deps
+pyright-deps: $(PYRIGHT_STAMP)
 
 # Regenerate src/protocol/generated.ts after schemas/ changed (the build fails while it is stale).
 extension-types: extension-deps

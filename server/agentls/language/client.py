@@ -61,6 +61,11 @@ STOP_GRACE_S = 2.0
 CANCELLED = {-32800: "request cancelled", -32801: "content modified", -32802: "server cancelled"}
 CANCELLED_RETRIES = 3
 CANCELLED_PAUSE_S = 0.1
+# How long a document's diagnostics published before another document's change are held stale,
+# waiting for the server to publish them again (pyright does: a changed signature breaks a
+# caller); a server that did not, once, and was never seen doing it, is not waited for again
+# (jedi publishes a document's own only when it changes).
+FRESH_WAIT_S = 1.5
 
 LANGUAGE_IDS = {".py": "python", ".pyi": "python", ".ts": "typescript", ".js": "javascript"}
 
@@ -108,10 +113,12 @@ class _Document:
 
 @dataclass
 class Published:
-    """A publishDiagnostics of one document: its version (None: the server sent none) and items."""
+    """A publishDiagnostics of one document: its version (None: the server sent none) and items;
+    `changes`: how many document changes had been sent when it came (ServerProcess.changes)."""
 
     version: int | None
     items: list[dict[str, Any]]
+    changes: int = 0
 
 
 class ServerProcess:
@@ -145,6 +152,11 @@ class ServerProcess:
         # What had been published for a document when its text was last sent (a server that
         # sends no version: the next publish is the one for that text).
         self._sent_after: dict[str, Published | None] = {}
+        # How many changed texts were sent (didChange): a document's diagnostics published
+        # before the latest change of ANY document may be stale (a changed signature elsewhere).
+        self.changes = 0
+        self._republishes = True  # until a wait for a fresh publish ran out
+        self._republished = False  # seen: a document's published again after another's change
         # Readiness: the work the server announced and has not ended ($/progress tokens), whether
         # it has published diagnostics yet, and whether it was found ready (or the wait ran out).
         self._working: set[str | int] = set()
@@ -217,8 +229,16 @@ class ServerProcess:
             items = params.get("diagnostics")
             if isinstance(uri, str) and isinstance(items, list):
                 version = params.get("version")
+                before = self._published.get(uri)
+                if (
+                    before is not None
+                    and before.changes < self.changes
+                    and before.version is not None
+                    and before.version == version
+                ):
+                    self._republished = True
                 self._published[uri] = Published(
-                    version if isinstance(version, int) else None, items
+                    version if isinstance(version, int) else None, items, self.changes
                 )
                 self._diagnosed = True
                 self._changed_soon()
@@ -400,6 +420,7 @@ class ServerProcess:
         elif doc.text != text:
             doc.version += 1
             doc.text = text
+            self.changes += 1
             client.protocol.notify(
                 "textDocument/didChange",
                 {
@@ -426,7 +447,8 @@ class ServerProcess:
 
     async def wait_diagnostics(self, path: Path, version: int, timeout_s: float) -> Published:
         """The diagnostics the server pushed for this version of the document (or a later one;
-        any after it was synced, for a server that sends no version)."""
+        any after it was synced, for a server that sends no version), published after the last
+        change of any other document was sent (a dependent file's errors come from that)."""
         uri = path_to_uri(path)
 
         def ready() -> bool:
@@ -437,7 +459,20 @@ class ServerProcess:
                 return now is not self._sent_after.get(uri)
             return now.version >= version
 
+        def fresh() -> bool:
+            now = self._published.get(uri)
+            return ready() and now is not None and now.changes >= self.changes
+
         async with self._changed:
+            if self._republishes and not fresh():
+                try:
+                    await asyncio.wait_for(
+                        self._changed.wait_for(fresh), min(FRESH_WAIT_S, timeout_s)
+                    )
+                    return self._published[uri]
+                except TimeoutError:
+                    # Its own text's diagnostics are in; others' changes brought none again.
+                    self._republishes = self._republished or not ready()
             try:
                 await asyncio.wait_for(self._changed.wait_for(ready), timeout_s)
             except TimeoutError:
