@@ -148,7 +148,7 @@ async def _run_warm(tmp: Path, srv: ApiServer, n: int) -> list[dict[str, float]]
     from agentls.config import Settings
     from agentls.session.agent import Agent
     from agentls.store import Store
-    from agentls.workspace.disk import DiskWorkspace
+    from agentls.verify.workspace import DiskWorkspace
 
     ws = tmp / "warm-ws"
     ws.mkdir()

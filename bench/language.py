@@ -110,7 +110,7 @@ class LanguageCtx(Ctx):
     def __init__(self, root: Path) -> None:
         super().__init__(root)
         from agentls.config import LanguageServerConfig, Settings
-        from agentls.workspace.disk import DiskWorkspace
+        from agentls.verify.workspace import DiskWorkspace
 
         jedi = Path(sys.executable).with_name("jedi-language-server")
         settings = Settings(

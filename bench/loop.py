@@ -307,7 +307,7 @@ async def measure(tmp: Path, srv: Any, n: int, profiler: Any = None) -> dict[str
     from agentls.session.agent import Agent
     from agentls.store import Store
     from agentls.tools.registry import ToolRegistry, default_tools
-    from agentls.workspace.disk import DiskWorkspace
+    from agentls.verify.workspace import DiskWorkspace
 
     root = tmp / "ws"
     root.mkdir()

@@ -143,7 +143,7 @@ def profile_turn(tmp: Path) -> Path:
     from agentls.permission.broker import Answer
     from agentls.session.agent import Agent
     from agentls.store import Store
-    from agentls.workspace.disk import DiskWorkspace
+    from agentls.verify.workspace import DiskWorkspace
     from bench import steps50
 
     out = RESULTS / "profile-turn.txt"
@@ -281,7 +281,7 @@ def profile_load(tmp: Path) -> Path:
     from agentls.config import Settings
     from agentls.session.agent import Agent
     from agentls.store import Store
-    from agentls.workspace.disk import DiskWorkspace
+    from agentls.verify.workspace import DiskWorkspace
     from bench import loop
 
     out = RESULTS / "profile-load.txt"

@@ -87,7 +87,7 @@ class Ctx:
     def __init__(self, root: Path) -> None:
         from agentls.permission.rules import PermissionRules
         from agentls.tools.base import ReadLedger
-        from agentls.workspace.disk import DiskWorkspace
+        from agentls.verify.workspace import DiskWorkspace
 
         self.root = root.resolve()
         self.workspace = DiskWorkspace(self.root)

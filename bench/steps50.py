@@ -135,7 +135,7 @@ async def _inprocess(
     from agentls.permission.broker import Answer
     from agentls.session.agent import Agent
     from agentls.store import Store
-    from agentls.workspace.disk import DiskWorkspace
+    from agentls.verify.workspace import DiskWorkspace
 
     async def yes(ctx: Any) -> Answer:
         return Answer("once")

@@ -171,7 +171,7 @@ async def _inprocess(
     from agentls.config import Settings
     from agentls.session.agent import Agent
     from agentls.store import Store
-    from agentls.workspace.disk import DiskWorkspace
+    from agentls.verify.workspace import DiskWorkspace
 
     ws = tmp / f"inproc{i}"
     ws.mkdir()

@@ -15,7 +15,7 @@ from agentls.config import Settings
 from agentls.model.anthropic_provider import AnthropicProvider
 from agentls.session.agent import Agent
 from agentls.store import Store
-from agentls.workspace.disk import DiskWorkspace
+from agentls.verify.workspace import DiskWorkspace
 from messages_api import MessagesAPIServer
 
 

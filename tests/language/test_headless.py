@@ -16,7 +16,7 @@ import pytest
 from agentls.config import Settings
 from agentls.language import NoLanguages
 from agentls.language.headless import HeadlessLanguages
-from agentls.workspace.disk import DiskWorkspace
+from agentls.verify.workspace import DiskWorkspace
 from agentls.workspace.protocol import LanguageUnavailable
 from tests.language.conftest import jedi_settings, make_project
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agentls.config import Settings
 from agentls.tools.navigate import CallersTool
-from agentls.workspace.disk import DiskWorkspace
+from agentls.verify.workspace import DiskWorkspace
 from tests.tools.conftest import ToolTestContext
 
 TINY = str(Path(__file__).with_name("tiny_server.py"))

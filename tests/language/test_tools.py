@@ -19,7 +19,7 @@ from agentls.tools.navigate import (
     SymbolsTool,
 )
 from agentls.tools.rename import RenameTool
-from agentls.workspace.disk import DiskWorkspace
+from agentls.verify.workspace import DiskWorkspace
 from tests.language.conftest import GREET, MAIN, jedi_settings, make_project
 from tests.tools.conftest import RunTool, ToolTestContext
 

@@ -16,7 +16,7 @@ from agentls.config import Settings
 from agentls.model.catalog import use_providers
 from agentls.session.agent import Agent
 from agentls.store import Store
-from agentls.workspace.disk import DiskWorkspace
+from agentls.verify.workspace import DiskWorkspace
 
 SAMPLE = Path(agentls.demo.__file__).parent / "sample"
 TESTS = "python3 -m unittest -v 2>&1"

@@ -20,7 +20,7 @@ from agentls.tools.base import (
     ToolResult,
 )
 from agentls.tools.support.sandbox import SandboxPolicy
-from agentls.workspace.disk import DiskWorkspace
+from agentls.verify.workspace import DiskWorkspace
 from agentls.workspace.protocol import Workspace
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from agentls.language.render import MAX_HITS
 from agentls.tools.navigate import CallersTool, ReferencesTool
-from agentls.workspace.disk import DiskWorkspace
+from agentls.verify.workspace import DiskWorkspace
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 from tests.language.conftest import jedi_settings, language_servers, make_project

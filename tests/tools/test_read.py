@@ -10,7 +10,7 @@ import pytest
 from agentls.tools.base import PermissionDenied, ToolError
 from agentls.tools.read import ReadTool
 from agentls.tools.support.file_writes import LARGE_FILE_BYTES
-from agentls.workspace.disk import DiskWorkspace
+from agentls.verify.workspace import DiskWorkspace
 from tests.tools.conftest import RunTool, ToolTestContext
 
 read = ReadTool()

@@ -7,7 +7,7 @@ import pytest
 from agentls.tools.base import PermissionDenied, ToolError
 from agentls.tools.read import ReadTool
 from agentls.tools.write import WriteTool
-from agentls.workspace.disk import DiskWorkspace
+from agentls.verify.workspace import DiskWorkspace
 from agentls.workspace.protocol import EditOutcome
 from tests.tools.conftest import RunTool, ToolTestContext
 

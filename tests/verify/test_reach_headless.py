@@ -15,7 +15,7 @@ import pytest_asyncio
 
 from agentls.config import Settings
 from agentls.verify.reach import describe_reach, reach_before
-from agentls.workspace.disk import DiskWorkspace
+from agentls.verify.workspace import DiskWorkspace
 
 JEDI = shutil.which("jedi-language-server", path=os.path.dirname(sys.executable)) or shutil.which(
     "jedi-language-server"

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from agentls.config import Settings
-from agentls.workspace.disk import DiskWorkspace
+from agentls.verify.workspace import DiskWorkspace
 
 RUFF = str(Path(sys.executable).with_name("ruff"))
 

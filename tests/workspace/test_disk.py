@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentls.config import Settings
-from agentls.workspace.disk import DiskWorkspace
+from agentls.verify.workspace import DiskWorkspace
 
 
 @pytest.fixture

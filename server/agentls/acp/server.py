@@ -50,11 +50,10 @@ from agentls.acp.prompt import prompt_of
 from agentls.acp.questions import form_elicitation
 from agentls.acp.transport import StdioTransport
 from agentls.acp.updates import EventRelay, UpdateSender, agent_text, plan_update, replay
-from agentls.acp.workspace import AcpWorkspace, current_session
+from agentls.acp.workspace import AcpWorkspace
 from agentls.config import Settings, load_settings
 from agentls.session import Agent, CommandError, StoreError, TurnResult
 from agentls.session.modes import MODES
-from agentls.workspace.protocol import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -142,9 +141,9 @@ class AcpServer:
         settings = self._settings(root)
         agent: Agent | None = None
         fs = self.client_caps.fs
-        workspace: Workspace | None = None
+        files: AcpWorkspace | None = None
         if fs is not None and (fs.read_text_file or fs.write_text_file):
-            workspace = AcpWorkspace(
+            files = AcpWorkspace(
                 root,
                 self.client,
                 reads=bool(fs.read_text_file),
@@ -156,7 +155,7 @@ class AcpServer:
             agent = await Agent.open(
                 settings=settings,
                 root=root,
-                workspace=workspace,
+                files=files,
                 presenter=self.asker.presenter(),
                 front_end="acp",
             )
@@ -277,7 +276,6 @@ class AcpServer:
         if notice is not None and session_id not in self._told:
             self._told.add(session_id)
             self.sender.put(session_id, agent_text(f"{notice}\n\n"))
-        current_session.set(session_id)  # the turn's task inherits it (see acp/workspace.py)
         try:
             result = await agent.prompt(session_id, text, context)
             if result.message_id is None and result.text:  # a built-in command's outcome

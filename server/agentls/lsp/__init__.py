@@ -10,7 +10,7 @@
 - approvals.py: agent/approve and how a permission question is shown in the editor;
 - editor.py: documents, code actions, agent.runOnSelection, agent/diagnostics, prompt context;
 - relay.py: the Agent's events as agent/event notifications, and work-done progress;
-- workspace.py: LspWorkspace, the editor's buffers as the agent's Workspace;
+- workspace.py: LspWorkspace, raw access to the editor's buffers (verified by agentls.verify);
 - textedit.py: text changes as LSP edits, in the client's position units.
 
 Front-end rules: features delegate to the Agent (agentls.session), never to store/ or permission/.

@@ -114,7 +114,7 @@ class AgentServer(LanguageServer):
                 try:
                     agent = await Agent.open(
                         settings=self.settings,
-                        workspace=workspace,
+                        files=workspace,
                         presenter=self.presenter,
                         front_end="editor",
                     )

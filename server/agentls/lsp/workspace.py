@@ -17,7 +17,6 @@ import logging
 import os
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,20 +27,8 @@ from pygls.workspace import TextDocument
 from agentls.config import Settings
 from agentls.lsp.capabilities import ClientCaps
 from agentls.lsp.textedit import hunk_edits, minimal_edit
-from agentls.verify.board import UNHEARD_TYPE_WAIT_S, DiagnosticsBoard
-from agentls.verify.commands import relative_name
-from agentls.verify.diagnostics import describe, fixed_problems, new_problems
-from agentls.verify.edit import Verifier
-from agentls.verify.reach import (
-    PUSH_WAIT_S,
-    Following,
-    pull_if_answered,
-    pulled_summary,
-    reach_before,
-)
-from agentls.workspace.changed import changed_while_waiting
-from agentls.workspace.disk import read_text_file
-from agentls.workspace.protocol import EditOutcome, FileChange, Languages
+from agentls.workspace.disk import DiskFiles, read_text_file
+from agentls.workspace.protocol import EditOutcome, FileChange, Languages, PushReceiver
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +40,13 @@ def uri_of(path: Path) -> str:
     uri = from_fs_path(str(path))
     assert uri is not None
     return str(uri)
+
+
+def relative_name(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _read_disk(path: Path) -> str | None:
@@ -85,36 +79,21 @@ def _write_disk(path: Path, text: str) -> None:
         raise
 
 
-async def _deleted() -> EditOutcome:
-    return EditOutcome(applied=True)
-
-
-@dataclass
-class Before:
-    """The problems an edited file had before the edit: the editor's latest push (`seq` numbers it
-    on the board), or agentls' own checks; `unheard` when the editor has pushed nothing for this
-    file type yet (then both, and only a short wait for the editor's answer)."""
-
-    seq: int = 0
-    pushed: list[dict[str, Any]] = field(default_factory=list)
-    own: list[dict[str, Any]] = field(default_factory=list)
-    unheard: bool = False
-    # Pulled (textDocument/diagnostic) by a client that pushes none; the edit's reach.
-    pulled: list[dict[str, Any]] | None = None
-    reach: Following | None = None
-
-
 ApplyEdit = Callable[[types.ApplyWorkspaceEditParams], Awaitable[types.ApplyWorkspaceEditResult]]
 PublishDiagnostics = Callable[[str, list[dict[str, Any]]], None]
 
 
 class LspWorkspace:
-    """Implements the tools' Workspace protocol on top of the language server's documents.
+    """Raw access (FileAccess) to the language server's documents: the editor's buffers, and
+    the disk under them. Each change is checked and verified by agentls.verify.VerifiedWorkspace
+    (the Agent builds it on this); the editor's pushed diagnostics are its diagnostics source.
 
     It reaches the editor through callbacks: `documents` (the open document of a uri, or None),
     `caps` (what the client can do), `settings` (those in force), `apply_edit`
     (workspace/applyEdit) and `publish_diagnostics` (agentls' own checks of an edited file).
     `languages` are the language servers the tools ask (lsp/language.py: the editor's own)."""
+
+    waited = "(for approval or in the editor)"
 
     def __init__(
         self,
@@ -134,8 +113,8 @@ class LspWorkspace:
         self.settings = settings
         self.apply_edit = apply_edit
         self.publish_diagnostics = publish_diagnostics
-        self.verifier = Verifier(root, settings)
-        self.board = DiagnosticsBoard()
+        self.diagnostics = self  # the editor's diagnostics source (EditorDiagnostics)
+        self._receivers: list[PushReceiver] = []
         self._doc_changed: dict[str, asyncio.Event] = {}
         self._saved: dict[str, asyncio.Event] = {}
 
@@ -156,26 +135,31 @@ class LspWorkspace:
     def open_document(self, path: Path) -> TextDocument | None:
         return self.documents(uri_of(path))
 
-    async def read_text(self, path: Path) -> str:
+    async def read_text(self, path: Path, session: str | None = None) -> str:
         doc = self.open_document(path)
         if doc is not None:
             return str(doc.source)
         # Regular files only: /dev/zero or a FIFO would never end.
         return await asyncio.to_thread(read_text_file, path)
 
+    async def current_text(self, path: Path, session: str | None = None) -> str | None:
+        doc = self.open_document(path)
+        if doc is not None:
+            return str(doc.source)
+        return await asyncio.to_thread(DiskFiles.text_now, path)
+
+    async def _dirty(self, path: Path) -> bool:
+        """Whether the file's open buffer holds text the disk has not (unsaved changes)."""
+        doc = self.open_document(path)
+        return doc is not None and await asyncio.to_thread(_read_disk, path) != str(doc.source)
+
     # ---- writing ------------------------------------------------------------------------
 
-    async def write_text(self, path: Path, new_text: str, old_text: str | None) -> EditOutcome:
+    async def write_text(
+        self, path: Path, new_text: str, old_text: str | None, session: str | None = None
+    ) -> EditOutcome:
         uri = uri_of(path)
-        doc = self.open_document(path)
-        disk = await asyncio.to_thread(_read_disk, path)
-        current = str(doc.source) if doc is not None else disk
-        changed = changed_while_waiting(old_text, current, "(for approval or in the editor)")
-        if changed is not None:
-            return EditOutcome(applied=False, reason=changed)
-        dirty = doc is not None and disk != str(doc.source)
-        before = await self._diagnostics_before(uri, path, old_text)
-        before.reach = await reach_before(self, path, uri, old_text, new_text, self.board)
+        dirty = await self._dirty(path)
         caps = self.caps()
         notes: list[str] = []
 
@@ -190,12 +174,12 @@ class LspWorkspace:
                 )
             await asyncio.to_thread(_write_disk, path, new_text)
             notes.append("Written to disk directly (this editor does not apply workspace edits).")
-            return await self._verified(path, uri, new_text, before, notes, version=None)
+            return EditOutcome(applied=True, notes=notes)
 
         if old_text is None and not (caps.document_changes and caps.create_files):
             # A new file, and a client that cannot create one through an edit.
             await asyncio.to_thread(_write_disk, path, new_text)
-            return await self._verified(path, uri, new_text, before, notes, version=None)
+            return EditOutcome(applied=True, notes=notes)
 
         edit = self.build_edit(path, new_text, old_text)
         waiter = asyncio.Event()
@@ -236,40 +220,21 @@ class LspWorkspace:
             )
         else:
             await self._sync_disk(path, uri, new_text)
-        doc_after = self.open_document(path)
-        version = doc_after.version if doc_after is not None else None
-        return await self._verified(path, uri, new_text, before, notes, version=version)
+        return EditOutcome(applied=True, notes=notes, version=self._version(path))
 
-    async def write_all(self, changes: Sequence[FileChange]) -> list[EditOutcome]:
-        """Several files as ONE workspace/applyEdit (one undo in the editor), all or none: nothing
-        is sent when any file is no longer its old_text; each open buffer's edit carries its
-        version, so the editor refuses the whole edit if one moved meanwhile. A buffer with
-        unsaved changes is edited but never written to disk. Each file is verified as write_text
-        verifies one."""
-        if not changes:
-            return []
-        stale: dict[int, str] = {}
-        dirty: list[bool] = []
-        for index, change in enumerate(changes):
-            doc = self.open_document(change.path)
-            disk = await asyncio.to_thread(_read_disk, change.path)
-            current = str(doc.source) if doc is not None else disk
-            reason = changed_while_waiting(
-                change.old_text, current, "(for approval or in the editor)"
-            )
-            if reason is not None:
-                stale[index] = reason
-            dirty.append(doc is not None and disk != str(doc.source))
-        if stale:
-            names = ", ".join(relative_name(changes[i].path, self.root) for i in stale)
-            other = (
-                f"Not applied: {names} changed, and this change is made to all its files or none."
-            )
-            return [
-                EditOutcome(applied=False, reason=stale.get(i, other)) for i in range(len(changes))
-            ]
+    async def apply_all(
+        self, changes: Sequence[FileChange], session: str | None = None
+    ) -> list[EditOutcome] | None:
+        """Several files as ONE workspace/applyEdit (one undo in the editor): each open buffer's
+        edit carries its version, so the editor refuses the whole edit if one moved meanwhile. A
+        buffer with unsaved changes is edited but never written to disk. None for a client that
+        cannot apply edits (the files are then written one by one), unless a buffer has unsaved
+        changes: then nothing is."""
+        dirty = [await self._dirty(change.path) for change in changes]
         caps = self.caps()
-        if not caps.apply_edit and any(dirty):
+        if not caps.apply_edit:
+            if not any(dirty):
+                return None
             names = ", ".join(
                 relative_name(c.path, self.root) for c, d in zip(changes, dirty, strict=True) if d
             )
@@ -278,48 +243,27 @@ class LspWorkspace:
                 f"{names} has unsaved changes in the editor, and this editor cannot apply "
                 "workspace edits; nothing was changed. Ask the user to save or close it.",
             )
-        befores = [
-            await self._diagnostics_before(uri_of(c.path), c.path, c.old_text) for c in changes
-        ]
-        notes: list[list[str]] = [[] for _ in changes]
-        if caps.apply_edit:
-            refused = await self._apply_all(changes)
-            if refused is not None:
-                return self._none_applied(changes, refused)
-        for change, is_dirty, note in zip(changes, dirty, notes, strict=True):
+        refused = await self._apply_all(changes)
+        if refused is not None:
+            return self._none_applied(changes, refused)
+        outcomes: list[EditOutcome] = []
+        for change, is_dirty in zip(changes, dirty, strict=True):
+            notes: list[str] = []
             if change.delete:  # gone already when the editor took a DeleteFile
                 await asyncio.to_thread(change.path.unlink, missing_ok=True)
-            elif not caps.apply_edit:
-                await asyncio.to_thread(_write_disk, change.path, change.new_text)
-                note.append(
-                    "Written to disk directly (this editor does not apply workspace edits)."
-                )
             elif change.old_text is None and not (caps.document_changes and caps.create_files):
                 await asyncio.to_thread(_write_disk, change.path, change.new_text)
             elif is_dirty:
-                note.append(
+                notes.append(
                     "The file has unsaved changes in the editor: the edit was applied to the "
                     "editor's buffer, but the file on disk was left as the user saved it."
                 )
             else:
                 await self._sync_disk(change.path, uri_of(change.path), change.new_text)
-        return list(
-            await asyncio.gather(
-                *(
-                    _deleted()
-                    if c.delete
-                    else self._verified(
-                        c.path,
-                        uri_of(c.path),
-                        c.new_text,
-                        before,
-                        note,
-                        version=self._version(c.path) if caps.apply_edit else None,
-                    )
-                    for c, before, note in zip(changes, befores, notes, strict=True)
-                )
+            outcomes.append(
+                EditOutcome(applied=True, notes=notes, version=self._version(change.path))
             )
-        )
+        return outcomes
 
     def _version(self, path: Path) -> int | None:
         doc = self.open_document(path)
@@ -378,7 +322,7 @@ class LspWorkspace:
             self._doc_changed.pop(uri, None)
         return None
 
-    async def delete(self, path: Path) -> EditOutcome:
+    async def delete(self, path: Path, session: str | None = None) -> EditOutcome:
         caps = self.caps()
         uri = uri_of(path)
         if caps.apply_edit and caps.document_changes and caps.delete_files:
@@ -471,85 +415,25 @@ class LspWorkspace:
         if await asyncio.to_thread(_read_disk, path) != new_text:
             await asyncio.to_thread(_write_disk, path, new_text)
 
-    # ---- verification -------------------------------------------------------------------
+    # ---- the editor's diagnostics (EditorDiagnostics) ---------------------------------
+
+    def pushes(self) -> bool:
+        return self.caps().agent.diagnostics_push
+
+    def language_id(self, path: Path) -> str | None:
+        doc = self.open_document(path)
+        return doc.language_id if doc is not None else None
+
+    def publish(self, path: Path, diagnostics: list[dict[str, Any]]) -> None:
+        self.publish_diagnostics(uri_of(path), diagnostics)
+
+    def listen(self, receive: PushReceiver) -> None:
+        self._receivers.append(receive)
 
     async def diagnostics_pushed(
         self, uri: str, version: int | None, diagnostics: list[dict[str, Any]]
     ) -> None:
-        """agent/diagnostics: the editor's diagnostics of a document, kept with its file type."""
+        """agent/diagnostics: the editor's diagnostics of a document, with its languageId."""
         doc = self.documents(uri)
-        await self.board.push(uri, version, diagnostics, doc.language_id if doc else None)
-
-    async def _diagnostics_before(self, uri: str, path: Path, old_text: str | None) -> Before:
-        """The problems before the edit: the editor's latest push (and its number), when it pushes
-        diagnostics for this file type; else agentls' own checks of the old text."""
-        if not self.caps().agent.diagnostics_push:
-            own = await self.verifier.before(path, old_text)
-            return Before(own=own, pulled=await pull_if_answered(self.languages, path, uri))
-        pushed = self.board.current(uri)
-        before = Before(
-            seq=pushed.seq if pushed else 0, pushed=pushed.diagnostics if pushed else []
-        )
-        doc = self.open_document(path)
-        if not self.board.heard_from(uri, doc.language_id if doc else None):
-            before.unheard = True
-            before.own = await self.verifier.before(path, old_text)
-        return before
-
-    async def _verified(
-        self,
-        path: Path,
-        uri: str,
-        new_text: str,
-        before: Before,
-        notes: list[str],
-        version: int | None,
-    ) -> EditOutcome:
-        outcome = await self._verified_file(path, uri, new_text, before, notes, version)
-        if before.reach is not None:
-            outcome.reach = await before.reach.report(min(PUSH_WAIT_S, self.verifier.wait_s))
-        return outcome
-
-    async def _verified_file(
-        self,
-        path: Path,
-        uri: str,
-        new_text: str,
-        before: Before,
-        notes: list[str],
-        version: int | None,
-    ) -> EditOutcome:
-        label = relative_name(path, self.root)
-        if not self.caps().agent.diagnostics_push:
-            summary = await self.verifier.after(
-                path, new_text, before.own, lambda after: self.publish_diagnostics(uri, after)
-            )
-            if before.pulled is not None:
-                pulled = await pulled_summary(self.languages, path, uri, before.pulled, label)
-                summary = f"{pulled}\n{summary}" if pulled else summary
-            return EditOutcome(applied=True, notes=notes, diagnostics=summary)
-        wait_s = self.verifier.wait_s
-        if before.unheard:
-            wait_s = min(wait_s, UNHEARD_TYPE_WAIT_S)
-        pushed = await self.board.wait_settled(uri, before.seq, version, wait_s)
-        if pushed is not None:
-            summary = describe(
-                label,
-                new_problems(before.pushed, pushed.diagnostics),
-                "editor",
-                fixed_problems(before.pushed, pushed.diagnostics),
-            )
-        elif not before.unheard:
-            summary = (
-                f"Diagnostics (editor): none arrived for {label} within {wait_s:.1f} s of the edit."
-            )
-        else:
-            # No language server in the editor checks this file type: agentls' own checks.
-            log.debug("no diagnostics ever pushed for the type of %s: own checks", uri)
-            summary = (
-                f"Diagnostics (editor): none for {label}; the editor has reported none for its "
-                "file type in this session."
-            )
-            if self.verifier.applies_to(path):
-                summary += "\n" + await self.verifier.after(path, new_text, before.own)
-        return EditOutcome(applied=True, notes=notes, diagnostics=summary)
+        for receive in self._receivers:
+            await receive(uri, version, diagnostics, doc.language_id if doc else None)

@@ -60,7 +60,8 @@ from agentls.session.turn_setup import as_agent, take_turn_lock
 from agentls.store import ProjectGrant, SessionRecord, Store, StoreError, default_db_path
 from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.tools.support.sandbox import language_server_prefix
-from agentls.workspace.protocol import Workspace
+from agentls.verify.workspace import VerifiedWorkspace
+from agentls.workspace.protocol import FileAccess
 
 if TYPE_CHECKING:
     from agentls.mcp.manager import ServerStatus
@@ -97,7 +98,7 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
         self,
         *,
         store: Store,
-        workspace: Workspace,
+        workspace: VerifiedWorkspace,
         settings: Settings,
         registry: ToolRegistry | None = None,
         asker: Asker | None = None,
@@ -149,20 +150,20 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
         *,
         settings: Settings,
         root: Path | str | None = None,
-        workspace: Workspace | None = None,
+        files: FileAccess | None = None,
         db_path: Path | str | None = None,
         **options: Any,
     ) -> Agent:
         """An agent with its own store (at db_path, by default the user's database), closed by
-        aclose(). The workspace is the given one, else the disk under `root`. Raises StoreError
-        when the store cannot be opened. `options` are the constructor's (asker, presenter,
-        watch_instructions, ...)."""
-        if workspace is None:
-            if root is None:
-                raise ValueError("Agent.open needs a root or a workspace")
-            from agentls.workspace.disk import DiskWorkspace
+        aclose(). Its workspace is the one edit pipeline (VerifiedWorkspace) on the front end's
+        raw `files`, else the disk's under `root`. Raises StoreError when the store cannot be
+        opened. `options` are the constructor's (asker, presenter, ...)."""
+        agent: Agent | None = None
 
-            workspace = DiskWorkspace(Path(root), lambda: settings)
+        def in_force() -> Settings:  # the agent's, once it is made
+            return agent.settings if agent is not None else settings
+
+        workspace = VerifiedWorkspace.on(files, root, in_force)
         store = await Store.open(default_db_path() if db_path is None else db_path)
         try:
             agent = cls(store=store, workspace=workspace, settings=settings, **options)
@@ -340,15 +341,15 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
         its conversation, or both. KeyError, NotACheckpoint, SessionBusyError."""
         state = await self.session(session_id)
         async with held_idle(state, self.store, self.lock_owner):
-            return await revert_messages(
-                state, self.store, self.workspace, message_id, scope, dry_run
-            )
+            workspace = self.workspace.for_session(session_id)
+            return await revert_messages(state, self.store, workspace, message_id, scope, dry_run)
 
     async def unrevert(self, session_id: str) -> UnrevertOutcome:
         """Redo the last revert (revert.py); NothingToRedo after a prompt sent since."""
         state = await self.session(session_id)
         async with held_idle(state, self.store, self.lock_owner):
-            return await unrevert_messages(state, self.store, self.workspace)
+            workspace = self.workspace.for_session(session_id)
+            return await unrevert_messages(state, self.store, workspace)
 
     async def history(self, session_id: str) -> list[Message]:
         """Every stored message of the session (before a compaction too); KeyError if unknown."""
@@ -520,7 +521,7 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
 
     # ---- the turn -----------------------------------------------------------------------
 
-    def _turn_parts(self, model: str) -> TurnParts:
+    def _turn_parts(self, model: str, session_id: str | None = None) -> TurnParts:
         return TurnParts(
             store=self.store,
             provider=self.provider(model),
@@ -528,7 +529,7 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
             policy=self.policy,
             emit=self.emit,
             ask=self.asker,
-            workspace=self.workspace,
+            workspace=self.workspace.for_session(session_id),  # its calls made for the session
             root=self.root,
             instructions=self.instructions,
             prepare_tools=self._prepare_tools,
@@ -548,7 +549,7 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
         if not await take_turn_lock(self, state):
             return TurnResult(session_id, None, "cancelled", "", Usage())
         model = (command and command.model) or state.record.model  # a command's, for this turn
-        parts = self._turn_parts(model)
+        parts = self._turn_parts(model, session_id)
         if command is not None and command.agent is not None:  # run as its agent type
             parts = as_agent(parts, command.agent, self.subagents.registry_for)
         turn = Turn(parts, state, model)

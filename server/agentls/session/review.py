@@ -36,6 +36,7 @@ from agentls.session.revert import NOT_ITS_OWN, not_its_own_file
 from agentls.session.state import SessionState
 from agentls.store import Store
 from agentls.tools.base import PermissionQuery, content_hash
+from agentls.verify.workspace import VerifiedWorkspace
 from agentls.workspace.hunks import Hunk, apply, hunks
 from agentls.workspace.protocol import Workspace
 
@@ -145,7 +146,7 @@ class SessionReview:
     """agent/listReview and agent/review of Agent (which sets these attributes)."""
 
     store: Store
-    workspace: Workspace
+    workspace: VerifiedWorkspace
     root: Path
     _sessions: OrderedDict[str, SessionState]
     # One answer at a time: two keeps of one file's hunks sent at once must not lose one.
@@ -224,8 +225,9 @@ class SessionReview:
         whole: bool,
     ) -> RevertConflict | None:
         path = Path(key)
+        workspace = self.workspace.for_session(state.record.id)
         # A link out or a directory where the file was: never written through (a conflict).
-        current = NOT_ITS_OWN if not_its_own_file(path) else await _read(self.workspace, path)
+        current = NOT_ITS_OWN if not_its_own_file(path) else await _read(workspace, path)
         if current != agent:
             return RevertConflict(path=key, before=base, agent=agent, current=current)
         undone = set(indexes)
@@ -235,9 +237,9 @@ class SessionReview:
             else apply(base or "", [h for i, h in enumerate(all_hunks) if i not in undone])
         )
         if target is None:
-            outcome = await self.workspace.delete(path)
+            outcome = await workspace.delete(path)
         else:
-            outcome = await self.workspace.write_text(path, target, current)
+            outcome = await workspace.write_text(path, target, current)
         if not outcome.applied:
             raise ReviewFailed(f"{key} was not changed: {outcome.reason or 'the edit was refused'}")
         session_id = state.record.id

@@ -185,6 +185,7 @@ class SubAgents:
             child = dataclasses.replace(
                 parts,
                 registry=self.registry_for(kind, env.registry),
+                workspace=env.workspace,  # its calls made for the parent's session (an editor's)
                 emit=emit,
                 ask=ask,
                 prepare_tools=None,

@@ -5,11 +5,17 @@
 - diagnostics.py: before/after: the new problems an edit introduced, in words;
 - board.py: diagnostics an editor pushes (agent/diagnostics), and waiting for the push that
   answers an edit (settled, never a stale version; short for file types never pushed for);
-- edit.py: the Verifier a workspace calls around a write (own checks before and after, commands);
+- workspace.py: VerifiedWorkspace, the one edit pipeline under every front end (conflict check,
+  problems before, reach, write, problems after, all-or-none with put-back); DiskWorkspace;
+- before_after.py: the edited file's problems before and after (editor pushes, or own checks
+  and a language server's pulled diagnostics);
+- edit.py: the Verifier (own checks before and after, the verifyCommands);
+- served.py: a configured language server's diagnostics of the edited file;
 - reach.py: an edit's reach: the definitions it changes, the other files that use them (the
   language servers' documentSymbol and references) and their new errors;
 - pycalls.py: agentls' own check of a Python definition's uses (the name still there, the calls
   still fitting its signature), for files no language server reports on.
 
-Plain code: no pygls, no front end. The language server and the disk workspace both use it.
+Plain code: no pygls, no front end. Agent.open builds every session's workspace on
+VerifiedWorkspace; the front ends only give it their FileAccess.
 """

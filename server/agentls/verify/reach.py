@@ -308,8 +308,11 @@ class Following:
 class Files(Protocol):
     """What of a workspace an edit's reach uses: its root, its language servers, its texts."""
 
-    root: Path
-    languages: Languages
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def languages(self) -> Languages: ...
 
     async def read_text(self, path: Path) -> str: ...
 

@@ -1,7 +1,7 @@
 """A configured language server's diagnostics of the edited file itself, before and after an edit,
 for the workspaces without an editor's diagnostics (the disk's under `agentls run`, an ACP
-editor's): its names, types and lint, which agentls' syntax check cannot see. The editor's own
-come through lsp/workspace.py."""
+editor's, and the language server front end's when its editor pushes none): its names, types and
+lint, which agentls' syntax check cannot see. before_after.py calls it."""
 
 from __future__ import annotations
 
@@ -29,13 +29,19 @@ async def served_before(
 
 
 async def served_after(
-    languages: Languages, path: Path, root: Path, before: Diagnostics | None, summary: str | None
+    languages: Languages,
+    path: Path,
+    root: Path,
+    before: Diagnostics | None,
+    summary: str | None,
+    origin: str = ORIGIN,
 ) -> str | None:
-    """The edit's summary with the language server's new problems first (when one answered)."""
+    """The edit's summary with the language server's new problems first (when one answered);
+    `origin` says whose servers answered."""
     if before is None:
         return summary
     label = relative_name(path, root)
-    said = await pulled_summary(languages, path, path.as_uri(), before, label, ORIGIN)
+    said = await pulled_summary(languages, path, path.as_uri(), before, label, origin)
     if not said:
         return summary
     return f"{said}\n{summary}" if summary else said

@@ -1,5 +1,5 @@
-"""The Workspace on the plain filesystem (the CLI's, and the tests'): text files read and written
-atomically, each write verified (agentls.verify) so the model hears what it broke."""
+"""Raw access to the plain filesystem (the CLI's, and the tests'): text files read, and written
+atomically. agentls.verify.workspace.DiskWorkspace verifies each write on it."""
 
 from __future__ import annotations
 
@@ -14,11 +14,7 @@ from pathlib import Path
 from agentls.config import Settings
 from agentls.language import NoLanguages
 from agentls.language.headless import HeadlessLanguages
-from agentls.verify.edit import Verifier
-from agentls.verify.reach import reach_before
-from agentls.verify.served import served_after, served_before
-from agentls.workspace.changed import changed_while_waiting
-from agentls.workspace.protocol import EditOutcome, FileChange, Languages
+from agentls.workspace.protocol import EditorDiagnostics, EditOutcome, FileChange, Languages
 
 # A NUL byte this early means binary, even when the bytes happen to decode.
 BINARY_SNIFF_BYTES = 8192
@@ -53,46 +49,33 @@ def read_text_file(path: Path, max_bytes: int | None = None) -> str:
     return decode_text(data)
 
 
-def _not_applied(reason: str | None) -> EditOutcome:
-    why = reason or "another file of the same change had changed, so none was written"
-    return EditOutcome(applied=False, reason=why)
+class DiskFiles:
+    """Raw access to the files on disk (FileAccess): writes are atomic (temp file + rename in the
+    same directory). Nothing is verified here (agentls.verify.VerifiedWorkspace does it).
 
+    `languages`: the language servers of the `languageServers` setting (`settings`, a getter of
+    the settings in force), started by agentls on first use (NoLanguages without settings)."""
 
-class DiskWorkspace:
-    """Files are what is on disk; writes are atomic (temp file + rename in the same directory).
-
-    After a write, agentls' own checks (Python, JSON) of the text before and after, and the
-    verifyCommands of `settings` (a getter: the settings in force; none without it), report the
-    problems the change introduced in EditOutcome.diagnostics, for files something checks.
-
-    `languages`: the language servers of the `languageServers` setting, started by agentls on
-    first use (NoLanguages without settings)."""
+    waited = "for approval"
+    diagnostics: EditorDiagnostics | None = None
 
     def __init__(self, root: Path, settings: Callable[[], Settings] | None = None) -> None:
         self.root = Path(root).resolve()
-        self.verifier = Verifier(self.root, settings)
         self.languages: Languages = (
             HeadlessLanguages(self.root, settings, self.read_text)
             if settings is not None
             else NoLanguages()
         )
 
-    async def read_text(self, path: Path) -> str:
+    async def read_text(self, path: Path, session: str | None = None) -> str:
         return await asyncio.to_thread(self._read, path)
 
-    async def write_text(self, path: Path, new_text: str, old_text: str | None) -> EditOutcome:
-        # old_text is what the change was made from; an approval may have kept it waiting since.
-        try:
-            current = await asyncio.to_thread(self._current, path)
-        except IsADirectoryError:
-            return EditOutcome(applied=False, reason=f"could not write {path}: it is a directory")
-        changed = changed_while_waiting(old_text, current)
-        if changed is not None:
-            return EditOutcome(applied=False, reason=changed)
-        before = await self.verifier.before(path, old_text)
-        # A configured language server's diagnostics of the file (names, types, lint), before.
-        served = await served_before(self.languages, path, old_text)
-        reach = await reach_before(self, path, path.as_uri(), old_text, new_text)
+    async def current_text(self, path: Path, session: str | None = None) -> str | None:
+        return await asyncio.to_thread(self.text_now, path)
+
+    async def write_text(
+        self, path: Path, new_text: str, old_text: str | None, session: str | None = None
+    ) -> EditOutcome:
         try:
             await asyncio.to_thread(self._write, path, new_text)
         except UnicodeEncodeError as exc:
@@ -100,57 +83,14 @@ class DiskWorkspace:
         except OSError as exc:
             detail = exc.strerror or str(exc)
             return EditOutcome(applied=False, reason=f"could not write {path}: {detail}")
-        diagnostics = None
-        if self.verifier.applies_to(path):
-            diagnostics = await self.verifier.after(path, new_text, before)
-        diagnostics = await served_after(self.languages, path, self.root, served, diagnostics)
-        reached = await reach.report() if reach is not None else None
-        return EditOutcome(applied=True, diagnostics=diagnostics, reach=reached)
+        return EditOutcome(applied=True)
 
-    async def write_all(self, changes: Sequence[FileChange]) -> list[EditOutcome]:
-        """Every file checked first (each still its old_text, none a directory), then written;
-        a write that fails puts back the files written before it, so it is all or none."""
-        reasons: list[str | None] = []
-        for change in changes:
-            try:
-                current = await asyncio.to_thread(self._current, change.path)
-            except IsADirectoryError:
-                reasons.append(f"could not write {change.path}: it is a directory")
-                continue
-            reasons.append(changed_while_waiting(change.old_text, current))
-        if any(reasons):
-            return [_not_applied(reason) for reason in reasons]
-        befores = [await self.verifier.before(c.path, c.old_text) for c in changes]
-        written: list[FileChange] = []
-        for change in changes:
-            try:
-                if change.delete:
-                    await asyncio.to_thread(change.path.unlink, missing_ok=True)
-                else:
-                    await asyncio.to_thread(self._write, change.path, change.new_text)
-            except (OSError, UnicodeEncodeError) as exc:
-                detail = getattr(exc, "strerror", None) or str(exc)
-                for done in reversed(written):
-                    with contextlib.suppress(OSError, UnicodeEncodeError):
-                        if done.old_text is None:
-                            done.path.unlink(missing_ok=True)
-                        else:
-                            await asyncio.to_thread(self._write, done.path, done.old_text)
-                why = f"could not write {change.path}: {detail}"
-                return [
-                    EditOutcome(applied=False, reason=why if c is change else f"not applied: {why}")
-                    for c in changes
-                ]
-            written.append(change)
-        outcomes = []
-        for change, before in zip(changes, befores, strict=True):
-            diagnostics = None
-            if self.verifier.applies_to(change.path) and not change.delete:
-                diagnostics = await self.verifier.after(change.path, change.new_text, before)
-            outcomes.append(EditOutcome(applied=True, diagnostics=diagnostics))
-        return outcomes
+    async def apply_all(
+        self, changes: Sequence[FileChange], session: str | None = None
+    ) -> list[EditOutcome] | None:
+        return None  # a filesystem has no all-or-none write of several files
 
-    async def delete(self, path: Path) -> EditOutcome:
+    async def delete(self, path: Path, session: str | None = None) -> EditOutcome:
         try:
             await asyncio.to_thread(path.unlink, missing_ok=True)
         except IsADirectoryError:
@@ -165,7 +105,7 @@ class DiskWorkspace:
         return read_text_file(path)
 
     @classmethod
-    def _current(cls, path: Path) -> str | None:
+    def text_now(cls, path: Path) -> str | None:
         """The file's text now; None when it does not exist (or is not a readable text file,
         which then never equals an old_text)."""
         try:

@@ -1,8 +1,11 @@
-"""The Workspace seam between the tools and the front end's files, and what a change came to."""
+"""The seams between the tools and the front end's files: `Workspace`, what the tools read and
+write through (agentls.verify.VerifiedWorkspace: each change checked and verified), and
+`FileAccess`, the raw access a front end implements (the disk, an editor's buffers); plus what a
+change came to (EditOutcome)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -36,6 +39,9 @@ class EditOutcome:
     # The new errors in other files that use a definition the change changed; None when nothing
     # was followed (no language server answers references for the file).
     reach: Reach | None = None
+    # The editor's document version after the change (the one its pushed diagnostics answer);
+    # None when no editor buffer took it.
+    version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -71,11 +77,14 @@ class Languages(Protocol):
 
 
 class Workspace(Protocol):
-    """Where files live. The CLI implements it with the disk (DiskWorkspace); the language server
-    with editor buffers (LspWorkspace)."""
+    """Where the tools' files live: agentls.verify.VerifiedWorkspace on a front end's FileAccess
+    (the disk's, DiskFiles; an editor's buffers, LspWorkspace, AcpWorkspace)."""
 
-    root: Path
-    languages: Languages
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def languages(self) -> Languages: ...
 
     async def read_text(self, path: Path) -> str:
         """Current text of a file (an open buffer's unsaved text wins). Raises FileNotFoundError,
@@ -95,4 +104,78 @@ class Workspace(Protocol):
 
     async def delete(self, path: Path) -> EditOutcome:
         """Delete a file (revert of a file the agent created); applied when it does not exist."""
+        ...
+
+
+# An editor's diagnostics of a document, as it pushes them: (uri, version, diagnostics, languageId).
+PushReceiver = Callable[[str, int | None, list[dict[str, Any]], str | None], Awaitable[None]]
+
+
+class EditorDiagnostics(Protocol):
+    """An editor's own diagnostics source (the language server front end's agent/diagnostics)."""
+
+    def pushes(self) -> bool:
+        """Whether the editor pushes its diagnostics (else agentls' checks stand in)."""
+        ...
+
+    def language_id(self, path: Path) -> str | None:
+        """The languageId of the file's open document (None: not open, or not said)."""
+        ...
+
+    def publish(self, path: Path, diagnostics: list[dict[str, Any]]) -> None:
+        """Show agentls' own diagnostics of an edited file in the editor."""
+        ...
+
+    def listen(self, receive: PushReceiver) -> None:
+        """Hand every push from now on to `receive`."""
+        ...
+
+
+class FileAccess(Protocol):
+    """What a front end implements: raw access to its files, nothing checked or verified (that is
+    agentls.verify.VerifiedWorkspace's, the same for every front end). `session` is the front
+    end's session the call is made for (an ACP editor is addressed per session); None: none.
+
+    `waited` words what a change may have waited for ("for approval"), in the reason a change to a
+    file that changed meanwhile is refused. `diagnostics` is the editor's diagnostics source, where
+    there is one."""
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def languages(self) -> Languages: ...
+
+    @property
+    def waited(self) -> str: ...
+
+    @property
+    def diagnostics(self) -> EditorDiagnostics | None: ...
+
+    async def read_text(self, path: Path, session: str | None = None) -> str:
+        """As Workspace.read_text."""
+        ...
+
+    async def current_text(self, path: Path, session: str | None = None) -> str | None:
+        """The text a change must still find: None when the file does not exist, a text no edit
+        starts from when it is not a text file. Raises IsADirectoryError."""
+        ...
+
+    async def write_text(
+        self, path: Path, new_text: str, old_text: str | None, session: str | None = None
+    ) -> EditOutcome:
+        """Write the whole text (old_text: what it is now, None: a new file); applied or why not,
+        with notes and the editor's document version."""
+        ...
+
+    async def delete(self, path: Path, session: str | None = None) -> EditOutcome:
+        """As Workspace.delete."""
+        ...
+
+    async def apply_all(
+        self, changes: Sequence[FileChange], session: str | None = None
+    ) -> list[EditOutcome] | None:
+        """The changes as one edit, all or none, where the front end can natively (an editor's
+        WorkspaceEdit); None where it cannot (then they are written one by one and put back on a
+        failure)."""
         ...
