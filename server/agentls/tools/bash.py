@@ -31,6 +31,7 @@ from agentls.tools.base import (
 from agentls.tools.support import sandbox
 from agentls.tools.support.outputs import SavedOutput
 from agentls.tools.support.processes import kill_process_group
+from agentls.tools.support.sandbox import SandboxPlan
 from agentls.tools.support.supervise import start_time, sweep_call
 from agentls.tools.support.text import human_size, plural
 
@@ -188,6 +189,74 @@ def _exit_text(code: int | None) -> str:
     return f"Exit code: {code}"
 
 
+async def _sandbox_plan(ctx: ToolContext, command: str) -> SandboxPlan | None:
+    """How the command will run: in the sandbox (its plan) or not (None).
+
+    Decided before the question: it says whether the command will run sandboxed. A line that
+    changes what the sandbox keeps read-only (`git commit`, a write to .git or .agentls) would
+    fail inside it: unless the sandbox is required, it runs outside, and its question says so
+    (such lines ask unless a rule of the user's names them)."""
+    if ctx.sandbox.mode == "required" or not changes_protected(command, ctx.workspace.root):
+        return await sandbox.prepare(ctx.sandbox, ctx.workspace.root, keep=(SUPERVISOR,))
+    return None
+
+
+async def _start(
+    ctx: ToolContext, command: str, plan: SandboxPlan | None, marker: str
+) -> tuple[asyncio.subprocess.Process, int]:
+    """The supervisor running `bash -c command` (in the sandbox when planned), and the read end
+    of the pipe it reports on."""
+    argv = [sys.executable, "-I", "-S", SUPERVISOR, "{fd}", "--", "bash", "-c", command]
+    if plan is not None:
+        argv = [*plan.prefix, *argv]
+    report_r, report_w = os.pipe()
+    argv[argv.index("{fd}")] = str(report_w)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(ctx.workspace.root),
+            env={**child_env(), CALL_MARKER: marker.partition("=")[2]},
+            start_new_session=True,
+            pass_fds=(report_w,),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+    except BaseException:
+        os.close(report_r)
+        raise
+    finally:
+        os.close(report_w)
+    return proc, report_r
+
+
+def _process_notes(
+    report: CallReport, timed_out: bool, refused: list[str], plan: SandboxPlan | None
+) -> list[str]:
+    """What the command left running (and was stopped), and what the sandbox refused."""
+    notes: list[str] = []
+    if report.stopped and not timed_out:
+        shown = ", ".join(report.stopped[:5]) + (", ..." if len(report.stopped) > 5 else "")
+        notes.append(
+            f"(The command left {plural(len(report.stopped), 'background process', 'background processes')} "
+            f"running ({shown}); {'it was' if len(report.stopped) == 1 else 'they were'} "
+            "stopped when the command ended. Nothing a command starts outlives its call.)"
+        )
+    if report.left:
+        notes.append(
+            f"({plural(report.left, 'process', 'processes')} started by the command could not "
+            "be stopped.)"
+        )
+    if refused:
+        notes.append(
+            f"(Refused: the command created {', '.join(refused)}, which the sandbox keeps "
+            "read-only (git hooks, editor or agent config: another program would run it "
+            f"later). It was moved aside to {plan.moved_to if plan else '?'}; to create it, "
+            "use the write tool, which asks the user.)"
+        )
+    return notes
+
+
 class BashTool(Tool):
     name = "bash"
     description = (
@@ -223,13 +292,7 @@ class BashTool(Tool):
         if "\0" in command:
             raise ToolError("The command contains a NUL byte, which bash cannot take.")
         timeout_ms = params.timeout_ms or DEFAULT_TIMEOUT_MS
-        # Decided before the question: it says whether the command will run sandboxed. A line that
-        # changes what the sandbox keeps read-only (`git commit`, a write to .git or .agentls)
-        # would fail inside it: unless the sandbox is required, it runs outside, and its question
-        # says so (such lines ask unless a rule of the user's names them).
-        plan = None
-        if ctx.sandbox.mode == "required" or not changes_protected(command, ctx.workspace.root):
-            plan = await sandbox.prepare(ctx.sandbox, ctx.workspace.root, keep=(SUPERVISOR,))
+        plan = await _sandbox_plan(ctx, command)
         await ctx.authorize(
             PermissionQuery(
                 tool=self.name,
@@ -240,27 +303,7 @@ class BashTool(Tool):
             )
         )
         marker = f"{CALL_MARKER}={secrets.token_hex(8)}"
-        argv = [sys.executable, "-I", "-S", SUPERVISOR, "{fd}", "--", "bash", "-c", command]
-        if plan is not None:
-            argv = [*plan.prefix, *argv]
-        report_r, report_w = os.pipe()
-        argv[argv.index("{fd}")] = str(report_w)
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=str(ctx.workspace.root),
-                env={**child_env(), CALL_MARKER: marker.partition("=")[2]},
-                start_new_session=True,
-                pass_fds=(report_w,),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-            )
-        except BaseException:
-            os.close(report_r)
-            raise
-        finally:
-            os.close(report_w)
+        proc, report_r = await _start(ctx, command, plan, marker)
         # start_new_session: the supervisor leads its own session and process group, which bash
         # and what it starts share unless they leave it (see supervise.py for those).
         pgid = proc.pid
@@ -270,29 +313,8 @@ class BashTool(Tool):
         saved = SavedOutput(ctx.session_id, f"bash-{ctx.call_id}", HEAD_BYTES + TAIL_BYTES)
         assert proc.stdout is not None
         pump = asyncio.ensure_future(self._pump(proc.stdout, capture, saved, ctx))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout_ms / 1000
-        timed_out = False
         try:
-            while proc.returncode is None:
-                remaining = deadline - loop.time()
-                if remaining <= 0:
-                    timed_out = True
-                    break
-                if pump.done():  # the output closed but the command still runs
-                    await asyncio.sleep(min(0.02, remaining))
-                else:
-                    await asyncio.wait({pump}, timeout=min(0.1, remaining))
-            if timed_out:
-                ctx.progress(f"timed out after {timeout_ms} ms; stopping the command")
-                await kill_process_group(pgid, TIMEOUT_GRACE)
-            if proc.returncode is None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._exited(proc), 2.0)
-            # The supervisor stopped everything the command left: the output closes now.
-            await asyncio.wait({pump}, timeout=2.0)
-            if not pump.done():  # something outside the supervisor's reach holds the pipe
-                pump.cancel()
+            timed_out = await self._wait(proc, pump, pgid, timeout_ms, ctx)
         except BaseException:
             pump.cancel()
             saved.close()
@@ -303,46 +325,86 @@ class BashTool(Tool):
             raise
         report = await self._end_call(proc, report_r, marker, started)
         refused = plan.refuse_created() if plan is not None else []
+        return self._answer(
+            command,
+            proc.returncode,
+            timeout_ms if timed_out else None,
+            capture,
+            saved,
+            report,
+            refused,
+            plan,
+        )
 
+    async def _wait(
+        self,
+        proc: asyncio.subprocess.Process,
+        pump: asyncio.Future[None],
+        pgid: int,
+        timeout_ms: int,
+        ctx: ToolContext,
+    ) -> bool:
+        """Until the command ends (or its time is up: then it is stopped) and its output closes;
+        whether it timed out."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_ms / 1000
+        timed_out = False
+        while proc.returncode is None:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                timed_out = True
+                break
+            if pump.done():  # the output closed but the command still runs
+                await asyncio.sleep(min(0.02, remaining))
+            else:
+                await asyncio.wait({pump}, timeout=min(0.1, remaining))
+        if timed_out:
+            ctx.progress(f"timed out after {timeout_ms} ms; stopping the command")
+            await kill_process_group(pgid, TIMEOUT_GRACE)
+        if proc.returncode is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._exited(proc), 2.0)
+        # The supervisor stopped everything the command left: the output closes now.
+        await asyncio.wait({pump}, timeout=2.0)
+        if not pump.done():  # something outside the supervisor's reach holds the pipe
+            pump.cancel()
+        return timed_out
+
+    def _answer(
+        self,
+        command: str,
+        returncode: int | None,
+        timed_out_ms: int | None,
+        capture: OutputCapture,
+        saved: SavedOutput,
+        report: CallReport,
+        refused: list[str],
+        plan: SandboxPlan | None,
+    ) -> ToolResult:
+        """The output (cut in the middle when long), then what happened to the processes, the
+        sandbox and the exit code."""
+        timed_out = timed_out_ms is not None
         body = capture.render().rstrip("\n") or "(no output)"
         parts = [body, ""]
         saved_path = saved.close()
         if capture.omitted > 0:
             parts.append(saved_note(capture, saved, saved_path))
-        if report.stopped and not timed_out:
-            shown = ", ".join(report.stopped[:5]) + (", ..." if len(report.stopped) > 5 else "")
-            parts.append(
-                f"(The command left {plural(len(report.stopped), 'background process', 'background processes')} "
-                f"running ({shown}); {'it was' if len(report.stopped) == 1 else 'they were'} "
-                "stopped when the command ended. Nothing a command starts outlives its call.)"
-            )
-        if report.left:
-            parts.append(
-                f"({plural(report.left, 'process', 'processes')} started by the command could not "
-                "be stopped.)"
-            )
-        if refused:
-            parts.append(
-                f"(Refused: the command created {', '.join(refused)}, which the sandbox keeps "
-                "read-only (git hooks, editor or agent config: another program would run it "
-                f"later). It was moved aside to {plan.moved_to if plan else '?'}; to create it, "
-                "use the write tool, which asks the user.)"
-            )
+        parts += _process_notes(report, timed_out, refused, plan)
         if plan is not None:
             parts.append(plan.describe())
         if timed_out:
             parts.append(
-                f"Command timed out after {timeout_ms} ms; it was killed, with every process it "
+                f"Command timed out after {timed_out_ms} ms; it was killed, with every process it "
                 "started. Output up to that point is shown above."
             )
         else:
-            parts.append(_exit_text(proc.returncode))
+            parts.append(_exit_text(returncode))
         return ToolResult(
             "\n".join(parts),
             is_error=timed_out,
             title=self.title({"command": command}),
             metadata={
-                "exit_code": proc.returncode,
+                "exit_code": returncode,
                 "timed_out": timed_out,
                 "output_bytes": capture.total,
                 "truncated": capture.omitted > 0,
