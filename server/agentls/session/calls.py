@@ -258,13 +258,33 @@ class CallContext(PathAuthorization):
         return self.rules.read_filter(self.root, base)
 
     async def authorize(self, query: PermissionQuery) -> Accepted | None:
-        policy = self._policy
         if (
             query.tool == "read"
             and query.path is not None
             and is_saved_output(self.session_id, query.path)
         ):
             return None  # a long output this session saved (tools/support/outputs.py): its own file
+        action = self._action(query)
+        if (
+            action in ("allow", "ask")
+            and self._env.state.record.parent_id is None
+            and applies_at_once(
+                self._policy.settings, query, self.is_outside, self.relative, self.root
+            )
+        ):  # review "after": applied without a question, pending review (session/review.py);
+            # an edit a rule allows is tracked too, so the review shows every change. Not for a
+            # sub-agent: its session's review list is shown nowhere, so its edits still ask.
+            env = self._env
+            self._recording.review = PendingReview(env.store, env.emit, self.session_id)
+            return None
+        if action == "allow":
+            return None
+        if action == "deny":
+            raise self._denied(query)
+        return await self._ask(query)
+
+    def _action(self, query: PermissionQuery) -> str:
+        """What the rules say of the call: allow, ask or deny."""
 
         def evaluate(rules: PermissionRules) -> str:
             if query.changes:  # a change to several files: the strictest of their answers
@@ -283,33 +303,27 @@ class CallContext(PathAuthorization):
         # The configuration first: a grant answers a question, it never overrides a deny (one
         # configured after the grant was given included). Grants are allows at the end of the
         # list, so they can only turn this "ask" into "allow".
+        policy = self._policy
         action = evaluate(policy.rules)
         if action == "ask" and (policy.project_grants or self._env.state.grants):
             action = evaluate(self.rules)
-        if (
-            action in ("allow", "ask")
-            and self._env.state.record.parent_id is None
-            and applies_at_once(policy.settings, query, self.is_outside, self.relative, self.root)
-        ):  # review "after": applied without a question, pending review (session/review.py);
-            # an edit a rule allows is tracked too, so the review shows every change. Not for a
-            # sub-agent: its session's review list is shown nowhere, so its edits still ask.
-            env = self._env
-            self._recording.review = PendingReview(env.store, env.emit, self.session_id)
-            return None
-        if action == "allow":
-            return None
-        if action == "deny":
-            subject = query.subject
-            if query.changes:
-                subject = ", ".join(
-                    self.relative(c.path)
-                    for c in query.changes
-                    if self._file_action(self.rules, query.tool, c.path) == "deny"
-                )
-            raise PermissionDenied(
-                f"Permission denied: a rule forbids {query.tool} on {subject}. Do not retry it; "
-                "tell the user or find another way."
+        return action
+
+    def _denied(self, query: PermissionQuery) -> PermissionDenied:
+        subject = query.subject
+        if query.changes:
+            subject = ", ".join(
+                self.relative(c.path)
+                for c in query.changes
+                if self._file_action(self.rules, query.tool, c.path) == "deny"
             )
+        return PermissionDenied(
+            f"Permission denied: a rule forbids {query.tool} on {subject}. Do not retry it; "
+            "tell the user or find another way."
+        )
+
+    async def _ask(self, query: PermissionQuery) -> Accepted | None:
+        """The user's answer to the call; raises PermissionDenied for anything but a yes."""
         # A change to several files is answered once; "always" is not offered for it.
         grant = (
             None
@@ -343,23 +357,7 @@ class CallContext(PathAuthorization):
             assert grant is not None
             await self._grant_always(grant, answer.scope)
             return None
-        if answer.decision == "timeout":
-            raise PermissionDenied(
-                f"Permission for {query.title} was not given: the approval request timed out. "
-                "Nothing was done. Do not retry the same call; go on without it, or ask the user "
-                "(ask_user) whether they want it."
-            )
-        if answer.decision == "unattended":
-            raise PermissionDenied(unattended_refusal(f"for permission to {query.title}"))
-        feedback = (answer.feedback or "").strip()
-        message = f"The user rejected this {query.tool} call ({query.title}). Nothing was done."
-        if feedback:
-            message += f"\nTheir feedback: {feedback}"
-        message += (
-            "\nDo not retry the same call. Adjust it to what they said, take another way, or ask "
-            "the user what they want."
-        )
-        raise PermissionDenied(message)
+        raise _refusal(query, answer.decision, answer.feedback)
 
     def _file_action(self, rules: PermissionRules, tool: str, path: Path) -> str:
         return rules.evaluate(
@@ -414,6 +412,28 @@ class CallContext(PathAuthorization):
         """exit_plan: the plan to the user (see modes.approve_plan)."""
         env = self._env
         return await approve_plan(env.state, env.store, env.emit, env.ask, self.call_id, plan)
+
+
+def _refusal(query: PermissionQuery, decision: str, feedback: str | None) -> PermissionDenied:
+    """Why the call was not allowed: the question timed out, no one could answer, or the user
+    rejected it (with their feedback)."""
+    if decision == "timeout":
+        return PermissionDenied(
+            f"Permission for {query.title} was not given: the approval request timed out. "
+            "Nothing was done. Do not retry the same call; go on without it, or ask the user "
+            "(ask_user) whether they want it."
+        )
+    if decision == "unattended":
+        return PermissionDenied(unattended_refusal(f"for permission to {query.title}"))
+    feedback = (feedback or "").strip()
+    message = f"The user rejected this {query.tool} call ({query.title}). Nothing was done."
+    if feedback:
+        message += f"\nTheir feedback: {feedback}"
+    message += (
+        "\nDo not retry the same call. Adjust it to what they said, take another way, or ask "
+        "the user what they want."
+    )
+    return PermissionDenied(message)
 
 
 class RecordingWorkspace:
