@@ -4,6 +4,7 @@ answer comes once it has loaded the workspace, and equals its warm answer."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from agentls.tools.navigate import ReferencesTool, SymbolsTool
 from agentls.tools.support.sandbox import language_server_prefix
 from agentls.verify.reach import describe_reach
 from agentls.verify.workspace import DiskWorkspace
+from messages_api import MessagesAPIServer, reply, text, tool_use
+from tests.cli.test_cli import agentls
 from tests.tools.conftest import ToolTestContext
 
 PYRIGHT = Path(__file__).parent / "pyright" / "node_modules" / ".bin" / "pyright-langserver"
@@ -116,3 +119,37 @@ async def test_an_edit_that_breaks_another_file_reports_pyrights_error(
     said = describe_reach(outcome.reach, lambda p: p.relative_to(root).as_posix(), lambda p: True)
     assert "new error(s) in 5 file(s)" in said, said
     assert f"  pkg/use1.py:\n    line 5: {missing}" in said, said
+
+
+def test_agentls_run_with_pyright_answers_whole_at_once_and_reports_a_broken_caller(
+    api: MessagesAPIServer, env: dict[str, str], tmp_path: Path
+) -> None:
+    """As a user runs it: `agentls run` with pyright in the user's config, the model's first
+    question and then an edit that changes a signature other files call."""
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    repository(root)
+    config = tmp_path / "config" / "agentls" / "config.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps(pyright_settings().model_dump(by_alias=True, exclude_unset=True)))
+    old = "def take(n, iterable):"
+    edit = {"path": "pkg/core.py", "old_string": old, "new_string": "def take(n, iterable, key):"}
+    api.enqueue(
+        reply(tool_use("references", {"path": "pkg/core.py", "symbol": "take"})),
+        reply(tool_use("read", {"path": "pkg/core.py"})),
+        reply(tool_use("edit", edit)),
+        reply(text("Done.")),
+    )
+    proc = agentls("run", "--cwd", str(root), "--yes", "add a key to take", env=env, timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = [
+        b["content"]
+        for r in api.requests[1:]
+        for b in r.body["messages"][-1]["content"]
+        if b["type"] == "tool_result"
+    ]
+    assert "12 places in 6 files" in results[0] and "still loading" not in results[0]
+    edited = next(r for r in results if r.startswith("Edited pkg/core.py"))
+    others = edited[edited.index("Other files using what this edit changed (take)") :]
+    assert '    line 5: error [Pyright] Argument missing for parameter "key"' in others, edited
+    assert "unknown method" not in proc.stderr and "Ignoring notification" not in proc.stderr
