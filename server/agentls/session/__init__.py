@@ -20,6 +20,8 @@ The modules, one concern each:
 - context_items.py: a prompt's context items (files, selections, labelled text, images) and the
   policy checks on them (prompt_with_items, the Agent inherits it);
 - commands.py: /NAME prompts (built-ins, the user's and a trusted workspace's templates);
+- proposals.py: a change the user proposes from the editor (agent/proposeEdit), asked about and
+  applied as the agent's edits are;
 - steering.py: a prompt that joins the running turn at its next step boundary;
 - heap.py: the garbage collector's freezing policy;
 - retry.py: a turn that ended with an error goes on from its failed step (agent/retry);
@@ -36,6 +38,7 @@ from agentls.session.context_items import (
     PromptRefused,
     TextItem,
 )
+from agentls.session.proposals import Proposal, ProposalRefused, propose_edit
 from agentls.session.questions import (
     AskContext,
     Asker,
@@ -63,6 +66,8 @@ __all__ = [
     "NothingToRetry",
     "PromptRefused",
     "ProjectGrant",
+    "Proposal",
+    "ProposalRefused",
     "Question",
     "QuestionPresenter",
     "RevertOutcome",
@@ -73,4 +78,5 @@ __all__ = [
     "TextItem",
     "TurnResult",
     "answer_taken",
+    "propose_edit",
 ]
