@@ -120,7 +120,7 @@ async def attachment(agent: Agent, session_id: str, item: ContextItem | Attachme
         refused = refused_link(item.path, agent.root, agent.policy)
         if refused is not None:
             raise NotAttached(refused)
-        text = await item_text(agent.workspace, item.path)
+        text = await item_text(agent.workspace.for_session(session_id), item.path)
         if text is not None and item.select is not None:
             text = item.select(text)
         return ContextPart(uri=item.uri, range=item.range, text=cut_context(text))

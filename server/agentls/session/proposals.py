@@ -60,8 +60,9 @@ async def propose_edit(agent: Agent, session_id: str, raw_path: str, text: str) 
     root = agent.root
     path = proposed_path(root, raw_path)
     rel = path.relative_to(root).as_posix()
+    workspace = agent.workspace.for_session(session_id)  # the one edit pipeline, for the session
     try:
-        old: str | None = await agent.workspace.read_text(path)
+        old: str | None = await workspace.read_text(path)
     except FileNotFoundError:
         old = None
     except UnicodeDecodeError:
@@ -91,7 +92,7 @@ async def propose_edit(agent: Agent, session_id: str, raw_path: str, text: str) 
             new = text if answer.accepted is None else answer.accepted.get(path, old)
             if new is not None and new != old:
                 # Checked and verified as the agent's own edits are (Agent.workspace).
-                outcome = await agent.workspace.write_text(path, new, old)
+                outcome = await workspace.write_text(path, new, old)
                 applied = outcome.applied
                 output = f"Applied to {rel}." if applied else f"Not applied: {outcome.reason}"
         elif decision == "reject":
