@@ -1,73 +1,24 @@
-"""Review R2b of session 6's late features: the panel's @-mentions (a context file that is a link
-out of the workspace or to a secret), webfetch's edges (redirects to other schemes and odd
-spellings of a private host, a gzip bomb, an endless body, a server that drips) and MCP tool
-names that collide once hashed. Each attack is counted in the security table."""
+"""webfetch against a hostile web server: redirects to other schemes and odd spellings of a private
+host, a gzip bomb, an endless body or headers, a server that drips. Each attack is counted in the
+security table."""
 
 from __future__ import annotations
 
 import gzip
 import socket
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
-from pygls.exceptions import JsonRpcException
 
-from agentls.mcp.names import MAX_NAME, exact_first, tool_name
 from agentls.tools.base import ToolError
 from agentls.tools.webfetch import MAX_READ_BYTES, WebFetchTool
-from messages_api import MessagesAPIServer, reply, text
-from tests.lsp.conftest import start_editor, stop_editor
-from tests.lsp.editor import Editor, Profile
 from tests.security.conftest import SecurityFigures
 from tests.tools.webfetch_support import LocalWeb, Response, RulesContext, local_web
 
-CONTEXT_LINK = "@file context that is a link out or to a secret"
 REDIRECT = "webfetch redirect to another scheme or a private host"
 BODY = "webfetch hostile body (bomb, endless, drip)"
-MCP_NAMES = "MCP tool names colliding after hashing"
-SECRET = "sk-live-OUTSIDE-SECRET"
-
-
-# ---- @file: a context item the editor names -------------------------------------------------
-
-
-@pytest.fixture
-def api() -> Iterator[MessagesAPIServer]:
-    with MessagesAPIServer() as server:
-        yield server
-
-
-@pytest_asyncio.fixture
-async def editor(tmp_path: Path, api: MessagesAPIServer) -> AsyncIterator[Editor]:
-    started = await start_editor(tmp_path, api, Profile())
-    yield started
-    await stop_editor(started)
-
-
-async def test_a_context_file_linking_out_of_the_workspace_or_to_a_secret_is_not_sent(
-    editor: Editor, api: MessagesAPIServer, tmp_path: Path, security_figures: SecurityFigures
-) -> None:
-    """A hostile repository's notes.md is a link to ~/.aws/credentials (or to its .env): the
-    user picks it by name with @file and would send what they never saw."""
-    outside = tmp_path / "outside-home"
-    outside.mkdir()
-    (outside / "credentials").write_text(f"aws_secret_access_key = {SECRET}\n")
-    (editor.root / ".env").write_text(f"API_KEY={SECRET}\n")
-    (editor.root / "notes.md").symlink_to(outside / "credentials")
-    (editor.root / "readme.txt").symlink_to(editor.root / ".env")
-    (editor.root / "plain.md").write_text("plain notes\n")
-    session = await editor.new_session()
-    for name in ("notes.md", "readme.txt"):
-        with security_figures.attempt(CONTEXT_LINK):
-            with pytest.raises(JsonRpcException, match="context.0"):
-                await editor.prompt(session, "summarize", context=[{"uri": editor.uri(name)}])
-            assert all(SECRET not in str(r.body) for r in api.requests)
-    api.enqueue(reply(text("ok")))
-    await editor.prompt(session, "summarize", context=[{"uri": editor.uri("plain.md")}])
-    assert "plain notes" in str(api.requests[-1].body)
 
 
 # ---- webfetch: redirects ---------------------------------------------------------------------
@@ -238,46 +189,3 @@ async def test_endless_headers_are_refused(
         output, _ = await fetch_raw(raw, tmp_path, timeout_s=10)
         assert not output.startswith("Timed out"), output[:300]
         assert "failed" in output, output[:300]
-
-
-# ---- MCP: names colliding once hashed --------------------------------------------------------
-
-
-def manager_names(server: str, tools: list[str]) -> list[tuple[str, str]]:
-    """(model name, tool) as manager.tools() names a server's tools."""
-    taken: set[str] = set()
-    named = []
-    for tool in sorted(tools, key=lambda t: exact_first(t, server)):
-        name = tool_name(server, tool, taken)
-        if name in taken:
-            continue  # as manager.tools(): a second tool of one name is dropped
-        taken.add(name)
-        named.append((name, tool))
-    return named
-
-
-def collisions() -> list[list[str]]:
-    long = "a" * 70
-    hashed = tool_name("s", long)  # mcp__s__ + 47 characters + _ + 8 hex digits
-    exact = hashed.removeprefix("mcp__s__")
-    # The long name sorts after the exact one ('a' > '_'), or before it ('0' < '_').
-    before = "a" * (len(exact) - 9) + "0" * 20
-    return [
-        [long, exact],
-        [before, tool_name("s", before).removeprefix("mcp__s__")],
-        [long, long + "b", "a" * 80],  # all past 64: their hashes differ
-        ["x.y", "x_y", "x-y", "x y", "x__y"],
-        ["echo", "echo"],  # one tool listed twice
-    ]
-
-
-@pytest.mark.parametrize("tools", collisions())
-def test_no_two_mcp_tools_share_a_model_name(
-    security_figures: SecurityFigures, tools: list[str]
-) -> None:
-    with security_figures.attempt(MCP_NAMES):
-        named = manager_names("s", tools)
-        names = [n for n, _ in named]
-        assert len(set(names)) == len(names), named
-        assert sorted({t for _, t in named}) == sorted(set(tools)), named  # none dropped
-        assert all(len(n) <= MAX_NAME and n.startswith("mcp__s__") for n in names)
