@@ -81,3 +81,33 @@ async def test_a_slow_tools_progress_notifications_reach_the_front_ends_as_its_p
     # The call carried a progress token: the server's three notifications are the call's progress.
     progress = [e.message for e in h.of_type("progress") if e.call_id == call.call_id]
     assert progress == ["1/3", "2/3", "3/3"]
+
+
+async def test_a_servers_resources_are_listed_and_read_and_a_file_resource_meets_the_read_rules(
+    make_harness: HarnessFactory, api: MessagesAPIServer, everything: Path, tmp_path: Path
+) -> None:
+    servers = {"everything": {"command": str(everything), "args": ["stdio"], "timeout": 60_000}}
+    h = await make_harness({"mcpServers": servers, "permissions": {"mcp__everything": "allow"}})
+    outside = tmp_path / "elsewhere" / "notes.txt"
+    outside.parent.mkdir()
+    outside.write_text("not for the server\n")
+    doc = "demo://resource/static/document/architecture.md"
+    api.enqueue(
+        reply(
+            tool_use("mcp__everything__resources", {}),
+            tool_use("mcp__everything__resources", {"uri": doc}),
+            tool_use("mcp__everything__resources", {"uri": outside.as_uri()}),
+        ),
+        reply(text("done")),
+    )
+    result = await run_turn(h)
+    assert result.finish_reason == "end_turn", h.of_type("error")
+    first, second = h.accepted_requests()
+    assert "mcp__everything__resources" in tool_names(first)
+    listed, read, refused = last_results(second)
+    assert doc in result_text(listed) and not listed.get("is_error")
+    assert f"[resource {doc} (text/markdown)]" in result_text(read) and not read.get("is_error")
+    # A file of this machine outside the workspace: the read rules refuse it before the server
+    # is asked.
+    assert refused.get("is_error") and "outside the workspace" in result_text(refused)
+    assert "not for the server" not in result_text(refused)

@@ -66,6 +66,10 @@ class Connection:
         self.error: str | None = None
         self.tools: list[types.Tool] = []
         self.server_name: str | None = None
+        # What the server said it offers besides tools (initialize), and its prompts (listed at
+        # the start: they are offered as slash commands, which are listed without waiting).
+        self.has_resources = False
+        self.prompts: list[types.Prompt] = []
         # Set when the server said its tool list changed: listed again before the next step.
         self.tools_changed = False
         self._on_change = on_change
@@ -134,6 +138,10 @@ class Connection:
                         )
                         init = await session.initialize()
                         self.tools = await self._list(session)
+                        self.has_resources = init.capabilities.resources is not None
+                        self.prompts = (
+                            await self._prompts(session) if init.capabilities.prompts else []
+                        )
                     except Exception as exc:  # the SDK's and the transport's errors, as they come
                         # Said once the transport is closed: the server's stderr is complete.
                         raise _StartError(f"failed to start: {_describe(exc)}") from exc
@@ -289,6 +297,52 @@ class Connection:
             if not cursor:
                 break
         return tools
+
+    async def _prompts(self, session: ClientSession) -> list[types.Prompt]:
+        prompts: list[types.Prompt] = []
+        cursor: str | None = None
+        for _ in range(100):
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await session.list_prompts(params=params)
+            prompts.extend(page.prompts)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return prompts
+
+    def _running(self) -> ClientSession:
+        session = self._session
+        if self.status != "running" or session is None:
+            raise ServerFailed(self.error or f"MCP server {self.name!r} is not running")
+        return session
+
+    async def resources(self) -> tuple[list[types.Resource], list[types.ResourceTemplate]]:
+        """resources/list and resources/templates/list (a server without templates: none)."""
+        session = self._running()
+        found: list[types.Resource] = []
+        cursor: str | None = None
+        for _ in range(100):
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await asyncio.wait_for(session.list_resources(params=params), CALL_TIMEOUT_S)
+            found.extend(page.resources)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        try:
+            templates = (await session.list_resource_templates()).resource_templates
+        except MCPError:
+            templates = []
+        return found, templates
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        """resources/read."""
+        session = self._running()
+        return await asyncio.wait_for(session.read_resource(uri), CALL_TIMEOUT_S)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> types.GetPromptResult:
+        """prompts/get."""
+        session = self._running()
+        return await asyncio.wait_for(session.get_prompt(name, arguments), CALL_TIMEOUT_S)
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):

@@ -16,13 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from agentls.mcp.config import ServerConfig, parse_servers
 from agentls.mcp.connection import Connection, Progress, ServerFailed
 from agentls.mcp.names import exact_first, tool_name
+from agentls.mcp.resources import RESOURCES, ResourcesTool, read_output
 from agentls.mcp.results import McpOutput, convert
-from agentls.mcp.tool import McpTool, make_tool
+from agentls.mcp.tool import make_tool
+from agentls.tools.base import Tool, ToolError
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +65,7 @@ class McpManager:
         self._reported: set[str] = set()
         self._lock = asyncio.Lock()
         # The tools made, and what they were made from (each server's state and tool list).
-        self._tools: list[McpTool] = []
+        self._tools: list[Tool] = []
         self._tools_key: tuple[tuple[str, str, int], ...] | None = None
         self._changed = False
 
@@ -161,12 +164,12 @@ class McpManager:
                 changed = True
         return changed
 
-    def tools(self) -> list[McpTool]:
+    def tools(self) -> list[Tool]:
         """The running servers' tools, sorted by name (made again only when a server started,
         stopped or listed its tools again)."""
         key = tuple((name, c.status, id(c.tools)) for name, c in sorted(self._connections.items()))
         if key != self._tools_key:
-            made: list[McpTool] = []
+            made: list[Tool] = []
             taken: set[str] = set()
             for server in sorted(self._connections):
                 connection = self._connections[server]
@@ -178,6 +181,11 @@ class McpManager:
                         continue
                     taken.add(name)
                     made.append(make_tool(server, name, tool, self.call))
+                if connection.has_resources:  # after its tools: one of theirs keeps its name
+                    name = tool_name(server, RESOURCES, taken)
+                    if name not in taken:
+                        taken.add(name)
+                        made.append(self._resources_tool(server, name))
             self._tools = sorted(made, key=lambda t: t.name)
             self._tools_key = key
         return list(self._tools)
@@ -213,6 +221,29 @@ class McpManager:
             return McpOutput(f"The MCP server {server!r} did not answer in time.", True)
         return convert(result)
 
+    def _resources_tool(self, server: str, name: str) -> ResourcesTool:
+        async def lister() -> tuple[list[types.Resource], list[types.ResourceTemplate]]:
+            connection = self._usable(server)
+            try:
+                return await connection.resources()
+            except (ServerFailed, MCPError, TimeoutError) as exc:
+                raise ToolError(_answered(server, exc)) from exc
+
+        async def reader(uri: str) -> McpOutput:
+            connection = self._usable(server)
+            try:
+                return read_output(await connection.read_resource(uri))
+            except (ServerFailed, MCPError, TimeoutError) as exc:
+                return McpOutput(_answered(server, exc), is_error=True)
+
+        return ResourcesTool(server, name, lister, reader)
+
+    def _usable(self, server: str) -> Connection:
+        connection = self._connections.get(server)
+        if connection is None or connection.status != "running":
+            raise ToolError(f"The MCP server {server!r} is not running.")
+        return connection
+
     # ---- status and shutdown ------------------------------------------------------------------
 
     async def status(self, start: bool = False) -> list[ServerStatus]:
@@ -247,6 +278,14 @@ class McpManager:
         connections = list(self._connections.values())
         self._connections.clear()
         await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
+
+
+def _answered(server: str, exc: Exception) -> str:
+    if isinstance(exc, MCPError):
+        return f"The MCP server {server!r} answered: {exc.error.message}"
+    if isinstance(exc, TimeoutError):
+        return f"The MCP server {server!r} did not answer in time."
+    return str(exc)
 
 
 def _about(connection: Connection) -> str:

@@ -109,6 +109,26 @@ def convert(result: types.CallToolResult) -> McpOutput:
     return out
 
 
+def resource_contents(
+    contents: list[types.TextResourceContents | types.BlobResourceContents],
+) -> McpOutput:
+    """A resources/read answer (or a prompt's embedded resources): text with its uri, images as
+    images, other binary data described."""
+    out = McpOutput(text="")
+    pieces: list[str] = []
+    for resource in contents:
+        mime = resource.mime_type or ""
+        if isinstance(resource, types.BlobResourceContents) and mime in IMAGE_TYPES:
+            _image(mime, resource.blob, f"resource {resource.uri}", out, pieces)
+        else:
+            pieces.append(_resource(resource))
+    whole = "\n".join(pieces)
+    out.text = cap(whole) if pieces else "(the resource is empty)"
+    if pieces and out.text != whole:
+        out.full = whole
+    return out
+
+
 def _json(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, indent=1)
