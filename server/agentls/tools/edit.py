@@ -163,17 +163,7 @@ class EditTool(Tool):
             old, new = to_crlf(old), to_crlf(new)
             if old not in current and params.old_string in current:
                 old, new = params.old_string, params.new_string
-        count = current.count(old)
-        if count == 0:
-            raise ToolError(self._not_found(rel, current, params.old_string))
-        if count > 1 and not params.replace_all:
-            lines = self._match_lines(current, old)
-            shown = ", ".join(str(n) for n in lines[:10]) + (", ..." if len(lines) > 10 else "")
-            raise ToolError(
-                f"old_string matches {count} times in {rel} (starting on lines {shown}). Include "
-                "more surrounding lines in old_string so that it matches exactly one place, or set "
-                "replace_all=true to replace every occurrence."
-            )
+        count = self._matches(rel, current, old, params)
         saw_all = True
         if is_large(current):
             notes.append(
@@ -196,6 +186,21 @@ class EditTool(Tool):
         return await self._apply(
             ctx, params, path, rel, current, updated, count, first, notes, new, saw_all
         )
+
+    def _matches(self, rel: str, current: str, old: str, params: EditInput) -> int:
+        """How many times old_string is in the file: once, or more with replace_all."""
+        count = current.count(old)
+        if count == 0:
+            raise ToolError(self._not_found(rel, current, params.old_string))
+        if count > 1 and not params.replace_all:
+            lines = self._match_lines(current, old)
+            shown = ", ".join(str(n) for n in lines[:10]) + (", ..." if len(lines) > 10 else "")
+            raise ToolError(
+                f"old_string matches {count} times in {rel} (starting on lines {shown}). Include "
+                "more surrounding lines in old_string so that it matches exactly one place, or set "
+                "replace_all=true to replace every occurrence."
+            )
+        return count
 
     async def _apply(
         self,

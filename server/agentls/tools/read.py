@@ -118,6 +118,13 @@ def _stream_page(path: Path, offset: int, limit: int) -> _Page:
     if current_len and offset <= newlines + 1 < offset + limit:
         page.append(bytes(current))
         lengths.append(current_len)
+    lines, long_lines = _decode_page(page, lengths)
+    return _Page(lines, long_lines, total)
+
+
+def _decode_page(page: list[bytes], lengths: list[int]) -> tuple[list[str], dict[int, int]]:
+    """The page's lines as text (each cut to the bytes kept of it, `lengths` its full length),
+    and the full length of each long one by its index."""
     lines: list[str] = []
     long_lines: dict[int, int] = {}
     for i, (raw, length) in enumerate(zip(page, lengths, strict=True)):
@@ -132,7 +139,7 @@ def _stream_page(path: Path, offset: int, limit: int) -> _Page:
         lines.append(text)
         if truncated or len(text) > MAX_LINE_CHARS:
             long_lines[i] = max(length, len(text))  # bytes: close enough for the marker
-    return _Page(lines, long_lines, total)
+    return lines, long_lines
 
 
 def _similar_names(path: Path) -> list[str]:

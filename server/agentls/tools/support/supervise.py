@@ -181,6 +181,21 @@ def _carries(pid: int, marker: bytes) -> bool:
         return False
 
 
+def _add_descendants(
+    targets: set[int], table: dict[int, tuple[int, str, int, int]], me: int
+) -> None:
+    """Every living descendant of the targets (but this process) becomes a target too."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    todo = list(targets)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in targets and child != me and table[child][1] not in _DEAD:
+                targets.add(child)
+                todo.append(child)
+
+
 def sweep_call(
     session: int,
     keep: int,
@@ -227,15 +242,7 @@ def sweep_call(
                 continue
             if sid == session or adopted or (marker is not None and _carries(pid, marker)):
                 targets.add(pid)
-        children: dict[int, list[int]] = {}
-        for pid, (ppid, _, _, _) in table.items():
-            children.setdefault(ppid, []).append(pid)
-        todo = list(targets)
-        while todo:
-            for child in children.get(todo.pop(), ()):
-                if child not in targets and child != me and table[child][1] not in _DEAD:
-                    targets.add(child)
-                    todo.append(child)
+        _add_descendants(targets, table, me)
         if not targets:
             if not unsettled:
                 break
