@@ -12,6 +12,8 @@ import { sessionDialogs } from './sessionDialogs';
 import { ReviewViews } from './reviewAfter';
 import { CodeActions } from './codeActions';
 import { codeEditor } from './codeEditor';
+import { contextLabel } from './model/transcript';
+import { SelectionActions } from './selectionActions';
 
 let manager: ServerManager | undefined;
 
@@ -93,32 +95,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (!reviews.waitingBesides(requestId)) void focusPrompt();
     }),
   );
-  command('agentls.askAboutSelection', async () => {
-    const editor = vscode.window.activeTextEditor;
-    if (!editor) {
+  // A selection is context, not a prompt (issue 29 item 2): it goes into the panel's prompt box
+  // as a chip (selectionChip.ts), the box takes the focus, and nothing is sent until Enter.
+  command('agentls.askAboutSelection', async (uriArg, rangeArg) => {
+    const active = vscode.window.activeTextEditor;
+    const document =
+      uriArg instanceof vscode.Uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === uriArg.toString()) : active?.document;
+    if (!document) {
       void vscode.window.showInformationMessage('agentls: open a file and select the code to ask about.');
       return;
     }
-    const selection = editor.selection;
-    const range = selection.isEmpty ? editor.document.lineAt(selection.active.line).range : selection;
-    const question = await vscode.window.showInputBox({
-      title: 'Ask agentls about the selection',
-      prompt: 'Your question or instruction (Enter on an empty box: explain the code)',
-      placeHolder: 'e.g. Why does this return None for an empty list?',
-      ignoreFocusOut: true,
-    });
-    if (question === undefined) return;
-    const text = question.trim() || 'Explain the selected code and point out anything wrong with it.';
-    await panel.reveal(false);
-    await host.prompt(text, [
-      {
-        uri: editor.document.uri.toString(),
-        range: {
-          start: { line: range.start.line, character: range.start.character },
-          end: { line: range.end.line, character: range.end.character },
-        },
-      },
-    ]);
+    let range: vscode.Range = rangeArg instanceof vscode.Range ? rangeArg : (active?.selection ?? new vscode.Range(0, 0, 0, 0));
+    if (range.isEmpty) range = document.lineAt(range.start.line).range;
+    const uri = document.uri.toString();
+    const wire = { start: { line: range.start.line, character: range.start.character }, end: { line: range.end.line, character: range.end.character } };
+    const label = contextLabel(uri, wire); // calc.py:3-7
+    const name = vscode.workspace.asRelativePath(document.uri, false) + label.slice(label.lastIndexOf(':')); // src/calc.py:3-7
+    const session = vscode.workspace.getConfiguration('agentls').get<string>('selectionSession') === 'new' ? 'new' : 'current';
+    await panel.reveal(true);
+    panel.post({ type: 'add-selection', item: { label, detail: name, name, ref: { uri, range: wire } }, session });
   });
   // The key of the chosen model's provider (or of the variable a caller names: the panel's "Set
   // API key" button), kept in secret storage and used by the running server at once.
@@ -154,6 +149,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel),
+    vscode.languages.registerCodeActionsProvider({ scheme: 'file' }, new SelectionActions(), SelectionActions.metadata),
     panel,
     reviews,
     new StatusBar(host),

@@ -225,6 +225,7 @@ export class AgentHost {
         await this.setModel(message.model);
         return;
       case 'prompt':
+        if (message.newSession && !(await this.newSession())) return;
         await this.prompt(message.text, message.context, message.mode, message.images);
         return;
       case 'set-mode':

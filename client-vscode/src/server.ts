@@ -20,6 +20,7 @@ import { ServerInstaller } from './installUi';
 import { ANTHROPIC_KEY_ENV, type ApiKeys } from './apiKeys';
 import { fillAgentCapabilities } from './capabilities';
 import { LanguageRequests } from './language';
+import { REPLACED_SERVER_ACTIONS } from './problemText';
 import type {
   AgentEvent,
   AgentRequests,
@@ -213,6 +214,11 @@ export class ServerManager implements vscode.Disposable {
         closed: () => this.closed(),
       },
       middleware: {
+        // The ask and the fix on a selection are the extension's own (selectionActions.ts).
+        provideCodeActions: async (document, range, context, token, next) => {
+          const actions = await next(document, range, context, token);
+          return actions?.filter((a) => !REPLACED_SERVER_ACTIONS.has(a.title));
+        },
         executeCommand: async (command, args, next) => {
           const result: unknown = await next(command, args);
           if (command === 'agent.runOnSelection' && result && typeof result === 'object' && 'sessionId' in result) {

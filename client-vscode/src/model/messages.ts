@@ -34,6 +34,9 @@ export type HostMessage =
   | { type: 'prompt-failed'; sessionId: string; text: string; message: string }
   | { type: 'sessions'; sessions: SessionInfo[]; activeSessionId?: string }
   | { type: 'focus-prompt'; text?: string }
+  /** A selection for the prompt box, as a chip (webview/selectionChip.ts; nothing is sent): which
+   * session its prompt goes to by default (agentls.selectionSession). */
+  | { type: 'add-selection'; item: MentionItem; session: 'current' | 'new' }
   /** The proposed edits waiting for review, in every session (the panel's "Waiting for review"). */
   | { type: 'proposals'; proposals: ProposalEntry[] }
   /** The MCP servers (agent/mcpStatus), after the panel asked (mcp-status). */
@@ -114,7 +117,8 @@ export type PanelMessage =
   | { type: 'list-models' }
   | { type: 'set-model'; model: string }
   /** mode 'steer': added to the running turn at its next step (agent/prompt mode "steer"). */
-  | { type: 'prompt'; text: string; mode?: PromptMode; images?: PromptImage[]; context?: (ContextRef | TextRef)[] }
+  /** newSession: in a new session (a selection's chip asked for one: webview/selectionChip.ts). */
+  | { type: 'prompt'; text: string; mode?: PromptMode; images?: PromptImage[]; context?: (ContextRef | TextRef)[]; newSession?: boolean }
   /** The active session's mode (agent/setMode). */
   | { type: 'set-mode'; mode: SessionMode }
   | { type: 'cancel' }
@@ -164,7 +168,7 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
     case 'prompt':
       return (
         typeof m.text === 'string' && (m.mode === undefined || m.mode === 'queue' || m.mode === 'steer') && isPromptImages(m.images) &&
-        isMentionRefs(m.context)
+        isMentionRefs(m.context) && (m.newSession === undefined || typeof m.newSession === 'boolean')
       );
     case 'mention-search':
       return (m.kind === 'file' || m.kind === 'symbol') && typeof m.query === 'string';

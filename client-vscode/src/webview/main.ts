@@ -10,6 +10,7 @@ import { ImageTray, thumbnails } from './images';
 import { ModelPicker } from './models';
 import { Announcer } from './a11y';
 import { MentionMenu } from './mentions';
+import { SelectionBar } from './selectionChip';
 import { forkButton } from './sessions';
 import { HistoryView } from './history';
 import { KeyNotice, SetupCard } from './setup';
@@ -606,8 +607,10 @@ function send(queue = false): void {
   if ((!text.trim() && imageTray.count === 0) || state.connection !== 'running') return;
   const images = imageTray.take();
   const context = mentionMenu.take();
-  const attached = { ...(images.length ? { images } : {}), ...(context.length ? { context } : {}) };
-  post(state.view?.busy && !queue ? { type: 'prompt', text, mode: 'steer', ...attached } : { type: 'prompt', text, ...attached });
+  const newSession = selectionBar.newSession; // the selection chip's toggle (selectionChip.ts)
+  selectionBar.done();
+  const attached = { ...(images.length ? { images } : {}), ...(context.length ? { context } : {}), ...(newSession ? { newSession } : {}) };
+  post(state.view?.busy && !queue && !newSession ? { type: 'prompt', text, mode: 'steer', ...attached } : { type: 'prompt', text, ...attached });
   promptBox.value = '';
   promptBox.dispatchEvent(new Event('input')); // the chips go too; the draft is saved
   promptBox.focus(); // also after a click on Send
@@ -628,6 +631,9 @@ const mentionMenu = new MentionMenu(promptBox, post, (message) => {
   notice(state.view, 'error', message);
   scheduleRender();
 });
+/** A selection from the editor as a chip, its session toggle and suggestions (selectionChip.ts). */
+const selectionBar = new SelectionBar(promptBox, mentionMenu, post);
+mentionMenu.chips.after(selectionBar.el);
 promptBox.addEventListener('keydown', (e) => {
   if (commandMenu.onKey(e) || mentionMenu.onKey(e)) return;
   if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
@@ -693,6 +699,9 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       return;
     case 'proposals':
       proposalList.set(message.proposals);
+      return;
+    case 'add-selection':
+      selectionBar.add(message.item, message.session);
       return;
     case 'focus-prompt':
       if (message.text) promptBox.value = message.text;
