@@ -292,6 +292,16 @@ class ServerProcess:
         async with self._changed:
             self._changed.notify_all()
 
+    def pulled(self) -> None:
+        """The server answered a diagnostics pull: it has read what checking a file needs."""
+        if not self._diagnosed:
+            self._diagnosed = True
+            self._changed_soon()
+
+    def ready(self) -> bool:
+        """Whether the server was found ready (wait_ready)."""
+        return self._ready
+
     def _settled(self) -> bool:
         return self._diagnosed and not self._working
 

@@ -10,6 +10,7 @@ the task that asked (the tools add it to what they show)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
@@ -19,6 +20,7 @@ from typing import Any
 from agentls.config import LanguageServerConfig, Settings
 from agentls.language.client import METHODS, Published, ReadText, ServerProcess
 from agentls.language.errors import LanguageUnavailable
+from agentls.language.positions import path_to_uri
 
 # A server that died this many times is not started again (until the agent restarts).
 MAX_STARTS = 2
@@ -179,6 +181,16 @@ class HeadlessLanguages:
         ):
             published = await server.wait_diagnostics(path, version, server.timeout_s)
             return {"kind": "full", "items": published.items}
+        if method == "textDocument/diagnostic":  # pulled: the server's answer for this text
+            answer = await server.request(method, params)
+            server.pulled()
+            return answer
+        if server.capabilities.get("diagnosticProvider") and not server.ready():
+            # A server that is pulled from pushes nothing: its first pull is its readiness.
+            pull = {"textDocument": {"uri": path_to_uri(path)}}
+            with contextlib.suppress(LanguageUnavailable):
+                await server.request("textDocument/diagnostic", pull)
+                server.pulled()
         _loading.set(not await server.wait_ready(server.timeout_s))
         return await server.request(method, params)
 
