@@ -19,7 +19,7 @@ from agentls.language import NoLanguages
 from agentls.lsp.capabilities import ClientCaps
 from agentls.lsp.workspace import LspWorkspace
 from agentls.protocol.models import ClientAgentCapabilities
-from agentls.verify.workspace import VerifiedWorkspace
+from agentls.verify.workspace import DiskWorkspace, VerifiedWorkspace
 from agentls.workspace.disk import DiskFiles
 from agentls.workspace.protocol import EditorDiagnostics, EditOutcome, FileAccess, FileChange
 
@@ -240,3 +240,150 @@ async def test_where_the_editor_pushes_diagnostics_its_push_answers_the_edit(
     assert outcome.diagnostics is not None
     assert outcome.diagnostics.startswith("Diagnostics (editor): 1 new problem(s) in app.ts")
     assert "Type 'string' is not assignable" in outcome.diagnostics
+
+
+# On the disk (DiskWorkspace: the pipeline on DiskFiles), what the pipeline says of a change.
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path.resolve()
+
+
+@pytest.fixture
+def ws(root: Path) -> DiskWorkspace:
+    return DiskWorkspace(root)
+
+
+async def test_write_refuses_when_the_file_changed_since_old_text(
+    ws: DiskWorkspace, root: Path
+) -> None:
+    # The change may have waited for an approval while the user edited the file: never erase that.
+    (root / "f.txt").write_text("changed on disk")
+    outcome = await ws.write_text(root / "f.txt", "mine", "what the caller saw")
+    assert not outcome.applied and "changed while the change waited" in (outcome.reason or "")
+    assert (root / "f.txt").read_text() == "changed on disk"
+    outcome = await ws.write_text(root / "new.txt", "mine", None)
+    assert outcome.applied
+    outcome = await ws.write_text(root / "new.txt", "again", None)
+    assert not outcome.applied and "was created" in (outcome.reason or "")
+    (root / "new.txt").unlink()
+    outcome = await ws.write_text(root / "new.txt", "again", "mine")
+    assert not outcome.applied and "was deleted" in (outcome.reason or "")
+
+
+async def test_a_write_that_breaks_python_reports_it(ws: DiskWorkspace, root: Path) -> None:
+    (root / "pkg").mkdir()
+    path = root / "pkg" / "m.py"
+    path.write_text("def f():\n    return 1\n")
+    outcome = await ws.write_text(path, "def f(:\n    return 1\n", "def f():\n    return 1\n")
+    assert outcome.applied and outcome.diagnostics is not None
+    assert outcome.diagnostics.startswith(
+        "Diagnostics (agentls syntax check only: not names, types or tests): 1 new problem(s) in pkg/m.py after this edit:\n"
+        "  line 1: error [agentls] SyntaxError:"
+    )
+    fixed = await ws.write_text(path, "def f():\n    return 2\n", "def f(:\n    return 1\n")
+    assert fixed.diagnostics == (
+        "Diagnostics (agentls syntax check only: not names, types or tests): no syntax errors in pkg/m.py. "
+        "It fixed 1 problem(s) the file had before."
+    )
+
+
+async def test_a_new_json_file_is_checked(ws: DiskWorkspace, root: Path) -> None:
+    outcome = await ws.write_text(root / "c.json", '{"a": }', None)
+    assert outcome.diagnostics is not None and "1 new problem(s) in c.json" in outcome.diagnostics
+
+
+async def test_files_nothing_checks_get_no_summary(ws: DiskWorkspace, root: Path) -> None:
+    outcome = await ws.write_text(root / "notes.txt", "def f(:\n", None)
+    assert outcome.applied and outcome.diagnostics is None
+
+
+async def test_a_refused_write_is_not_verified(root: Path) -> None:
+    ran = root / "RAN"
+    ws = DiskWorkspace(root, lambda: Settings(verify_commands={"*.py": f"touch {ran}"}))
+    (root / "a.py").write_text("x = 1\n")
+    outcome = await ws.write_text(root / "a.py", "x = (\n", "x = 0\n")
+    assert not outcome.applied and outcome.diagnostics is None
+    assert not ran.exists()
+
+
+async def test_verify_commands_of_the_settings_run_after_a_write(root: Path) -> None:
+    settings = Settings(verify_commands={"*.txt": "grep -c TODO {path}"})
+    ws = DiskWorkspace(root, lambda: settings)
+    outcome = await ws.write_text(root / "notes.txt", "TODO one\nTODO two\n", None)
+    assert outcome.diagnostics == (
+        "Diagnostics (agentls syntax check only: not names, types or tests): no syntax errors in notes.txt.\n"
+        f"Check `grep -c TODO {root / 'notes.txt'}` passed:\n2"
+    )
+
+
+# On the disk, several files as one change: all or none.
+
+
+async def test_all_files_are_written_when_each_is_still_what_the_change_was_made_from(
+    tmp_path: Path,
+) -> None:
+    a, b = tmp_path / "a.py", tmp_path / "sub" / "b.py"
+    a.write_text("x = 1\n")
+    ws = DiskWorkspace(tmp_path)
+    outcomes = await ws.write_all(
+        [FileChange(a, "x = 2\n", "x = 1\n"), FileChange(b, "y = 2\n", None)]
+    )
+    assert [o.applied for o in outcomes] == [True, True]
+    assert a.read_text() == "x = 2\n" and b.read_text() == "y = 2\n"
+
+
+async def test_nothing_is_written_when_one_file_changed_meanwhile(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("x = 1\n")
+    b.write_text("y = 1 # changed by the user\n")
+    ws = DiskWorkspace(tmp_path)
+    outcomes = await ws.write_all(
+        [FileChange(a, "x = 2\n", "x = 1\n"), FileChange(b, "y = 2\n", "y = 1\n")]
+    )
+    assert [o.applied for o in outcomes] == [False, False]
+    assert outcomes[1].reason and "changed" in outcomes[1].reason
+    assert outcomes[0].reason and "none was written" in outcomes[0].reason
+    assert a.read_text() == "x = 1\n" and b.read_text() == "y = 1 # changed by the user\n"
+
+
+async def test_a_failed_write_puts_back_the_files_written_before_it(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    a.write_text("x = 1\n")
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, so nothing can be created under it\n")
+    ws = DiskWorkspace(tmp_path)
+    outcomes = await ws.write_all(
+        [FileChange(a, "x = 2\n", "x = 1\n"), FileChange(blocked / "new.py", "z\n", None)]
+    )
+    assert [o.applied for o in outcomes] == [False, False]
+    assert outcomes[1].reason and "could not write" in outcomes[1].reason
+    assert a.read_text() == "x = 1\n"
+
+
+async def test_a_delete_is_part_of_the_change_and_put_back_when_a_later_write_fails(
+    tmp_path: Path,
+) -> None:
+    made, kept = tmp_path / "made.py", tmp_path / "kept.py"
+    made.write_text("made = 1\n")
+    kept.write_text("k = 2\n")
+    ws = DiskWorkspace(tmp_path)
+    # A delete checks what the file must still be, as a write does.
+    stale = await ws.write_all([FileChange(made, "", "made = 0\n", delete=True)])
+    assert not stale[0].applied and made.exists()
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, so nothing can be created under it\n")
+    failed = await ws.write_all(
+        [
+            FileChange(made, "", "made = 1\n", delete=True),
+            FileChange(blocked / "new.py", "z\n", None),
+        ]
+    )
+    assert [o.applied for o in failed] == [False, False]
+    assert made.read_text() == "made = 1\n"  # deleted, then put back
+    done = await ws.write_all(
+        [FileChange(made, "", "made = 1\n", delete=True), FileChange(kept, "k = 1\n", "k = 2\n")]
+    )
+    assert [o.applied for o in done] == [True, True]
+    assert not made.exists() and kept.read_text() == "k = 1\n"
