@@ -326,7 +326,7 @@ async def _disk_turn(tmp: Path, name: str) -> float:
     from agentls.permission.broker import Answer
     from agentls.session.agent import Agent
     from agentls.store import Store
-    from agentls.workspace.disk import DiskWorkspace
+    from agentls.verify.workspace import DiskWorkspace
 
     async def yes(ctx: Any) -> Answer:
         return Answer("once")
