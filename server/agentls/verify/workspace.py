@@ -131,11 +131,13 @@ class VerifiedWorkspace:
                 if why
             )
             other = (
-                f"Not applied: {names} cannot take it as it is, so none was written: this "
-                "change is made to all its files or none."
+                f"Not applied: {names} did not take it, and this change is made to all its "
+                "files or none, so none was written."
             )
             return [EditOutcome(applied=False, reason=why or other) for why in conflicts]
-        befores = [await self.checks.before(c.path, c.old_text) for c in changes]
+        befores = [
+            None if c.delete else await self.checks.before(c.path, c.old_text) for c in changes
+        ]
         outcomes = await self.files.apply_all(changes, session)
         if outcomes is None:
             outcomes = await self._one_by_one(changes, session)
@@ -145,7 +147,7 @@ class VerifiedWorkspace:
             *(
                 self._verify(change.path, change.new_text, before, outcome)
                 for change, before, outcome in zip(changes, befores, outcomes, strict=True)
-                if not change.delete
+                if before is not None
             )
         )
         return outcomes
