@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agentls.session import CommandError
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
 from tests.mcp.test_loop import last_results, result_text, run_turn, tool_names
@@ -111,3 +112,24 @@ async def test_a_servers_resources_are_listed_and_read_and_a_file_resource_meets
     # is asked.
     assert refused.get("is_error") and "outside the workspace" in result_text(refused)
     assert "not for the server" not in result_text(refused)
+
+
+async def test_a_servers_prompts_are_slash_commands_with_their_arguments(
+    make_harness: HarnessFactory, api: MessagesAPIServer, everything: Path
+) -> None:
+    servers = {"everything": {"command": str(everything), "args": ["stdio"], "timeout": 60_000}}
+    h = await make_harness({"mcpServers": servers})
+    session = await h.agent.new_session()
+    # Named before any turn started the server: it is started to find the prompt.
+    with pytest.raises(CommandError, match="city"):
+        await h.agent.prompt(session.id, "/mcp__everything__args-prompt")
+    commands = h.agent.list_commands()
+    assert commands["mcp__everything__simple-prompt"].source == "mcp"
+    assert "city" in commands["mcp__everything__args-prompt"].description
+    api.enqueue(reply(text("sunny")))
+    result = await h.agent.prompt(session.id, "/mcp__everything__args-prompt Paris")
+    assert result.finish_reason == "end_turn"
+    (request,) = h.accepted_requests()
+    sent = request["messages"][-1]["content"]
+    sent_text = sent if isinstance(sent, str) else "".join(b.get("text", "") for b in sent)
+    assert "What's weather in Paris?" in sent_text

@@ -359,7 +359,7 @@ export interface CommandInfo {
   agent?: string | null;
   description: string;
   name: string;
-  source: 'builtin' | 'user' | 'workspace';
+  source: 'builtin' | 'user' | 'workspace' | 'mcp';
 }
 /**
  * Server -> client request `agent/confirmWorkspaceConfig`: a workspace config file

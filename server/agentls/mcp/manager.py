@@ -22,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 from agentls.mcp.config import ServerConfig, parse_servers
 from agentls.mcp.connection import Connection, Progress, ServerFailed
 from agentls.mcp.names import exact_first, tool_name
+from agentls.mcp.prompts import arguments, command_name, prompt_text
 from agentls.mcp.resources import RESOURCES, ResourcesTool, read_output
 from agentls.mcp.results import McpOutput, convert
 from agentls.mcp.tool import make_tool
@@ -220,6 +221,32 @@ class McpManager:
         except TimeoutError:
             return McpOutput(f"The MCP server {server!r} did not answer in time.", True)
         return convert(result)
+
+    def prompts(self) -> list[tuple[str, str, types.Prompt]]:
+        """The running servers' prompts as slash commands: (command name, server, prompt)."""
+        out: list[tuple[str, str, types.Prompt]] = []
+        taken: set[str] = set()
+        for server in sorted(self._connections):
+            connection = self._connections[server]
+            if connection.status != "running":
+                continue
+            for prompt in connection.prompts:
+                name = command_name(server, prompt.name)
+                if name is not None and name not in taken:
+                    taken.add(name)
+                    out.append((name, server, prompt))
+        return out
+
+    async def get_prompt(self, server: str, prompt: types.Prompt, line: str) -> str:
+        """The prompt's text for the arguments in `line`; ValueError says what went wrong."""
+        given = arguments(prompt, line)
+        connection = self._connections.get(server)
+        if connection is None or connection.status != "running":
+            raise ValueError(f"the MCP server {server!r} is not running")
+        try:
+            return prompt_text(await connection.get_prompt(prompt.name, given))
+        except (ServerFailed, MCPError, TimeoutError) as exc:
+            raise ValueError(_answered(server, exc)) from exc
 
     def _resources_tool(self, server: str, name: str) -> ResourcesTool:
         async def lister() -> tuple[list[types.Resource], list[types.ResourceTemplate]]:

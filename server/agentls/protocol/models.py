@@ -400,7 +400,7 @@ class ListCommandsParams(Params):
 class CommandInfo(WireModel):
     name: str
     description: str
-    source: Literal["builtin", "user", "workspace"]
+    source: Literal["builtin", "user", "workspace", "mcp"]  # mcp: an MCP server's prompt
     # The agent type (the `agents` setting) its front matter names: its turn runs as that type.
     agent: str | None = None
 

@@ -285,8 +285,8 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
                 child.record.mode = mode
 
     def list_commands(self) -> dict[str, Command]:
-        """The /commands by name: built-ins, the user's, the workspace's when it is trusted."""
-        return load_commands(self.root, config_home(), self.settings.workspace_trusted)
+        """The /commands by name: built-ins, the user's, the trusted workspace's, MCP prompts."""
+        return load_commands(self.root, config_home(), self.settings.workspace_trusted, self.mcp)
 
     async def todos(self, session_id: str) -> list[TodoItem]:
         """The session's todo list (the todowrite tool's), as last written."""

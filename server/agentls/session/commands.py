@@ -45,7 +45,7 @@ MAX_COMMAND_BYTES = 64_000
 MAX_ATTACHED_CHARS = 200_000
 FRONT_MATTER_KEYS = ("description", "model", "agent")
 
-Source = Literal["builtin", "user", "workspace"]
+Source = Literal["builtin", "user", "workspace", "mcp"]
 
 
 class CommandError(ValueError):
@@ -71,6 +71,16 @@ BUILTINS = {
 }
 
 
+class McpPrompts(Protocol):
+    """The MCP servers' prompts, offered as `/mcp__<server>__<prompt>` (session/mcp_servers.py)."""
+
+    def commands(self) -> dict[str, Command]: ...
+
+    async def start(self) -> None: ...
+
+    async def prompt(self, name: str, line: str) -> str: ...
+
+
 class CommandHost(Protocol):
     """What a command uses of the Agent (agent.py; named here so that neither imports the
     other)."""
@@ -79,6 +89,9 @@ class CommandHost(Protocol):
     root: Path
     policy: Policy
     lock_owner: str
+
+    @property
+    def mcp(self) -> McpPrompts: ...
 
     @property
     def settings(self) -> Settings: ...
@@ -107,9 +120,12 @@ def command_dirs(root: Path, home: Path, trusted: bool) -> list[tuple[Source, Pa
     return dirs
 
 
-def load_commands(root: Path, home: Path, trusted: bool) -> dict[str, Command]:
-    """Every command by name, sorted: the built-ins, the user's, the workspace's (trusted only)."""
-    found = dict(BUILTINS)
+def load_commands(
+    root: Path, home: Path, trusted: bool, mcp: McpPrompts | None = None
+) -> dict[str, Command]:
+    """Every command by name, sorted: the built-ins, the user's, the workspace's (trusted only),
+    the running MCP servers' prompts (`mcp__<server>__<prompt>`)."""
+    found = dict(BUILTINS) | (mcp.commands() if mcp is not None else {})
     for source, directory in command_dirs(root, home, trusted):
         try:
             entries = sorted(directory.iterdir())
@@ -278,8 +294,14 @@ async def run_command(
     cannot run (KeyError for an unknown session)."""
     commands = agent.list_commands()
     command = commands.get(name)
+    if command is None and name.startswith("mcp__"):  # a server's prompt: its server started
+        await agent.mcp.start()
+        commands = agent.list_commands()
+        command = commands.get(name)
     if command is None:
         raise unknown(name, commands)
+    if command.source == "mcp":
+        return Expansion(await agent.mcp.prompt(name, args), [], None)
     state = await agent.session(session_id)
     if name == "clear":
         record = await agent.new_session(model=state.record.model)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentls.session.commands import Command, CommandError
 from agentls.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -68,6 +69,40 @@ class AgentMcp:
             await manager.between_steps()
         registry.set_extra(manager.tools())
         return problems
+
+    def commands(self) -> dict[str, Command]:
+        """The running servers' prompts as /commands (`/mcp__<server>__<prompt> args`)."""
+        manager = self._manager
+        if manager is None:
+            return {}
+        from agentls.mcp.prompts import describe
+
+        return {
+            name: Command(name, describe(server, prompt), "mcp")
+            for name, server, prompt in manager.prompts()
+        }
+
+    async def start(self) -> None:
+        """Start the servers not started yet (a prompt's command named before any turn)."""
+        manager = self.manager()
+        if manager is not None:
+            await manager.status(start=True)
+
+    async def prompt(self, name: str, line: str) -> str:
+        """The text of the prompt of /`name` for the arguments in `line`; CommandError when it
+        cannot be had (a missing argument, the server's refusal)."""
+        manager = self._manager
+        found = [(s, p) for n, s, p in manager.prompts() if n == name] if manager else []
+        if manager is None or not found:
+            raise CommandError(f"/{name}: no MCP server offers this prompt now")
+        server, prompt = found[0]
+        try:
+            text = await manager.get_prompt(server, prompt, line)
+        except ValueError as exc:
+            raise CommandError(f"/{name}: {exc}") from None
+        if not text.strip():
+            raise CommandError(f"/{name}: the MCP server's prompt is empty")
+        return text
 
     async def aclose(self) -> None:
         """Every server, and every process one started, stops."""
