@@ -11,7 +11,7 @@ import type { AgentHost } from './host';
 import type { PermissionRequestEvent } from './protocol/generated';
 import { applyUnifiedDiff, fileChanges, firstChangedLine, proposedText } from './edits';
 import { PROPOSED_SCHEME, ProposedFiles } from './reviewFs';
-import { hunkAtLine, outcome, proposalHunks, replacementEdit, subsetEdit, type HunkState, type ProposalHunk } from './reviewHunks';
+import { addedLines, hunkAtLine, hunkMarks, outcome, proposalHunks, replacementEdit, subsetEdit, type HunkState, type ProposalHunk } from './reviewHunks';
 
 export { PROPOSED_SCHEME } from './reviewFs';
 
@@ -63,6 +63,20 @@ export function firstDifferentLine(before: string, after: string): number {
 }
 export type Scope = 'session' | 'project';
 
+/** How a hunk's added text looks in the file's editor (after or before a line). */
+const ADDED_STYLE: vscode.ThemableDecorationAttachmentRenderOptions = {
+  color: new vscode.ThemeColor('gitDecoration.addedResourceForeground'),
+  backgroundColor: new vscode.ThemeColor('diffEditor.insertedTextBackground'),
+  fontStyle: 'italic',
+  margin: '0 0 0 1.5em',
+};
+
+/** The first line of the file a hunk's marks are on (its lenses go above it). */
+function hunkLine(hunk: ProposalHunk): number {
+  const marks = hunkMarks(hunk);
+  return Math.min(...marks.removed, ...marks.added.map((a) => a.line), hunk.oldStart);
+}
+
 export class ApprovalController implements vscode.CodeLensProvider, vscode.Disposable {
   private readonly reviews = new Map<string, Review>();
   private readonly files = new ProposedFiles();
@@ -72,6 +86,15 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
   /** A proposal was answered from a command or a lens (its request id). */
   readonly onDidAnswer = this.answered.event;
   private readonly disposables: vscode.Disposable[] = [];
+  /** A waiting hunk in the file's own editor: its removed lines marked, its added lines as text
+   * after them (reviewHunks.ts hunkMarks); no diff editor needed. */
+  private readonly removedLines = vscode.window.createTextEditorDecorationType({
+    isWholeLine: true,
+    backgroundColor: new vscode.ThemeColor('diffEditor.removedLineBackground'),
+    overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.deletedForeground'),
+    overviewRulerLane: vscode.OverviewRulerLane.Left,
+  });
+  private readonly addedText = vscode.window.createTextEditorDecorationType({});
 
   constructor(
     private readonly host: AgentHost,
@@ -95,7 +118,14 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
         if (e.document.uri.scheme === PROPOSED_SCHEME) this.lensesChanged.fire();
       }),
       this.files.onDidWrite(() => this.lensesChanged.fire()),
-      vscode.window.tabGroups.onDidChangeTabs(() => this.updateContext()),
+      vscode.window.tabGroups.onDidChangeTabs(() => {
+        this.updateContext();
+        this.decorate();
+      }),
+      this.lensesChanged.event(() => this.decorate()),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
+      this.removedLines,
+      this.addedText,
       this.files,
       this.lensesChanged,
       this.answered,
@@ -124,7 +154,9 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
         const edited = this.isEdited(file);
         const perHunk = !edited && this.hunkCount(review) > 1;
         const first = file.hunks[0];
-        const range = at(onProposal && first ? first.newStart : file.line);
+        // In the file's own editor: Accept all / Reject all at the top of the file, each hunk's
+        // own lenses above its first line (drawn in place: hunkMarks).
+        const range = at(onProposal && first ? first.newStart : onFile && file.hunks.length ? 0 : file.line);
         const lens = (command: vscode.Command): void => {
           lenses.push(new vscode.CodeLens(range, command));
         };
@@ -140,9 +172,18 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
           }
         }
         lens({ title: perHunk ? '$(close) Reject all' : '$(close) Reject', command: 'agentls.rejectEdit', arguments: args });
-        if (!perHunk) return;
+        if (!perHunk) {
+          // One hunk: its Accept / Reject also right above it in the file.
+          const only = file.hunks[0];
+          if (onFile && only && !edited && hunkLine(only) > 0) {
+            const where = at(hunkLine(only));
+            lenses.push(new vscode.CodeLens(where, { title: '$(check) Accept', command: 'agentls.acceptEdit', arguments: args }));
+            lenses.push(new vscode.CodeLens(where, { title: '$(close) Reject', command: 'agentls.rejectEdit', arguments: args }));
+          }
+          return;
+        }
         file.hunks.forEach((hunk, hunkIndex) => {
-          const where = at(onProposal ? hunk.newStart : hunk.oldStart);
+          const where = at(onProposal ? hunk.newStart : hunkLine(hunk));
           const ref: HunkRef = { requestId: review.requestId, file: fileIndex, hunk: hunkIndex };
           const state = file.states[hunkIndex];
           const name = `hunk ${hunkIndex + 1}/${file.hunks.length}`;
@@ -165,6 +206,49 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
       });
     }
     return lenses;
+  }
+
+  /** Draw each waiting proposal's undecided and accepted hunks in the file's own editors (not in
+   * a diff editor, which shows them itself). */
+  private decorate(): void {
+    for (const editor of vscode.window.visibleTextEditors) {
+      const removed: vscode.DecorationOptions[] = [];
+      const added: vscode.DecorationOptions[] = [];
+      const found = editor.document.uri.scheme === 'file' && !this.inDiff(editor) ? this.fileOf(editor.document.uri) : undefined;
+      if (found && found.side === 'old' && !this.isEdited(found.file)) {
+        const { file } = found;
+        const last = Math.max(editor.document.lineCount - 1, 0);
+        file.hunks.forEach((hunk, i) => {
+          if (file.states[i] === 'rejected') return;
+          const marks = hunkMarks(hunk);
+          const hover = new vscode.MarkdownString();
+          hover.appendMarkdown(`**agentls proposes** (hunk ${i + 1}/${file.hunks.length}${file.states[i] === 'accepted' ? ', accepted' : ''}):\n\n`);
+          hover.appendCodeblock(addedLines(hunk).join('\n') || '(these lines removed)', editor.document.languageId);
+          for (const line of marks.removed) {
+            if (line <= last) removed.push({ range: new vscode.Range(line, 0, line, 0), hoverMessage: hover });
+          }
+          for (const mark of marks.added) {
+            if (mark.line > last) continue;
+            const text = { contentText: `${mark.before ? '' : '→ '}${mark.text}${mark.before ? '  ↓' : ''}`, ...ADDED_STYLE };
+            const end = editor.document.lineAt(mark.line).range.end.character;
+            added.push({
+              range: mark.before ? new vscode.Range(mark.line, 0, mark.line, 0) : new vscode.Range(mark.line, end, mark.line, end),
+              hoverMessage: hover,
+              renderOptions: mark.before ? { before: text } : { after: text },
+            });
+          }
+        });
+      }
+      editor.setDecorations(this.removedLines, removed);
+      editor.setDecorations(this.addedText, added);
+    }
+  }
+
+  /** An editor that is a side of a diff editor (or in no editor group). */
+  private inDiff(editor: vscode.TextEditor): boolean {
+    if (editor.viewColumn === undefined) return true;
+    const group = vscode.window.tabGroups.all.find((g) => g.viewColumn === editor.viewColumn);
+    return group?.activeTab?.input instanceof vscode.TabInputTextDiff;
   }
 
   // ---- requests -----------------------------------------------------------------------

@@ -144,3 +144,41 @@ export function outcome(states: readonly HunkState[]): 'all' | 'none' | 'some' |
   if (accepted === states.length) return 'all';
   return accepted === 0 ? 'none' : 'some';
 }
+
+/** How a waiting hunk is drawn in the file's own editor (issue 29 item 4): the lines it removes
+ * (marked), and its added lines as text after a line: paired with the removed lines one by one
+ * (the last removed line takes the rest), or, for a hunk that only adds, after the line above it
+ * (`before` the first line when it adds at the top). */
+export interface HunkMarks {
+  removed: number[];
+  added: { line: number; text: string; before?: boolean }[];
+}
+
+export const SHOWN_ADDED_CHARS = 160;
+
+const clip = (text: string): string => (text.length > SHOWN_ADDED_CHARS ? `${text.slice(0, SHOWN_ADDED_CHARS - 1)}…` : text);
+
+/** The lines a hunk's text puts in the file ('a\nb\n' -> ['a', 'b']). */
+export function addedLines(hunk: ProposalHunk): string[] {
+  const lines = hunk.edit.newText.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+export function hunkMarks(hunk: ProposalHunk): HunkMarks {
+  const { start, end } = hunk.edit.range;
+  const oldCount = end.line - start.line + (end.character > 0 ? 1 : 0);
+  const removed = Array.from({ length: oldCount }, (_, i) => start.line + i);
+  const added = addedLines(hunk);
+  if (!added.length) return { removed, added: [] };
+  if (!removed.length) {
+    const text = clip(added.join('  ⏎  '));
+    return { removed, added: start.line > 0 ? [{ line: start.line - 1, text }] : [{ line: 0, text, before: true }] };
+  }
+  const marks = removed.flatMap((line, i) => {
+    if (i >= added.length) return [];
+    const rest = i === removed.length - 1 ? added.slice(i) : [added[i]];
+    return [{ line, text: clip(rest.join('  ⏎  ')) }];
+  });
+  return { removed, added: marks };
+}

@@ -17,8 +17,11 @@ export const stub = {
   activeEditor: undefined as { document: { uri: Uri }; selection: { active: Position }; revealed?: Range } | undefined,
   /** The file system watchers made (workspace.createFileSystemWatcher): a test fires their events. */
   watchers: [] as { created: EventEmitter<Uri>; deleted: EventEmitter<Uri> }[],
+  /** The visible text editors (decorations are recorded on them, by decoration type). */
+  visibleEditors: [] as StubEditor[],
   reset(): void {
     calls.length = 0;
+    this.visibleEditors = [];
     this.inputBoxAnswers = [];
     this.infoMessages = [];
     this.files.clear();
@@ -155,6 +158,41 @@ export class FileSystemError extends Error {
   }
 }
 
+/** A visible editor of a document's text: what setDecorations drew, by decoration type. */
+export class StubEditor {
+  readonly decorations = new Map<unknown, { range: Range; renderOptions?: { after?: { contentText?: string }; before?: { contentText?: string } } }[]>();
+  readonly document: { uri: Uri; lineCount: number; languageId: string; lineAt(line: number): { range: Range } };
+  /** No view column: a side of a diff editor. */
+  readonly viewColumn: number | undefined;
+  constructor(uri: Uri, text: string, sideOfDiff = false) {
+    this.viewColumn = sideOfDiff ? undefined : 1;
+    const lines = text.split('\n');
+    this.document = { uri, lineCount: lines.length, languageId: 'python', lineAt: (line) => ({ range: new Range(line, 0, line, lines[line]?.length ?? 0) }) };
+  }
+  setDecorations(type: unknown, options: { range: Range }[]): void {
+    this.decorations.set(type, options);
+  }
+}
+
+export enum OverviewRulerLane {
+  Left = 1,
+  Center = 2,
+  Right = 4,
+  Full = 7,
+}
+
+export class MarkdownString {
+  value = '';
+  appendMarkdown(text: string): this {
+    this.value += text;
+    return this;
+  }
+  appendCodeblock(code: string, language = ''): this {
+    this.value += `\n\`\`\`${language}\n${code}\n\`\`\`\n`;
+    return this;
+  }
+}
+
 export class ThemeColor {
   constructor(readonly id: string) {}
 }
@@ -204,9 +242,14 @@ export const window = {
       },
     };
   },
+  createTextEditorDecorationType: (options: unknown) => ({ options, dispose: (): void => undefined }),
+  get visibleTextEditors() {
+    return stub.visibleEditors;
+  },
+  onDidChangeVisibleTextEditors: () => disposable,
   tabGroups: {
     get all() {
-      return [{ tabs: stub.tabs }];
+      return [{ tabs: stub.tabs, viewColumn: 1, activeTab: stub.activeTab }];
     },
     get activeTabGroup() {
       return { activeTab: stub.activeTab };

@@ -75,16 +75,21 @@ describe('a proposed edit', () => {
     expect(proposed).toBe(CALC.replace('ordered[middle] + ordered[middle + 1]', 'ordered[middle - 1] + ordered[middle]'));
   });
 
-  it('puts Accept / Always / Reject lenses at the change, in the file and the proposal', async () => {
+  it('puts Accept / Always / Reject lenses at the top of the file, and Accept / Reject right above the change', async () => {
     await request();
     const doc = { uri: vscode.Uri.parse(calcUri), lineCount: 16 } as unknown as vscode.TextDocument;
     const lenses = controller.provideCodeLenses(doc);
-    expect(lenses.map((l) => l.command?.command)).toEqual([
-      'agentls.showEditDiff', 'agentls.acceptEdit', 'agentls.acceptEditAlways', 'agentls.acceptEditAlwaysProject', 'agentls.rejectEdit',
+    expect(lenses.map((l) => [l.range.start.line, l.command?.command])).toEqual([
+      [0, 'agentls.showEditDiff'],
+      [0, 'agentls.acceptEdit'],
+      [0, 'agentls.acceptEditAlways'],
+      [0, 'agentls.acceptEditAlwaysProject'],
+      [0, 'agentls.rejectEdit'],
+      [14, 'agentls.acceptEdit'],
+      [14, 'agentls.rejectEdit'],
     ]);
     // The recorded server's own words for what "always" allows.
     expect(lenses[2].command?.title).toBe('$(check-all) Always allow edits of calc.py');
-    expect(lenses.every((l) => l.range.start.line === 14)).toBe(true);
     expect(lenses[1].command?.arguments).toEqual([editRequest.requestId]);
     const other = { uri: vscode.Uri.parse('file:///elsewhere.py'), lineCount: 3 } as unknown as vscode.TextDocument;
     expect(controller.provideCodeLenses(other)).toEqual([]);

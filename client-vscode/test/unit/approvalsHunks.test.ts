@@ -7,9 +7,9 @@ import { applyTextEdits, fileChanges, proposedText } from '../../src/edits';
 import { AgentHost, type AgentConnection } from '../../src/host';
 import type { HostMessage } from '../../src/model/messages';
 import { ProposedFiles } from '../../src/reviewFs';
-import { endOf, hunkAtLine, outcome, proposalHunks, replacementEdit, subsetEdit } from '../../src/reviewHunks';
+import { endOf, hunkAtLine, hunkMarks, outcome, proposalHunks, replacementEdit, SHOWN_ADDED_CHARS, subsetEdit } from '../../src/reviewHunks';
 import type { PermissionRequestEvent } from '../../src/protocol/generated';
-import { stub } from '../stubs/vscode';
+import { stub, StubEditor } from '../stubs/vscode';
 
 const URI = 'file:///work/demo/calc.py';
 const BEFORE = 'import math\n\ndef mean(values):\n    return sum(values) / len(values)\n\n\ndef half(x):\n    return x / 2\n';
@@ -158,15 +158,15 @@ const proposedUri = (): vscode.Uri => vscode.Uri.parse(URI).with({ scheme: 'agen
 const ref = (hunk: number): HunkRef => ({ requestId: 'perm_two', file: 0, hunk });
 
 describe('a proposal of two hunks', () => {
-  it('has Accept / Reject lenses on each hunk, in the file and in the proposal, and Accept all / Reject all', () => {
+  it('has Accept / Reject lenses above each hunk in the file and in the proposal, and Accept all / Reject all at the top of the file', () => {
     const lenses = controller.provideCodeLenses(fileDoc);
     const titles = lenses.map((l) => [l.range.start.line, l.command?.title]);
     expect(titles).toEqual([
-      [2, 'agentls: Edit calc.py'],
-      [2, '$(check) Accept all'],
-      [2, '$(check-all) Always allow edits of calc.py'],
-      [2, '$(check-all) … in this project'],
-      [2, '$(close) Reject all'],
+      [0, 'agentls: Edit calc.py'],
+      [0, '$(check) Accept all'],
+      [0, '$(check-all) Always allow edits of calc.py'],
+      [0, '$(check-all) … in this project'],
+      [0, '$(close) Reject all'],
       [2, '$(check) Accept hunk 1/2'],
       [2, '$(close) Reject hunk 1/2'],
       [6, '$(check) Accept hunk 2/2'],
@@ -318,5 +318,65 @@ describe('a proposal of two hunks', () => {
     host.handleEvent({ type: 'permission-resolved', sessionId: 's1', requestId: 'perm_two', decision: 'once' });
     expect(posted.at(-1)).toEqual({ type: 'proposals', proposals: [] });
     expect(controller.pendingCount).toBe(0);
+  });
+});
+
+describe("a hunk drawn in the file's own editor", () => {
+  const hunk = (start: number, end: number, newText: string) =>
+    proposalHunks({ uri: URI, edits: [{ range: { start: line(start), end: line(end) }, newText }] } as never)[0];
+
+  it('marks the removed lines and pairs the added ones with them, the last removed line taking the rest', () => {
+    expect(hunkMarks(hunk(2, 3, 'def mean(values):\n    if not values:\n        raise ValueError("empty")\n'))).toEqual({
+      removed: [2],
+      added: [{ line: 2, text: 'def mean(values):  ⏎      if not values:  ⏎          raise ValueError("empty")' }],
+    });
+    expect(hunkMarks(hunk(4, 6, 'a\nb\n'))).toEqual({ removed: [4, 5], added: [{ line: 4, text: 'a' }, { line: 5, text: 'b' }] });
+    // Only removed: no added text.
+    expect(hunkMarks(hunk(4, 6, ''))).toEqual({ removed: [4, 5], added: [] });
+  });
+
+  it('shows a hunk that only adds after the line above it, or before the first line at the top', () => {
+    expect(hunkMarks(hunk(3, 3, 'x = 1\n'))).toEqual({ removed: [], added: [{ line: 2, text: 'x = 1' }] });
+    expect(hunkMarks(hunk(0, 0, '"""Doc."""\n'))).toEqual({ removed: [], added: [{ line: 0, text: '"""Doc."""', before: true }] });
+  });
+
+  it('cuts a long added text', () => {
+    const [mark] = hunkMarks(hunk(1, 2, `${'y'.repeat(400)}\n`)).added;
+    expect(mark.text).toHaveLength(SHOWN_ADDED_CHARS);
+    expect(mark.text.endsWith('…')).toBe(true);
+  });
+
+  it("draws both hunks in the file's visible editor, drops a rejected one, and clears all once answered", async () => {
+    const editor = new StubEditor(vscode.Uri.parse(URI), BEFORE);
+    stub.visibleEditors = [editor];
+    const drawn = (): { removed: number[]; added: [number, string | undefined][] } => {
+      const [removed, added] = [...editor.decorations.values()];
+      return {
+        removed: removed.map((d) => d.range.start.line),
+        added: added.map((d) => [d.range.start.line, d.renderOptions?.after?.contentText]),
+      };
+    };
+    await controller.decideHunk(ref(0), 'pending'); // any change redraws
+    expect(drawn()).toEqual({
+      removed: [2, 6],
+      added: [
+        [2, '→ def mean(values):  ⏎      if not values:  ⏎          raise ValueError("empty")'],
+        [6, '→ def half(x: float) -> float:'],
+      ],
+    });
+    await controller.decideHunk(ref(1), 'rejected');
+    expect(drawn().removed).toEqual([2]);
+    stub.inputBoxAnswers = [''];
+    await controller.decideHunk(ref(0), 'accepted');
+    host.handleEvent({ type: 'permission-resolved', sessionId: 's1', requestId: 'perm_two', decision: 'once' } as never);
+    await flush();
+    expect(drawn()).toEqual({ removed: [], added: [] });
+  });
+
+  it('draws nothing in an editor that is a side of a diff editor', async () => {
+    const editor = new StubEditor(vscode.Uri.parse(URI), BEFORE, true);
+    stub.visibleEditors = [editor];
+    await controller.decideHunk(ref(0), 'pending');
+    expect([...editor.decorations.values()].map((d) => d.length)).toEqual([0, 0]);
   });
 });
