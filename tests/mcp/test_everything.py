@@ -58,6 +58,8 @@ async def test_server_everything_tools_listed_and_called(
     first, second = h.accepted_requests()
     names = tool_names(first)
     assert {"mcp__everything__echo", "mcp__everything__get-sum"} <= set(names)
+    # Added by the server once initialized (and said with tools/list_changed): in the first request.
+    assert "mcp__everything__simulate-research-query" in names
     total, image = last_results(second)
     assert "42" in result_text(total) and not total.get("is_error")
     assert [b["source"]["media_type"] for b in image["content"] if b["type"] == "image"] == [

@@ -65,8 +65,10 @@ class AgentMcp:
         if manager is None:
             return []
         problems = await manager.begin_turn() if first else []
-        if not first:
-            await manager.between_steps()
+        # At the first step too: a server that adds tools once it is initialized (npm's
+        # server-everything does) says so with tools/list_changed right after its start; listed
+        # again here, the first request has them, not only the next one.
+        await manager.between_steps()
         registry.set_extra(manager.tools())
         return problems
 
