@@ -113,3 +113,25 @@ async def test_mcp_servers_from_session_new(
     assert "echo: over stdio" in results[0] and "5" in results[1]
     kinds = {s.title: s.kind for s in client.of("tool_call", sid)}
     assert set(kinds.values()) == {"other"}
+
+
+async def test_an_mcp_tools_progress_is_its_tool_call_update(
+    acp: Connection, acp_env: AcpEnv
+) -> None:
+    root = acp.root / "progress"
+    root.mkdir()
+    acp.client.answers.append("allow_once")
+    acp_env.api.enqueue(reply(tool_use("mcp__local__steps", {"count": 2})), reply(text("done")))
+    servers: list[Any] = [
+        McpServerStdio(name="local", command=sys.executable, args=[SERVER], env=[])
+    ]
+    sid = (await acp.conn.new_session(cwd=str(root), mcp_servers=servers)).session_id
+    result = await prompt(acp, sid, "step")
+    assert result.stop_reason == "end_turn"
+    shown = [
+        block.content.text
+        for update in acp.client.of("tool_call_update", sid)
+        if update.status == "in_progress"
+        for block in update.content or []
+    ]
+    assert shown == ["1/2: step 1", "2/2: step 2"]

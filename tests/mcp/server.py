@@ -3,7 +3,7 @@
     python tests/mcp/server.py stdio
     python tests/mcp/server.py http PORT
 
-Tools: echo, add, picture (an image), doc (an embedded resource), big (long text), grow (adds the
+Tools: echo, add, steps (reports progress), picture (an image), doc (an embedded resource), big (long text), grow (adds the
 tool `extra` and says the list changed), die (the process exits mid-call), spawn (starts a
 `sleep` that outlives nothing: it must end with the server). Environment: MCP_TEST_FAIL makes it
 write to stderr and exit at once; MCP_TEST_PIDFILE gets the pids of the server and of what it
@@ -100,6 +100,14 @@ async def grow(ctx: Context) -> str:
     server.add_tool(extra, name="extra")
     await ctx.session.send_tool_list_changed()
     return "grown"
+
+
+@server.tool()
+async def steps(count: int, ctx: Context) -> str:
+    """Report progress `count` times (step i of count), then answer."""
+    for i in range(1, count + 1):
+        await ctx.report_progress(i, count, f"step {i}")
+    return "stepped"
 
 
 @server.tool()
