@@ -14,7 +14,7 @@ import pytest
 
 from agentls.config import Settings
 from agentls.language.headless import STILL_LOADING
-from agentls.tools.navigate import ReferencesTool
+from agentls.tools.references import ReferencesTool
 from agentls.verify.workspace import DiskWorkspace
 from tests.tools.conftest import ToolTestContext
 

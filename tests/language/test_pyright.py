@@ -12,8 +12,9 @@ import pytest
 
 from agentls.config import Settings
 from agentls.language.headless import use_launcher
-from agentls.tools.navigate import ReferencesTool, SymbolsTool
+from agentls.tools.references import ReferencesTool
 from agentls.tools.support.sandbox import language_server_prefix
+from agentls.tools.symbols import SymbolsTool
 from agentls.verify.reach import describe_reach
 from agentls.verify.workspace import DiskWorkspace
 from messages_api import MessagesAPIServer, reply, text, tool_use

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from agentls.config import Settings
-from agentls.tools.navigate import CallersTool
+from agentls.tools.callers import CallersTool
 from agentls.verify.workspace import DiskWorkspace
 from tests.tools.conftest import ToolTestContext
 

@@ -11,14 +11,12 @@ import pytest
 
 from agentls.permission.rules import PermissionRules, secret_globs
 from agentls.tools.base import ToolError
-from agentls.tools.navigate import (
-    CallersTool,
-    DefinitionTool,
-    HoverTool,
-    ReferencesTool,
-    SymbolsTool,
-)
+from agentls.tools.callers import CallersTool
+from agentls.tools.definition import DefinitionTool
+from agentls.tools.hover import HoverTool
+from agentls.tools.references import ReferencesTool
 from agentls.tools.rename import RenameTool
+from agentls.tools.symbols import SymbolsTool
 from agentls.verify.workspace import DiskWorkspace
 from tests.language.conftest import GREET, MAIN, jedi_settings, make_project
 from tests.tools.conftest import RunTool, ToolTestContext

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from agentls.language.render import MAX_HITS
-from agentls.tools.navigate import CallersTool, ReferencesTool
+from agentls.tools.callers import CallersTool
+from agentls.tools.references import ReferencesTool
 from agentls.verify.workspace import DiskWorkspace
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory

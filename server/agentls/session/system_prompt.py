@@ -20,7 +20,7 @@ from typing import Literal
 FrontEnd = Literal["editor", "terminal", "acp"]
 AgentKind = Literal["main", "subagent", "command"]
 
-# The tools that answer from language servers (tools/navigate.py, tools/rename.py).
+# The tools that answer from language servers (tools/symbols.py, definition.py, references.py, hover.py, callers.py, rename.py).
 LANGUAGE_TOOLS = ("symbols", "definition", "references", "hover", "callers", "rename")
 # A tool that changes files or runs commands: with one of these, the safety lines are sent.
 CHANGING_TOOLS = ("edit", "write", "bash", "rename")

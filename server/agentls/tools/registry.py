@@ -8,20 +8,18 @@ from typing import Any
 from agentls.tools.ask_user import AskUserTool
 from agentls.tools.base import Tool
 from agentls.tools.bash import BashTool
+from agentls.tools.callers import CallersTool
+from agentls.tools.definition import DefinitionTool
 from agentls.tools.edit import EditTool
 from agentls.tools.exit_plan import ExitPlanTool
 from agentls.tools.glob import GlobTool
 from agentls.tools.grep import GrepTool
+from agentls.tools.hover import HoverTool
 from agentls.tools.list import ListTool
-from agentls.tools.navigate import (
-    CallersTool,
-    DefinitionTool,
-    HoverTool,
-    ReferencesTool,
-    SymbolsTool,
-)
 from agentls.tools.read import ReadTool
+from agentls.tools.references import ReferencesTool
 from agentls.tools.rename import RenameTool
+from agentls.tools.symbols import SymbolsTool
 from agentls.tools.task import TaskTool
 from agentls.tools.todowrite import TodoWriteTool
 from agentls.tools.webfetch import WebFetchTool

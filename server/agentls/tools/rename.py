@@ -15,6 +15,7 @@ from pydantic import Field
 from agentls.language.edits import UnsupportedEdit, apply_text_edits, edits_by_file
 from agentls.language.render import plural
 from agentls.tools.base import (
+    Accepted,
     PermissionQuery,
     Tool,
     ToolContext,
@@ -31,7 +32,7 @@ from agentls.tools.support.file_writes import (
     outcome_lines,
     user_changed,
 )
-from agentls.tools.support.lookup import SymbolInput, ask, ask_if_offered, locate
+from agentls.tools.support.lookup import Located, SymbolInput, ask, ask_if_offered, locate
 from agentls.tools.support.text import unified_diff
 from agentls.workspace.protocol import FileChange
 
@@ -74,20 +75,7 @@ class RenameTool(Tool):
             rel = ctx.relative(path)
             raise ToolError(f"You have not read {rel} in this session. Read it first, then rename.")
         # The file was read (so reading it was allowed): rename's own question comes below.
-        at = await locate(ctx, self.name, params, verb="Rename", authorize=False)
-        offered, prepared = await ask_if_offered(
-            ctx, "textDocument/prepareRename", at.params(), at.path
-        )
-        if offered and prepared is None:
-            raise ToolError(f"The language server cannot rename {at.position.note}.")
-        request = {**at.params(), "newName": new_name}
-        edit = await ask(ctx, "textDocument/rename", request, at.path)
-        if edit is None:
-            raise ToolError(f"The language server found nothing to rename at {at.position.note}.")
-        try:
-            by_file = edits_by_file(edit)
-        except UnsupportedEdit as exc:
-            raise ToolError(f"Not renamed: {exc}.") from None
+        at, by_file = await _workspace_edit(ctx, self.name, params, new_name)
         changes, diffs, counts, unread, notes = await self._changes(ctx, by_file, new_name)
         if unread:
             raise ToolError(
@@ -97,7 +85,6 @@ class RenameTool(Tool):
             )
         if not changes:
             return ToolResult(f"Nothing to change: renaming {at.position.note} edits no text.")
-        places = sum(counts.values())
         title = f"Rename {params.symbol} to {new_name} ({plural(len(changes), 'file')})"
         accepted = await ctx.authorize(
             PermissionQuery(
@@ -112,25 +99,7 @@ class RenameTool(Tool):
         )
         changed: list[str] = []
         if accepted is not None:  # the user took some files' hunks, or their own version
-            changed = user_changed(
-                [
-                    (ctx.relative(c.path), c.new_text, accepted.texts.get(c.path, c.old_text or ""))
-                    for c in changes
-                ],
-                accepted.note,
-            )
-            changes = [
-                FileChange(path=c.path, new_text=accepted.texts[c.path], old_text=c.old_text)
-                for c in changes
-                if c.path in accepted.texts
-            ]
-            for change in changes:
-                check_new_size(change.new_text, ctx.relative(change.path))
-            counts = {
-                c.path: max(_uses(c.new_text, new_name) - _uses(c.old_text or "", new_name), 0)
-                for c in changes
-            }
-            places = sum(counts.values())
+            changes, counts, changed = _as_accepted(ctx, changes, accepted, new_name)
         outcomes = await ctx.workspace.write_all(changes)
         failed = [
             f"{ctx.relative(c.path)}: {o.reason or 'not applied'}"
@@ -141,8 +110,8 @@ class RenameTool(Tool):
             raise ToolError("Not renamed (no file was changed): " + "; ".join(failed))
         lines = [
             *changed,
-            f"Renamed {at.position.note} to `{new_name}`: {plural(places, 'place')} in "
-            f"{plural(len(changes), 'file')}.",
+            f"Renamed {at.position.note} to `{new_name}`: {plural(sum(counts.values()), 'place')} "
+            f"in {plural(len(changes), 'file')}.",
         ]
         for change, outcome in zip(changes, outcomes, strict=True):
             rel = ctx.relative(change.path)
@@ -188,3 +157,49 @@ class RenameTool(Tool):
             diffs.append(unified_diff(current, new_text, rel))
             counts[path] = max(_uses(new_text, new_name) - _uses(current, new_name), 1)
         return changes, diffs, counts, unread, notes
+
+
+async def _workspace_edit(
+    ctx: ToolContext, tool: str, params: RenameInput, new_name: str
+) -> tuple[Located, dict[Path, list[dict[str, Any]]]]:
+    """The symbol's place, and the language server's rename of it as text edits by file."""
+    at = await locate(ctx, tool, params, verb="Rename", authorize=False)
+    offered, prepared = await ask_if_offered(
+        ctx, "textDocument/prepareRename", at.params(), at.path
+    )
+    if offered and prepared is None:
+        raise ToolError(f"The language server cannot rename {at.position.note}.")
+    request = {**at.params(), "newName": new_name}
+    edit = await ask(ctx, "textDocument/rename", request, at.path)
+    if edit is None:
+        raise ToolError(f"The language server found nothing to rename at {at.position.note}.")
+    try:
+        return at, edits_by_file(edit)
+    except UnsupportedEdit as exc:
+        raise ToolError(f"Not renamed: {exc}.") from None
+
+
+def _as_accepted(
+    ctx: ToolContext, changes: list[FileChange], accepted: Accepted, new_name: str
+) -> tuple[list[FileChange], dict[Path, int], list[str]]:
+    """The changes as the user accepted them (some files' hunks, or their own version): the
+    files' new texts, the places renamed in each, and what the user changed, for the model."""
+    changed = user_changed(
+        [
+            (ctx.relative(c.path), c.new_text, accepted.texts.get(c.path, c.old_text or ""))
+            for c in changes
+        ],
+        accepted.note,
+    )
+    changes = [
+        FileChange(path=c.path, new_text=accepted.texts[c.path], old_text=c.old_text)
+        for c in changes
+        if c.path in accepted.texts
+    ]
+    for change in changes:
+        check_new_size(change.new_text, ctx.relative(change.path))
+    counts = {
+        c.path: max(_uses(c.new_text, new_name) - _uses(c.old_text or "", new_name), 0)
+        for c in changes
+    }
+    return changes, counts, changed

@@ -15,8 +15,8 @@ from pydantic import Field
 from agentls.language.errors import LanguageUnavailable
 from agentls.language.headless import loading_note
 from agentls.language.positions import SymbolNotFound, SymbolPosition, find_symbol, uri_to_path
-from agentls.language.render import Hit, plural
-from agentls.tools.base import ToolContext, ToolError, ToolInput
+from agentls.language.render import Hit, plural, render_hits
+from agentls.tools.base import Tool, ToolContext, ToolError, ToolInput
 from agentls.tools.support.glob_patterns import glob_matcher
 
 FALLBACK = " Use grep and read instead for this one."
@@ -250,3 +250,36 @@ async def hits_of(shown: Shown, items: list[Any]) -> list[Hit]:
             if hit is not None:
                 hits.append(hit)
     return hits
+
+
+MODULE_LEVEL = "module level"
+# What the language tools' descriptions say to prefer them over grep.
+INSTEAD = (
+    " Prefer it over grep for code: it follows the language's own scoping and imports, so it "
+    "skips comments, strings and namesakes."
+)
+
+
+class AtSymbol(Tool):
+    """A language tool that asks one method about the symbol at {path, symbol, line?}."""
+
+    input_model = SymbolInput
+    read_only = True
+    verb = ""
+
+    def title(self, raw: dict[str, Any]) -> str:
+        symbol = raw.get("symbol")
+        return f"{self.name} {symbol}" if isinstance(symbol, str) else self.name
+
+
+def places_text(head: str, hits: list[Hit], include: str | None, left_out: int) -> str:
+    """references' and callers' answer: the head, every file with its count, the places (up to
+    the cap, then how to narrow them)."""
+    where = f" matching {include!r}" if include else ""
+    outside = f" ({left_out} more in other files)" if left_out else ""
+    files = len({h.rel for h in hits})
+    counts = file_counts(hits) if files > 1 else ""
+    return (
+        f"{head} in {plural(files, 'file')}{where}{outside}:\n"
+        f"{counts}{render_hits(hits, narrow=NARROW)}"
+    )
