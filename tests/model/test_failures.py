@@ -150,7 +150,7 @@ async def test_an_exception_inside_agentls_is_an_internal_error_and_the_turn_end
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("a bug in building the request")
 
-    monkeypatch.setattr("agentls.session.turn.build_system", broken)
+    monkeypatch.setattr("agentls.session.step_request.build_system", broken)
     session = await h.agent.new_session()
     result = await h.agent.prompt(session.id, "go")
     assert result.finish_reason == "error" and result.failure is not None

@@ -9,6 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
+    from typing import TextIO
+
+    from agentls.config import Settings
+    from agentls.session import Agent
+    from agentls.session.state import TurnResult
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -285,43 +291,23 @@ async def _permissions(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     import asyncio
-    import json
     import signal
     from pathlib import Path
 
-    from agentls.cli.printing import (
-        TerminalPrinter,
-        failure_json,
-        json_printer,
-        terminal_presenter,
-    )
+    from agentls.cli.printing import TerminalPrinter, json_printer, terminal_presenter
     from agentls.cli.terminal import visible_stream
-    from agentls.cli.workspace import workspace_settings
     from agentls.session import Agent, CommandError, NothingToRetry
     from agentls.session.images import ImageRefused, user_image
 
     prompt = " ".join(args.prompt)
-    if args.retry and (not args.session or prompt.strip() or args.image):
-        print("agentls: run --retry needs --session and no prompt or --image", file=sys.stderr)
+    problem = _run_usage_problem(args, prompt)
+    if problem is not None:
+        print(f"agentls: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    if not prompt.strip() and not args.image and not args.retry:
-        print("agentls: run needs a prompt, or an --image", file=sys.stderr)
-        return EXIT_USAGE
-    overrides: dict[str, Any] = {"review": args.review} if args.review else {}
-    if args.model:
-        overrides["model"] = args.model
-    if args.max_steps:
-        overrides["maxSteps"] = args.max_steps
-    found = workspace_settings(args.cwd, overrides)
+    found = await _run_settings(args)
     if found is None:
         return EXIT_USAGE
     root, settings = found
-    from agentls.cli.trust import confirm_at_terminal
-
-    # A workspace config new or changed since the user confirmed it: asked at a terminal before
-    # anything runs (never with --yes); otherwise it stays ignored and the notice says so.
-    interactive = sys.stdin.isatty() and not args.yes
-    settings = await confirm_at_terminal(root, settings, overrides, interactive=interactive)
     try:
         images = [user_image(Path(p)) for p in args.image]
     except ImageRefused as exc:
@@ -336,31 +322,9 @@ async def _run(args: argparse.Namespace) -> int:
     agent.prompt_kind = dataclasses.replace(agent.prompt_kind, attended=sys.stdin.isatty())
     agent.subscribe(json_printer(out) if args.json else TerminalPrinter(out))
     try:
-        if args.session:
-            session_id = args.session
-            try:
-                if args.model:
-                    await agent.set_model(session_id, args.model)
-                else:
-                    await agent.messages(session_id)  # it exists
-            except KeyError:
-                print(f"agentls: no session {args.session}", file=sys.stderr)
-                return EXIT_USAGE
-        else:
-            session_id = (await agent.new_session(model=settings.model)).id
-        # The mode of this run: --plan plans; without it a continued session builds.
-        await agent.set_mode(session_id, "plan" if args.plan else "build")
-        if args.model is None and settings.model.startswith("scripted:"):
-            print(
-                f"(using the built-in scripted model {settings.model}: offline, not a real model)",
-                file=sys.stderr,
-            )
-        elif settings.model.startswith("scripted:") and not args.json:
-            print(
-                f"(scripted model {settings.model}: an offline scenario, not a real model)",
-                file=sys.stderr,
-            )
-
+        session_id = await _run_session(agent, args, settings)
+        if session_id is None:
+            return EXIT_USAGE
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, lambda: asyncio.ensure_future(agent.cancel(session_id)))
@@ -374,6 +338,82 @@ async def _run(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     finally:
         await agent.aclose()
+    _print_result(args, out, result)
+    if result.finish_reason in ("end_turn", "max_tokens", "refusal"):
+        return EXIT_OK
+    if result.finish_reason == "cancelled":
+        return EXIT_CANCELLED
+    return EXIT_FAILED
+
+
+def _run_usage_problem(args: argparse.Namespace, prompt: str) -> str | None:
+    """What is wrong with run's arguments, if anything."""
+    if args.retry and (not args.session or prompt.strip() or args.image):
+        return "run --retry needs --session and no prompt or --image"
+    if not prompt.strip() and not args.image and not args.retry:
+        return "run needs a prompt, or an --image"
+    return None
+
+
+async def _run_settings(args: argparse.Namespace) -> tuple[Path, Settings] | None:
+    """The workspace root and its settings with run's options over them (None: a usage error,
+    already said); a workspace config new or changed since the user confirmed it is asked about
+    at a terminal before anything runs (never with --yes), otherwise it stays ignored and the
+    settings' notice says so."""
+    from agentls.cli.trust import confirm_at_terminal
+    from agentls.cli.workspace import workspace_settings
+
+    overrides: dict[str, Any] = {"review": args.review} if args.review else {}
+    if args.model:
+        overrides["model"] = args.model
+    if args.max_steps:
+        overrides["maxSteps"] = args.max_steps
+    found = workspace_settings(args.cwd, overrides)
+    if found is None:
+        return None
+    root, settings = found
+    interactive = sys.stdin.isatty() and not args.yes
+    settings = await confirm_at_terminal(root, settings, overrides, interactive=interactive)
+    return root, settings
+
+
+async def _run_session(agent: Agent, args: argparse.Namespace, settings: Settings) -> str | None:
+    """The session the run prompts (--session's, or a new one), in the run's mode; None: no
+    such session (said)."""
+    if args.session:
+        session_id: str = args.session
+        try:
+            if args.model:
+                await agent.set_model(session_id, args.model)
+            else:
+                await agent.messages(session_id)  # it exists
+        except KeyError:
+            print(f"agentls: no session {args.session}", file=sys.stderr)
+            return None
+    else:
+        session_id = (await agent.new_session(model=settings.model)).id
+    # The mode of this run: --plan plans; without it a continued session builds.
+    await agent.set_mode(session_id, "plan" if args.plan else "build")
+    if args.model is None and settings.model.startswith("scripted:"):
+        print(
+            f"(using the built-in scripted model {settings.model}: offline, not a real model)",
+            file=sys.stderr,
+        )
+    elif settings.model.startswith("scripted:") and not args.json:
+        print(
+            f"(scripted model {settings.model}: an offline scenario, not a real model)",
+            file=sys.stderr,
+        )
+    return session_id
+
+
+def _print_result(args: argparse.Namespace, out: TextIO, result: TurnResult) -> None:
+    """The run's last line: a JSON result line with --json, else the finish reason, session,
+    tokens and cost on stderr (a built-in command's outcome first)."""
+    import json
+
+    from agentls.cli.printing import failure_json
+
     if args.json:
         out.write(
             json.dumps(
@@ -390,21 +430,16 @@ async def _run(args: argparse.Namespace) -> int:
             )
             + "\n"
         )
-    else:
-        if result.message_id is None and result.text:  # a built-in command's outcome
-            print(result.text)
-        u = result.usage
-        print(
-            f"\n[{result.finish_reason}] session {result.session_id} - tokens in {u.input_tokens:,} "
-            f"(cache read {u.cache_read_tokens:,}, write {u.cache_write_tokens:,}), "
-            f"out {u.output_tokens:,}, cost {'~' if u.estimated else ''}${u.cost_usd:.4f}",
-            file=sys.stderr,
-        )
-    if result.finish_reason in ("end_turn", "max_tokens", "refusal"):
-        return EXIT_OK
-    if result.finish_reason == "cancelled":
-        return EXIT_CANCELLED
-    return EXIT_FAILED
+        return
+    if result.message_id is None and result.text:  # a built-in command's outcome
+        print(result.text)
+    u = result.usage
+    print(
+        f"\n[{result.finish_reason}] session {result.session_id} - tokens in {u.input_tokens:,} "
+        f"(cache read {u.cache_read_tokens:,}, write {u.cache_write_tokens:,}), "
+        f"out {u.output_tokens:,}, cost {'~' if u.estimated else ''}${u.cost_usd:.4f}",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -256,7 +256,26 @@ class Compactor:
             ],
             usage=usage,
         )
-        kept = messages[cut:]
+        try:
+            await self._start_from(summary, messages[cut:])
+        except Exception as exc:
+            log.exception("cannot store the compaction summary")
+            return self._fail(f"cannot store the summary: {exc}", tokens, window)
+        self.emit(
+            CompactionEvent(
+                session_id=self.session_id,
+                status="done",
+                context_tokens=tokens,
+                context_window=window,
+                summary_message_id=summary.id,
+                summarized_messages=cut,
+            )
+        )
+        return True
+
+    async def _start_from(self, summary: Message, kept: list[Message]) -> None:
+        """Store the summary before the kept messages, then start the session from it."""
+        state = self.state
 
         def switch() -> None:
             state.messages = [summary, *kept]
@@ -280,21 +299,7 @@ class Compactor:
             else:
                 persist.add_done_callback(on_done)
             raise
-        except Exception as exc:
-            log.exception("cannot store the compaction summary")
-            return self._fail(f"cannot store the summary: {exc}", tokens, window)
         switch()
-        self.emit(
-            CompactionEvent(
-                session_id=self.session_id,
-                status="done",
-                context_tokens=tokens,
-                context_window=window,
-                summary_message_id=summary.id,
-                summarized_messages=cut,
-            )
-        )
-        return True
 
     def _fail(self, error: str, tokens: int, window: int) -> bool:
         self.failed = True

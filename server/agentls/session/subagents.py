@@ -148,54 +148,13 @@ class SubAgents:
     ) -> ToolResult:
         """One task call: the sub-agent's turn to its end; its final text and a summary line."""
         settings = env.policy.settings
-        name = agent or DEFAULT_AGENT
-        types = agent_types(settings.agents)
-        kind = types.get(name)
-        if kind is None:
-            raise ToolError(
-                f"Unknown agent {name!r}. The agents are: {', '.join(sorted(types))}. Nothing was run."
-            )
-        parent = env.state.record
-        model = kind.model or parent.model
+        name, kind = _agent_type(settings.agents, agent)
+        model = kind.model or env.state.record.model
         async with self.slots(settings.max_parallel_tasks):
             parts = self.parts_for(model)
             store = parts.store
-            record = await store.create_session(
-                title=plain_title(description), cwd=parent.cwd, model=model
-            )
-            await store.set_parent(record.id, parent.id, name)
-            record.parent_id, record.agent = parent.id, name
-            record.mode = parent.mode  # plan mode holds for its sub-agents too (not stored)
-            state = SessionState(record=record, messages=[])
-            state.grants = env.state.grants  # what the user allowed "always" in this session
-            state.users += 1  # kept in memory while it runs (see SessionState.idle)
-            self.keep(state)
-            origin: dict[str, Any] = {
-                "parent_session_id": parent.id,
-                "parent_call_id": call_id,
-                "agent": name,
-            }
-
-            def emit(event: Any) -> None:
-                env.emit(event.model_copy(update=origin))
-
-            async def ask(ctx: AskContext) -> Any:
-                return await env.ask(dataclasses.replace(ctx, **origin))
-
-            child = dataclasses.replace(
-                parts,
-                registry=self.registry_for(kind, env.registry),
-                workspace=env.workspace,  # its calls made for the parent's session (an editor's)
-                emit=emit,
-                ask=ask,
-                prepare_tools=None,
-                run_task=None,
-                # Its own prompt (system_prompt.py): a report for the caller, its tools only.
-                prompt=dataclasses.replace(
-                    parts.prompt, kind="subagent", agent=name, description=kind.description
-                ),
-            )
-            turn = Turn(child, state, model)
+            state = await self._child_state(store, env, description, model, name)
+            turn = Turn(self._child_parts(parts, env, kind, name, call_id), state, model)
             text = f"{kind.prompt.strip()}\n\n{prompt}" if kind.prompt.strip() else prompt
             try:
                 result = await turn.run(text, [])
@@ -219,3 +178,66 @@ class SubAgents:
         if result.finish_reason not in ("end_turn", "max_tokens"):
             text += f"\n\n(It stopped: {result.finish_reason}.)"
         return ToolResult(f"{text}\n\n{summary}", title=f"task: {description}")
+
+    async def _child_state(
+        self, store: Store, env: CallEnv, description: str, model: str, name: str
+    ) -> SessionState:
+        """The sub-agent's child session, stored under the parent's, kept in memory while its
+        turn runs."""
+        parent = env.state.record
+        record = await store.create_session(
+            title=plain_title(description), cwd=parent.cwd, model=model
+        )
+        await store.set_parent(record.id, parent.id, name)
+        record.parent_id, record.agent = parent.id, name
+        record.mode = parent.mode  # plan mode holds for its sub-agents too (not stored)
+        state = SessionState(record=record, messages=[])
+        state.grants = env.state.grants  # what the user allowed "always" in this session
+        state.users += 1  # kept in memory while it runs (see SessionState.idle)
+        self.keep(state)
+        return state
+
+    def _child_parts(
+        self, parts: TurnParts, env: CallEnv, kind: AgentType, name: str, call_id: str
+    ) -> TurnParts:
+        """The sub-agent's turn parts: the type's tools, the parent's workspace, and its events
+        and questions marked as the parent call's."""
+        origin: dict[str, Any] = {
+            "parent_session_id": env.state.record.id,
+            "parent_call_id": call_id,
+            "agent": name,
+        }
+
+        def emit(event: Any) -> None:
+            env.emit(event.model_copy(update=origin))
+
+        async def ask(ctx: AskContext) -> Any:
+            return await env.ask(dataclasses.replace(ctx, **origin))
+
+        return dataclasses.replace(
+            parts,
+            registry=self.registry_for(kind, env.registry),
+            workspace=env.workspace,  # its calls made for the parent's session (an editor's)
+            emit=emit,
+            ask=ask,
+            prepare_tools=None,
+            run_task=None,
+            # Its own prompt (system_prompt.py): a report for the caller, its tools only.
+            prompt=dataclasses.replace(
+                parts.prompt, kind="subagent", agent=name, description=kind.description
+            ),
+        )
+
+
+def _agent_type(
+    configured: dict[str, AgentType] | None, agent: str | None
+) -> tuple[str, AgentType]:
+    """The task's agent type by name (the default one when none is named)."""
+    name = agent or DEFAULT_AGENT
+    types = agent_types(configured)
+    kind = types.get(name)
+    if kind is None:
+        raise ToolError(
+            f"Unknown agent {name!r}. The agents are: {', '.join(sorted(types))}. Nothing was run."
+        )
+    return name, kind

@@ -43,22 +43,20 @@ from agentls.history import (
     repair_interrupted,
 )
 from agentls.model.base import ModelRequest, Provider, ProviderError, RetryNotice, StepUsage
-from agentls.model.catalog import model_info
 from agentls.model.failures import TurnFailure, describe
-from agentls.model.thinking import effort_request, thinking_request
 from agentls.session.calls import CANCELLED_OUTPUT, CallEnv, ToolCalls, publish_result
 from agentls.session.compaction import Compactor
 from agentls.session.images import prompt_title
 from agentls.session.instructions import Instructions
-from agentls.session.offer import make_offer
 from agentls.session.outcome import failure_event, partial_usage, reported_usage
 from agentls.session.policy import Policy
 from agentls.session.questions import Asker
 from agentls.session.retry import resume_failed
 from agentls.session.state import SessionState, TurnResult
 from agentls.session.steering import take_steers, user_parts
+from agentls.session.step_request import step_request
 from agentls.session.stream import FinishedBlock, StreamedText, StreamFolder
-from agentls.session.system_prompt import PromptKind, build_system
+from agentls.session.system_prompt import PromptKind
 from agentls.store import Store, StoreError
 from agentls.tools.base import ToolResult
 from agentls.tools.registry import ToolRegistry
@@ -333,33 +331,16 @@ class Turn:
     async def step(self) -> str | None:
         state = self.state
         parts = self.parts
-        settings = parts.policy.settings
         registry = parts.registry
-        # What this request offers (session/offer.py) and the prompt that says so.
-        offer = make_offer(
-            registry,
-            languages=parts.workspace.languages,
-            settings=settings,
-            rules=parts.policy.rules,
-            front_end=parts.prompt.front_end,
-            mode=state.record.mode,
-            attended=parts.prompt.attended,
-        )
-        system = build_system(
-            parts.root, state.record.mode, prompt=parts.prompt, surroundings=offer.surroundings
-        )
-        max_output = model_info(self.model).max_output
-        thinking, max_tokens = thinking_request(
-            settings.thinking, self.model, min(settings.max_tokens, max_output), max_output
-        )
-        request = ModelRequest(
+        request = step_request(
             model=self.model,
-            system=self.parts.instructions.system(system),
-            messages=state.api.convert(state.messages),
-            tools=registry.offered(offer.hidden),
-            max_tokens=max_tokens,
-            thinking=thinking,
-            output_config=effort_request(settings.thinking, self.model),
+            state=state,
+            registry=registry,
+            policy=parts.policy,
+            languages=parts.workspace.languages,
+            prompt=parts.prompt,
+            root=parts.root,
+            instructions=parts.instructions,
         )
         assistant = Message(
             id=new_id("msg"), session_id=self.session_id, role="assistant", created_at=now_ms()
@@ -377,23 +358,7 @@ class Turn:
         self.write_behind(
             partial(self.store.add_message, assistant.model_copy(update={"parts": []}))
         )
-        async for event in self.parts.provider.stream(request):
-            folded = folder.fold(event)
-            if isinstance(folded, StreamedText):
-                kind = TextDeltaEvent if folded.kind == "text" else ThinkingDeltaEvent
-                self.queue_delta(kind, folded.text)
-            elif isinstance(folded, FinishedBlock):
-                await self.block_finished(folded.part)
-            elif isinstance(event, RetryNotice):
-                await self.void_step()
-                self.emit(
-                    RetryEvent(
-                        session_id=self.session_id,
-                        attempt=event.attempt,
-                        delay_ms=event.delay_ms,
-                        reason=event.reason,
-                    )
-                )
+        await self.stream_answer(request, folder)
         folder.flush_text()
         await self.settle_writes()
         # Blocks the stream never closed (max_tokens inside a tool call) are dropped: a tool_use
@@ -418,6 +383,27 @@ class Turn:
             )
         )
         return folder.stop_reason
+
+    async def stream_answer(self, request: ModelRequest, folder: StreamFolder) -> None:
+        """The model's answer as it streams: deltas queued, finished blocks saved, a retry's
+        partial answer voided."""
+        async for event in self.parts.provider.stream(request):
+            folded = folder.fold(event)
+            if isinstance(folded, StreamedText):
+                kind = TextDeltaEvent if folded.kind == "text" else ThinkingDeltaEvent
+                self.queue_delta(kind, folded.text)
+            elif isinstance(folded, FinishedBlock):
+                await self.block_finished(folded.part)
+            elif isinstance(event, RetryNotice):
+                await self.void_step()
+                self.emit(
+                    RetryEvent(
+                        session_id=self.session_id,
+                        attempt=event.attempt,
+                        delay_ms=event.delay_ms,
+                        reason=event.reason,
+                    )
+                )
 
     async def block_finished(self, part: Part) -> None:
         self.save_part_behind(part)
