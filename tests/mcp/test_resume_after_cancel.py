@@ -72,3 +72,27 @@ def test_a_session_resumed_after_a_cancel_offers_its_mcp_tools_at_once(
     assert "Traceback" not in err, err
     names = tool_names(api.bodies[before])
     assert "mcp__test__slow" in names and "mcp__other__echo" in names, names
+
+
+def test_a_run_cancelled_while_its_mcp_servers_start_ends_without_a_traceback(
+    tmp_path: Path, api: MessagesAPIServer, env: dict[str, str]
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    config = Path(env["XDG_CONFIG_HOME"]) / "agentls" / "config.json"
+    config.parent.mkdir(parents=True)
+    # Servers that never answer initialize: the turn waits for their start when it is cancelled.
+    mute = {"command": "sleep", "args": ["120"], "timeout": 60_000}
+    servers = {f"mute{i}": mute for i in range(4)}
+    config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    run = _spawn("hello", env=env, cwd=workspace)
+    try:
+        _wait_for_event(run, "turn-start")
+        run.send_signal(signal.SIGINT)
+        out, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert json.loads(out.strip().splitlines()[-1])["finishReason"] == "cancelled"
+    assert "Traceback" not in err and "never retrieved" not in err, err
+    assert not api.requests  # nothing was sent

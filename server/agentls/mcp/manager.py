@@ -130,7 +130,10 @@ class McpManager:
         try:
             await self._ensure_one(connection)
         except Exception as exc:  # noqa: BLE001 - one server's trouble is said, never the turn's
-            log.exception("MCP server %s", connection.name)
+            # One line (the traceback only with AGENTLS_LOG=DEBUG): said to the user below.
+            log.warning(
+                "MCP server %s: %s", connection.name, exc, exc_info=log.isEnabledFor(logging.DEBUG)
+            )
             connection.status = "failed"
             connection.error = f"MCP server {connection.name!r} failed: {exc}"
 
