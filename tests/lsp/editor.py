@@ -1,4 +1,5 @@
-"""A small editor for tests: a real LSP client (pytest-lsp) that keeps buffers like an editor does.
+"""A small editor for tests: our protocol client (agentls.lsp.client.AgentClient) on a pytest-lsp
+client, with buffers kept like an editor does.
 
 It opens documents, types into them (didChange), applies the server's workspace edits to its
 buffers (or, for files it has not opened, to disk as VS Code's background models end up), saves
@@ -10,51 +11,29 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
-from pygls.protocol import default_converter as pygls_default_converter
 from pygls.uris import from_fs_path, to_fs_path
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
+from agentls.lsp.client import AgentClient, agent_capabilities, converter, serve_command
 from agentls.lsp.textedit import apply_text_edits
 
 
-def _converter() -> Any:
-    converter = pygls_default_converter()
-
-    def keep(obj: dict[str, Any], cls: type) -> Any:
-        return cls(**obj)
-
-    for cls in (JsonRPCRequestMessage, JsonRPCNotification, JsonRPCResponseMessage):
-        converter.register_structure_hook(cls, keep)
-
-    # lsprotocol takes any object with a "command" key for a Command, but a CodeAction may carry a
-    # command object too; tell them apart the way the spec does (Command.command is a string).
-    def code_action_or_command(obj: Any, _: type) -> Any:
-        if isinstance(obj.get("command"), str):
-            return converter.structure(obj, types.Command)
-        return converter.structure(obj, types.CodeAction)
-
-    converter.register_structure_hook(types.Command | types.CodeAction, code_action_or_command)
-    return converter
-
-
 def make_client() -> LanguageClient:
-    client = LanguageClient(converter_factory=_converter)
+    client = LanguageClient(converter_factory=converter)
     register_lsp_features(client)  # pytest-lsp's recorders: progress, diagnostics, messages
     return client
 
 
 def server_config(env: dict[str, str]) -> ClientServerConfig:
     return ClientServerConfig(
-        server_command=[sys.executable, "-m", "agentls.cli.main", "serve"],
+        server_command=serve_command(),
         client_factory=make_client,
         server_env=env,
     )
@@ -73,26 +52,15 @@ class Profile:
     work_done_progress: bool = True
 
     def capabilities(self) -> types.ClientCapabilities:
-        experimental: dict[str, Any] = {
-            "agent": {
-                "approvals": self.approvals,
-                "diagnosticsPush": self.diagnostics_push,
-                "savesEdits": self.saves_edits,
-            }
-        }
-        return types.ClientCapabilities(
-            workspace=types.WorkspaceClientCapabilities(
-                apply_edit=self.apply_edit,
-                workspace_edit=types.WorkspaceEditClientCapabilities(
-                    document_changes=self.document_changes,
-                    resource_operations=[
-                        types.ResourceOperationKind(op) for op in self.resource_operations
-                    ],
-                ),
-                configuration=True,
-            ),
-            window=types.WindowClientCapabilities(work_done_progress=self.work_done_progress),
-            experimental=experimental,
+        return agent_capabilities(
+            approvals=self.approvals,
+            diagnostics_push=self.diagnostics_push,
+            saves_edits=self.saves_edits,
+            apply_edit=self.apply_edit,
+            document_changes=self.document_changes,
+            resource_operations=self.resource_operations,
+            work_done_progress=self.work_done_progress,
+            configuration=True,
         )
 
 
@@ -105,11 +73,12 @@ class Buffer:
 
 
 @dataclass
-class Editor:
+class Editor(AgentClient):
+    """The shared client (events, approvals, requests) with an editor's buffers and fakes."""
+
     client: LanguageClient
     root: Path
     profile: Profile
-    events: list[dict[str, Any]] = field(default_factory=list)
     buffers: dict[str, Buffer] = field(default_factory=dict)
     applied_edits: list[dict[str, Any]] = field(default_factory=list)
     # How to answer the next workspace/applyEdit: None = apply; a string = refuse with that reason.
@@ -129,33 +98,19 @@ class Editor:
     config_questions: list[dict[str, Any]] = field(default_factory=list)
     apply_configs: bool | None = None
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(10_000))
-    _event_signal: asyncio.Event = field(default_factory=asyncio.Event)
     # Set when the test ends: handlers told never to answer give up then.
     released: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        AgentClient.__init__(self, self.client, auto_approve=self.auto_approve)
+
+    def approves(self, event: dict[str, Any]) -> bool:
+        return self.auto_approve and self.profile.approvals
 
     # ---- set-up -------------------------------------------------------------------------
 
     def install_handlers(self) -> None:
         client = self.client
-
-        @client.feature("agent/event")
-        def on_event(params: Any) -> None:
-            event = dict(params)
-            self.events.append(event)
-            self._event_signal.set()
-            if (
-                self.auto_approve
-                and self.profile.approvals
-                and event["type"] == "permission-request"
-            ):
-                approve = {
-                    "sessionId": event["sessionId"],
-                    "requestId": event["requestId"],
-                    "decision": "once",
-                }
-                asyncio.ensure_future(
-                    self.client.protocol.send_request_async("agent/approve", approve)
-                )
 
         if self.profile.apply_edit:
 
@@ -176,7 +131,7 @@ class Editor:
         @client.feature("agent/confirmWorkspaceConfig")
         async def on_confirm_config(params: Any) -> dict[str, Any] | None:
             self.config_questions.append(client.protocol._converter.unstructure(params))
-            self._event_signal.set()
+            self._signal.set()
             while self.apply_configs is None and not self.released.is_set():
                 await asyncio.sleep(0.02)  # a test may decide once the editor has started
             if self.apply_configs is None:
@@ -214,12 +169,7 @@ class Editor:
             )
         )
 
-    # ---- requests -----------------------------------------------------------------------
-
-    async def request(self, method: str, params: Any, timeout: float = 20.0) -> Any:
-        return await asyncio.wait_for(
-            self.client.protocol.send_request_async(method, params), timeout
-        )
+    # ---- requests (request, new_session, prompt, wait_event: AgentClient) ----------------
 
     def start_request(self, method: str, params: Any) -> tuple[int, asyncio.Future[Any]]:
         msg_id = next(self._ids)
@@ -229,38 +179,6 @@ class Editor:
 
     def cancel_request(self, msg_id: int) -> None:
         self.client.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
-
-    async def new_session(self, title: str | None = None) -> str:
-        result = await self.request("agent/newSession", {"title": title} if title else {})
-        return str(result["sessionId"])
-
-    async def prompt(
-        self, session_id: str, text: str, timeout: float = 30.0, **extra: Any
-    ) -> dict[str, Any]:
-        result = await self.request(
-            "agent/prompt", {"sessionId": session_id, "text": text, **extra}, timeout
-        )
-        return dict(result)
-
-    def session_events(self, session_id: str, kind: str | None = None) -> list[dict[str, Any]]:
-        return [
-            e
-            for e in self.events
-            if e["sessionId"] == session_id and (kind is None or e["type"] == kind)
-        ]
-
-    async def wait_event(
-        self, session_id: str, kind: str, count: int = 1, timeout: float = 15.0
-    ) -> dict[str, Any]:
-        async def poll() -> dict[str, Any]:
-            while True:
-                found = self.session_events(session_id, kind)
-                if len(found) >= count:
-                    return found[count - 1]
-                self._event_signal.clear()
-                await self._event_signal.wait()
-
-        return await asyncio.wait_for(poll(), timeout)
 
     # ---- buffers ------------------------------------------------------------------------
 

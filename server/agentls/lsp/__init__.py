@@ -11,7 +11,8 @@
 - editor.py: documents, code actions, agent.runOnSelection, agent/diagnostics, prompt context;
 - relay.py: the Agent's events as agent/event notifications, and work-done progress;
 - workspace.py: LspWorkspace, raw access to the editor's buffers (verified by agentls.verify);
-- textedit.py: text changes as LSP edits, in the client's position units.
+- textedit.py: text changes as LSP edits, in the client's position units;
+- client.py: AgentClient, a client of this protocol (the demo's, the benchmarks' and the tests').
 
 Front-end rules: features delegate to the Agent (agentls.session), never to store/ or permission/.
 """
