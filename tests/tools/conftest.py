@@ -107,3 +107,7 @@ def run(ctx: ToolTestContext) -> RunTool:
         return await tool.run(tool.parse(raw), ctx)
 
     return _run
+
+
+# A project on jedi-language-server, for the language tools' tests (tests/tools/language_support.py).
+from tests.tools.language_support import lctx, lrun  # noqa: E402, F401

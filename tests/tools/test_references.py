@@ -1,68 +1,19 @@
-"""references and callers on a real language server (jedi-language-server): every file listed
-with its count before the places, `include` (a glob) to see the places a long answer leaves out,
-and callers from references that skip imports and count each function once."""
+"""references on a real language server (jedi-language-server): every file listed with its
+count before the places, and `include` (a glob) to see the places a long answer leaves out."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
 from agentls.language.render import MAX_HITS
-from agentls.tools.callers import CallersTool
 from agentls.tools.references import ReferencesTool
-from agentls.verify.workspace import DiskWorkspace
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
-from tests.language.conftest import jedi_settings, language_servers, make_project
+from tests.language.conftest import language_servers
 from tests.tools.conftest import RunTool, ToolTestContext
-
-USES = 6  # calls of `tick` in each user module
-MODULES = 14  # 84 calls: more than an answer shows
-
-
-def make_clock(root: Path) -> None:
-    (root / "clock.py").write_text("def tick(n):\n    return n + 1\n")
-    for m in range(MODULES):
-        calls = "\n".join(f"    tick({k})" for k in range(USES))
-        (root / f"user_{m:02}.py").write_text(f"from clock import tick\n\n\ndef use():\n{calls}\n")
-
-
-@pytest.fixture
-async def lctx(tmp_path: Path) -> AsyncIterator[ToolTestContext]:
-    root = (tmp_path / "ws").resolve()
-    root.mkdir()
-    make_project(root)
-    make_clock(root)
-    workspace = DiskWorkspace(root, jedi_settings)
-    context = ToolTestContext(root, workspace)
-    yield context
-    await workspace.languages.aclose()
-
-
-@pytest.fixture
-def lrun(lctx: ToolTestContext) -> RunTool:
-    async def _run(tool, **raw):  # type: ignore[no-untyped-def]
-        return await tool.run(tool.parse(raw), lctx)
-
-    return _run
-
-
-def places(output: str) -> set[tuple[str, int]]:
-    """(file, line) of every place an answer shows."""
-    found, current = set(), ""
-    for line in output.splitlines():
-        group = re.match(r"^(\S+\.py) \(\d+\)$", line)
-        if group:
-            current = group.group(1)
-        place = re.match(r"^  (\d+): ", line)
-        if place and current:
-            found.add((current, int(place.group(1))))
-    return found
+from tests.tools.language_support import MODULES, USES, make_clock, places
 
 
 async def test_a_long_answer_lists_every_file_and_include_shows_the_rest(lrun: RunTool) -> None:
@@ -101,26 +52,6 @@ async def test_include_is_a_glob_relative_to_the_workspace(
     assert f"{10 * (USES + 1)} places in 10 files" in absolute.output
     none = await lrun(ReferencesTool(), path="clock.py", symbol="tick", include="src/**")
     assert "0 places in files matching 'src/**'" in none.output
-
-
-async def test_callers_from_references_skip_imports_and_count_each_function_once(
-    lrun: RunTool,
-) -> None:
-    out = (await lrun(CallersTool(), path="shop/greet.py", symbol="greet")).output
-    assert "2 callers in 2 files" in out  # run in app.py, Box.size in shop/greet.py
-    assert "from shop.greet import greet" not in out and "def greet" not in out
-    assert '[function run] print(greet("world"))' in out
-    many = (await lrun(CallersTool(), path="clock.py", symbol="tick", include="user_01.py")).output
-    assert "1 caller in 1 file" in many and "import" not in many
-
-
-async def test_a_multi_line_import_is_no_caller(lrun: RunTool, lctx: ToolTestContext) -> None:
-    (lctx.root / "late.py").write_text(
-        "from clock import (\n    tick,\n)\n\n\ndef later():\n    return tick(9)\n"
-    )
-    out = (await lrun(CallersTool(), path="clock.py", symbol="tick", include="late.py")).output
-    assert "1 caller in 1 file" in out and "tick," not in out
-    assert "7: [function later] return tick(9)" in out
 
 
 async def test_a_long_references_answer_is_read_in_full_through_the_loop(
