@@ -36,9 +36,16 @@ from agentls.protocol.models import (
     TurnFinishReason,
 )
 from agentls.protocol.review import RevertConflict, UnrevertParams, UnrevertResult
-from agentls.session import CommandError, NothingToRetry, PromptRefused, SessionBusyError
-from agentls.session.revert import Conflict, NotACheckpoint, NothingToRedo
-from agentls.session.state import TurnResult
+from agentls.session import (
+    CommandError,
+    Conflict,
+    NotACheckpoint,
+    NothingToRedo,
+    NothingToRetry,
+    PromptRefused,
+    SessionBusyError,
+    TurnResult,
+)
 
 
 async def new_session(ls: AgentServer, raw: Any) -> dict[str, Any]:

@@ -47,7 +47,7 @@ from agentls.session.questions import (
     answer_taken,
 )
 from agentls.session.retry import NothingToRetry
-from agentls.session.revert import RevertOutcome
+from agentls.session.revert import Conflict, NotACheckpoint, NothingToRedo, RevertOutcome
 from agentls.session.state import SessionBusyError, TurnResult
 from agentls.store import ProjectGrant, SessionRecord, StoreError
 from agentls.store.session_locks import SessionLockedError
@@ -60,9 +60,12 @@ __all__ = [
     "Asker",
     "Command",
     "CommandError",
+    "Conflict",
     "ContextItem",
     "FileItem",
     "ImageItem",
+    "NotACheckpoint",
+    "NothingToRedo",
     "NothingToRetry",
     "PromptRefused",
     "ProjectGrant",
