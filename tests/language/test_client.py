@@ -23,8 +23,8 @@ CORE = "def take(n, xs):\n    return xs[:n]\n"
 USER = "from core import take\n\n\ndef first(xs):\n    return take(1, xs)\n"
 
 
-def loading_settings(loading: str, **server: Any) -> Settings:
-    command = [sys.executable, TINY, "--loading", loading]
+def loading_settings(loading: str | None, *flags: str, **server: Any) -> Settings:
+    command = [sys.executable, TINY, *(["--loading", loading] if loading else []), *flags]
     return Settings.model_validate(
         {"languageServers": {"tiny": {"command": command, "extensions": [".py"], **server}}}
     )
@@ -71,3 +71,14 @@ async def test_an_answer_before_the_server_is_ready_says_it_may_be_incomplete(
     out = await references(root, loading_settings("never", timeoutS=5))
     assert "1 place in 1 file" in out, out  # what it has so far: the open file's
     assert f"({STILL_LOADING[0].upper()}{STILL_LOADING[1:]}.)" in out
+
+
+async def test_a_server_that_announces_nothing_and_publishes_nothing_is_not_said_to_be_loading(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path.resolve()
+    project(root)
+    # Its timeout is far beyond the quiet wait: the answer comes once it was quiet a while.
+    out = await references(root, loading_settings(None, "--quiet", timeoutS=60))
+    assert "7 places in 4 files" in out, out
+    assert "still loading" not in out

@@ -8,7 +8,9 @@ and diagnostics published without a version. It reads the open documents only: a
 (`tiny/beginProgress`); its first diagnostics come once it has loaded. Its first `references`
 is answered ContentModified (the document changed under it), as servers do.
 
-Run as `python tiny_server.py [--loading S]` (stdio)."""
+`--quiet`: it publishes no diagnostics at all.
+
+Run as `python tiny_server.py [--loading S] [--quiet]` (stdio)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from pygls.lsp.server import LanguageServer
 
 server = LanguageServer("tiny", "1")
 LOADING = sys.argv[sys.argv.index("--loading") + 1] if "--loading" in sys.argv else None
+QUIET = "--quiet" in sys.argv  # publishes no diagnostics at all
 state = {"loaded": LOADING is None, "references": 0}
 
 
@@ -111,7 +114,7 @@ def references(params: types.ReferenceParams) -> list[types.Location]:
 
 
 def _publish(uri: str) -> None:
-    if not state["loaded"]:
+    if not state["loaded"] or QUIET:
         return  # diagnostics come once the workspace is loaded
     doc = server.workspace.get_text_document(uri)
     diagnostics = [

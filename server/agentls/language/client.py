@@ -6,11 +6,12 @@ and exit, then killed.
 Ready before it answers: a server still loading the workspace answers from what it has read so far
 (pyright's first `references` finds the open file's only). The client declares
 `window.workDoneProgress`, and a server counts as ready once it has published diagnostics (for the
-document opened first: it has read the workspace to check it) and none of the work it announced
-(`window/workDoneProgress/create`, then `$/progress` begin ... end) is still running; the wait is
-bounded (wait_ready). A request the server cancels itself (ContentModified, ServerCancelled,
-RequestCancelled without our asking) is sent again. Notifications of no known method
-(`pyright/beginProgress`) are ignored silently.
+document opened first: it has read the workspace to check it), or answered a pull, and none of the
+work it announced (`window/workDoneProgress/create`, then `$/progress` begin ... end) is still
+running; the wait is bounded (wait_ready). A server that announces nothing and publishes nothing
+for QUIET_S counts as ready (pyright is always waited for: it publishes once loaded). A request
+the server cancels itself (ContentModified, ServerCancelled, RequestCancelled without our asking)
+is sent again. Notifications of no known method (`pyright/beginProgress`) are ignored silently.
 
 pygls is imported only when a server starts: nothing else below the front ends needs it."""
 
@@ -66,6 +67,11 @@ CANCELLED_PAUSE_S = 0.1
 # caller); a server that did not, once, and was never seen doing it, is not waited for again
 # (jedi publishes a document's own only when it changes).
 FRESH_WAIT_S = 1.5
+# A server that, this long after its first document was opened, has announced no work and
+# published no diagnostics counts as ready (it may publish none at all). Not for the servers known
+# to publish an open file's diagnostics once they have loaded the workspace: they are waited for.
+QUIET_S = 3.0
+PUBLISH_WHEN_LOADED = ("pyright",)  # pyright-langserver, basedpyright-langserver
 
 LANGUAGE_IDS = {".py": "python", ".pyi": "python", ".ts": "typescript", ".js": "javascript"}
 
@@ -163,6 +169,10 @@ class ServerProcess:
         self._diagnosed = False
         self._ready = False
         self._waited_out = False
+        self._announced = False  # some work was announced ($/progress begin)
+        self._opened_at: float | None = None  # when the first document was opened
+        words = [Path(word).name for word in config.command]
+        self._publishes_when_loaded = any(n in w for w in words for n in PUBLISH_WHEN_LOADED)
 
     @property
     def label(self) -> str:
@@ -250,6 +260,7 @@ class ServerProcess:
                 return
             if value.get("kind") == "begin":
                 self._working.add(token)
+                self._announced = True
             elif value.get("kind") == "end":
                 self._working.discard(token)
                 self._changed_soon()
@@ -305,6 +316,13 @@ class ServerProcess:
     def _settled(self) -> bool:
         return self._diagnosed and not self._working
 
+    def _quiet_since(self) -> float | None:
+        """When a server that says nothing counts as ready: QUIET_S after its first document was
+        opened, unless it announced work or is known to publish once loaded (None)."""
+        if self._opened_at is None or self._announced or self._publishes_when_loaded:
+            return None
+        return self._opened_at + QUIET_S
+
     async def wait_ready(self, timeout_s: float) -> bool:
         """Whether the server has done its initial work (see the module's docstring), waiting
         up to `timeout_s` the first time. Once that wait has run out, the server counts as still
@@ -314,12 +332,19 @@ class ServerProcess:
         if self._waited_out:
             self._ready = self._settled()
             return self._ready or not self._working
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
         async with self._changed:
-            try:
-                await asyncio.wait_for(self._changed.wait_for(self._settled), timeout_s)
-            except TimeoutError:
-                self._waited_out = True
-                return False
+            while not self._settled():
+                now, quiet = loop.time(), self._quiet_since()
+                if quiet is not None and now >= quiet:
+                    break  # it announced nothing and published nothing: it has nothing to load
+                if now >= deadline:
+                    self._waited_out = True
+                    return False
+                until = min(deadline, quiet) if quiet is not None else deadline
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), until - now)
         self._ready = True
         return True
 
@@ -421,6 +446,8 @@ class ServerProcess:
         if doc is None or doc.text != text:
             self._sent_after[uri] = self._published.get(uri)
         if doc is None:
+            if self._opened_at is None:
+                self._opened_at = asyncio.get_running_loop().time()
             doc = self._documents[uri] = _Document(1, text)
             language = LANGUAGE_IDS.get(path.suffix, self.name)
             client.protocol.notify(
