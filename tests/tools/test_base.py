@@ -3,18 +3,22 @@ aliases, never shown in the schema; errors that name the parameter the tool take
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentls.tools.base import ToolError
+from agentls.tools.base import PermissionDenied, ToolError
 from agentls.tools.bash import BashTool
 from agentls.tools.edit import EditTool
+from agentls.tools.glob import GlobTool
 from agentls.tools.grep import GrepTool
+from agentls.tools.list import ListTool
 from agentls.tools.read import ReadTool
 from agentls.tools.registry import default_tools
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
+from tests.tools.conftest import RunTool, ToolTestContext
 
 
 def test_claude_code_names_are_taken_as_the_tools_parameters() -> None:
@@ -79,3 +83,35 @@ async def test_a_file_path_read_through_the_loop_returns_the_file(
     result = next(b for b in sent if b.get("type") == "tool_result")
     assert not result.get("is_error")
     assert "the answer is 42" in str(result["content"])
+
+
+async def test_each_path_tool_asks_one_question_naming_the_path_as_the_model_sees_it(
+    ctx: ToolTestContext, run: RunTool, root: Path, tmp_path: Path
+) -> None:
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('hi')\n")
+    await run(ReadTool(), path="src/app.py")
+    await run(ListTool(), path="src")
+    await run(GlobTool(), pattern="*.py", path="src")
+    await run(GrepTool(), pattern="hi", path="src")
+    asked = [(q.tool, q.subject, q.title, q.path, q.outside_workspace) for q in ctx.queries]
+    assert asked == [
+        ("read", "src/app.py", "Read src/app.py", root / "src" / "app.py", False),
+        ("list", "src", "List src", root / "src", False),
+        ("glob", "src", "Find *.py in src", root / "src", False),
+        ("grep", "src", "Search src for hi", root / "src", False),
+    ]
+    assert ctx.queries[0].input == {"path": "src/app.py"}  # as the model gave it
+    # A directory outside the workspace that a rule opens: named by its absolute path.
+    elsewhere = (tmp_path / "elsewhere").resolve()
+    elsewhere.mkdir()
+    ctx.open_outside.append(elsewhere)
+    await run(ListTool(), path=str(elsewhere))
+    last = ctx.queries[-1]
+    assert (last.subject, last.outside_workspace) == (str(elsewhere), True)
+
+
+async def test_a_refused_path_question_stops_the_tool(ctx: ToolTestContext, run: RunTool) -> None:
+    ctx.deny_feedback = "not that one"
+    with pytest.raises(PermissionDenied, match="not that one"):
+        await run(ListTool(), path=".")
