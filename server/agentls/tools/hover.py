@@ -6,9 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agentls.language.render import (
-    hover_text,
-)
+from agentls.language.render import hover_text
 from agentls.tools.base import (
     ToolContext,
     ToolError,

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from agentls.language.render import (
-    plural,
-)
+from agentls.language.render import plural
 from agentls.tools.base import (
     ToolContext,
     ToolInput,
