@@ -11,7 +11,8 @@ import type { AgentHost } from './host';
 import type { PermissionRequestEvent } from './protocol/generated';
 import { applyUnifiedDiff, fileChanges, firstChangedLine, proposedText } from './edits';
 import { PROPOSED_SCHEME, ProposedFiles } from './reviewFs';
-import { addedLines, hunkAtLine, hunkMarks, outcome, proposalHunks, replacementEdit, subsetEdit, type HunkState, type ProposalHunk } from './reviewHunks';
+import { addedLines, cardHunks, hunkAtLine, hunkMarks, outcome, proposalHunks, replacementEdit, subsetEdit, type HunkState, type ProposalHunk } from './reviewHunks';
+import type { HostMessage } from './model/messages';
 
 export { PROPOSED_SCHEME } from './reviewFs';
 
@@ -101,6 +102,8 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
     /** A protocol uri (from the server) as a vscode.Uri. */
     private readonly asUri: (uri: string) => vscode.Uri,
     private readonly log: (message: string) => void,
+    /** To the panel: a proposal's hunks for its card, and how many were kept (webview/proposals.ts). */
+    private readonly post: (message: HostMessage) => void = () => undefined,
   ) {
     this.disposables.push(
       vscode.workspace.registerFileSystemProvider(PROPOSED_SCHEME, this.files, { isCaseSensitive: true }),
@@ -122,7 +125,10 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
         this.updateContext();
         this.decorate();
       }),
-      this.lensesChanged.event(() => this.decorate()),
+      this.lensesChanged.event(() => {
+        this.decorate();
+        this.postHunks();
+      }),
       vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
       this.removedLines,
       this.addedText,
@@ -241,6 +247,15 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
       }
       editor.setDecorations(this.removedLines, removed);
       editor.setDecorations(this.addedText, added);
+    }
+  }
+
+  /** Each waiting proposal of several hunks to the panel's card, with what is decided so far. */
+  private postHunks(): void {
+    for (const review of this.reviews.values()) {
+      if (this.hunkCount(review) < 2 || review.files.some((f) => this.isEdited(f))) continue;
+      const files = review.files.map((f) => ({ ...f, path: vscode.workspace.asRelativePath(f.uri, false) }));
+      this.post({ type: 'proposal-hunks', requestId: review.requestId, hunks: cardHunks(files) });
     }
   }
 
@@ -475,11 +490,15 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
     if (!found) return;
     const states = review.files.flatMap((f) => f.states);
     const result = outcome(states);
+    const kept = (): void =>
+      this.post({ type: 'proposal-kept', requestId: review.requestId, kept: states.filter((s) => s === 'accepted').length, total: states.length });
     if (result === 'all') {
+      kept();
       await this.answer(review.sessionId, review.requestId, 'once');
       return;
     }
     if (result === 'none') {
+      kept(); // shown only once the answer is in (webview/proposals.ts)
       await this.decide(review.requestId, 'reject');
       return;
     }
@@ -496,6 +515,7 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
       return file && at >= 0 ? file.states[at] : undefined;
     };
     const edit = subsetEdit(review.edit, (uri, index) => state(uri, index) === 'accepted');
+    kept();
     await this.answer(review.sessionId, review.requestId, 'once', answer.trim() || undefined, undefined, edit);
   }
 

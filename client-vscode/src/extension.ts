@@ -32,6 +32,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       post: (message) => panel.post(message),
       showError: (message) => void vscode.window.showErrorMessage(message),
       openDiff: (requestId) => void approvals?.openDiff(requestId),
+      decideHunk: (ref, state) => void approvals?.decideHunk(ref, state),
       editedProposal: (requestId) => approvals?.editedProposal(requestId),
       openFile: (path) => {
         const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
@@ -64,6 +65,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     host,
     (uri) => vscode.Uri.parse(uri),
     (message) => console.warn(message),
+    (message) => panel.post(message),
   );
   const reviews = approvals;
 

@@ -254,6 +254,9 @@ export class AgentHost {
         await this.approve(message.sessionId, message.requestId, message.decision, message.feedback, message.scope, edit);
         return;
       }
+      case 'decide-hunk':
+        this.ui.decideHunk?.({ requestId: message.requestId, file: message.file, hunk: message.hunk }, message.state);
+        return;
       case 'open-diff':
         this.ui.openDiff(message.requestId);
         return;

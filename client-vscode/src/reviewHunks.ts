@@ -182,3 +182,45 @@ export function hunkMarks(hunk: ProposalHunk): HunkMarks {
   });
   return { removed, added: marks };
 }
+
+/** A hunk as the panel's proposal card lists it (webview/proposals.ts), with Accept / Reject each. */
+export interface CardHunk {
+  /** Which file of the proposal and which of its hunks (what decide-hunk names). */
+  file: number;
+  hunk: number;
+  path: string;
+  /** "line 3", "lines 3-4" (1-based, of the file as it is). */
+  where: string;
+  removed: string[];
+  added: string[];
+  state: HunkState;
+}
+
+/** The hunks of a proposal's files for the card: the lines each removes (read from the file's
+ * text when the proposal came) and adds. */
+export function cardHunks(files: readonly { path: string; base: string; hunks: readonly ProposalHunk[]; states: readonly HunkState[] }[]): CardHunk[] {
+  return files.flatMap((f, file) => {
+    const lines = f.base.split('\n');
+    return f.hunks.map((h, hunk) => {
+      const { removed } = hunkMarks(h);
+      const first = (removed[0] ?? h.oldStart) + 1;
+      const last = removed.length ? removed[removed.length - 1] + 1 : first;
+      return {
+        file,
+        hunk,
+        path: f.path,
+        where: last > first ? `lines ${first}-${last}` : `line ${first}`,
+        removed: removed.map((l) => lines[l] ?? ''),
+        added: addedLines(h),
+        state: f.states[hunk] ?? 'pending',
+      };
+    });
+  });
+}
+
+/** What the card says once a proposal of several hunks was answered hunk by hunk. */
+export function keptLabel(kept: number, total: number): string {
+  if (kept === total) return total === 1 ? 'Accepted' : `All ${total} hunks kept`;
+  if (kept === 0) return 'Rejected';
+  return `${kept} of ${total} hunks kept`;
+}

@@ -1,4 +1,5 @@
 // Messages between the extension and its webview panel (both directions), as plain JSON.
+import type { CardHunk, HunkState } from '../reviewHunks';
 import { isSessionAction, type SessionActionMessage, type SessionSearchResult } from './sessionActions';
 import { isCheckpointMessage, type CheckpointMessage, type CheckpointResult } from './checkpoints';
 import type { AgentEvent, CommandInfo, ContextRef, McpServerInfo, SessionInfo, TextRef } from '../protocol/generated';
@@ -34,6 +35,10 @@ export type HostMessage =
   | { type: 'prompt-failed'; sessionId: string; text: string; message: string }
   | { type: 'sessions'; sessions: SessionInfo[]; activeSessionId?: string }
   | { type: 'focus-prompt'; text?: string }
+  /** A waiting proposal's hunks, and what the user decided for each so far (approvals.ts); after
+   * it was answered hunk by hunk, how many were kept (webview/proposals.ts). */
+  | { type: 'proposal-hunks'; requestId: string; hunks: CardHunk[] }
+  | { type: 'proposal-kept'; requestId: string; kept: number; total: number }
   /** A selection for the prompt box, as a chip (webview/selectionChip.ts; nothing is sent): which
    * session its prompt goes to by default (agentls.selectionSession). */
   | { type: 'add-selection'; item: MentionItem; session: 'current' | 'new' }
@@ -135,6 +140,8 @@ export type PanelMessage =
       scope?: ApproveScope;
     }
   | { type: 'open-diff'; requestId: string }
+  /** Accept or reject one hunk of a proposal from its card (or undecide it: 'pending'). */
+  | { type: 'decide-hunk'; requestId: string; file: number; hunk: number; state: HunkState }
   | { type: 'open-file'; path: string }
   /** Ask for the MCP servers' state (answered with an `mcp` message). */
   | { type: 'mcp-status' }
@@ -190,6 +197,11 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
       );
     case 'open-diff':
       return typeof m.requestId === 'string';
+    case 'decide-hunk':
+      return (
+        typeof m.requestId === 'string' && Number.isInteger(m.file) && Number.isInteger(m.hunk) &&
+        (m.state === 'accepted' || m.state === 'rejected' || m.state === 'pending')
+      );
     case 'open-file':
       return typeof m.path === 'string';
     default:

@@ -4,7 +4,7 @@ import type { AgentEvent, McpServerInfo, SessionInfo } from '../protocol/generat
 import type { ApproveDecision, ApproveScope, HostMessage, PanelMessage, PanelState } from '../model/messages';
 import { mcpList } from '../model/mcp';
 import { renderPinned } from './todo';
-import { ProposalList } from './proposals';
+import { HunkCards, ProposalList } from './proposals';
 import { CommandMenu } from './commands';
 import { ImageTray, thumbnails } from './images';
 import { ModelPicker } from './models';
@@ -92,6 +92,8 @@ let pinnedKey = '';
 transcript.before(pinned);
 /** The proposed edits waiting for review, in every session (proposals.ts). */
 const proposalList = new ProposalList(post);
+/** A proposal's hunks in its card, Accept / Reject each, and what was kept (proposals.ts). */
+const hunkCards = new HunkCards(post);
 pinned.before(proposalList.el);
 /** The mode and model pickers under the prompt box (composer.ts, models.ts). */
 const pickers = pickerRow(stopButton.parentElement ?? document.body);
@@ -204,7 +206,9 @@ function permissionBlock(view: SessionView, item: ToolItem, detail: HTMLElement 
     return h(
       'div',
       { class: `permission resolved decision-${permission.state}` },
-      asks ? questionResolved(permission.state) : (DECISION_LABELS[permission.state] ?? permission.state),
+      asks
+        ? questionResolved(permission.state)
+        : (hunkCards.keptLabel(permission.requestId) ?? DECISION_LABELS[permission.state] ?? permission.state),
     );
   }
   const requestId = permission.requestId;
@@ -343,7 +347,9 @@ function renderTool(view: SessionView, item: ToolItem): HTMLElement {
     ),
   );
   const body = h('div', { class: 'tool-body' });
-  const summary = inputSummary(item);
+  // A proposal of several hunks: its hunks, each with Accept / Reject, or what was kept of each.
+  const hunks = item.permission && hunkCards.has(item.permission.requestId) ? hunkCards.list(item.permission.requestId, pending) : null;
+  const summary = hunks ?? inputSummary(item);
   if (summary && !pending) body.append(summary);
   const permission = permissionBlock(view, item, pending ? summary : null);
   if (permission) body.append(permission);
@@ -700,6 +706,15 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
     case 'proposals':
       proposalList.set(message.proposals);
       return;
+    case 'proposal-hunks':
+    case 'proposal-kept': {
+      if (message.type === 'proposal-hunks') hunkCards.set(message.requestId, message.hunks);
+      else hunkCards.setKept(message.requestId, message.kept, message.total);
+      for (const item of state.view?.items ?? []) {
+        if (item.kind === 'tool' && item.permission?.requestId === message.requestId) rerender(item);
+      }
+      return;
+    }
     case 'add-selection':
       selectionBar.add(message.item, message.session);
       return;

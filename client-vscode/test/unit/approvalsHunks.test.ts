@@ -7,7 +7,7 @@ import { applyTextEdits, fileChanges, proposedText } from '../../src/edits';
 import { AgentHost, type AgentConnection } from '../../src/host';
 import type { HostMessage } from '../../src/model/messages';
 import { ProposedFiles } from '../../src/reviewFs';
-import { endOf, hunkAtLine, hunkMarks, outcome, proposalHunks, replacementEdit, SHOWN_ADDED_CHARS, subsetEdit } from '../../src/reviewHunks';
+import { cardHunks, endOf, hunkAtLine, hunkMarks, keptLabel, outcome, proposalHunks, replacementEdit, SHOWN_ADDED_CHARS, subsetEdit } from '../../src/reviewHunks';
 import type { PermissionRequestEvent } from '../../src/protocol/generated';
 import { stub, StubEditor } from '../stubs/vscode';
 
@@ -142,11 +142,12 @@ beforeEach(async () => {
       openDiff: () => undefined,
       openFile: () => undefined,
       editedProposal: (requestId) => controller.editedProposal(requestId),
+      decideHunk: (ref, state) => void controller.decideHunk(ref, state),
     },
     { get: () => undefined, update: () => Promise.resolve() },
   );
   await host.connected(server);
-  controller = new ApprovalController(host, (u) => vscode.Uri.parse(u), () => undefined);
+  controller = new ApprovalController(host, (u) => vscode.Uri.parse(u), () => undefined, (m) => posted.push(m));
   stub.files.set(URI, BEFORE);
   host.handleEvent({ type: 'tool-call', sessionId: 's1', callId: 'c1', tool: 'edit', input: event.input, title: 'edit calc.py' });
   host.handleEvent(event);
@@ -378,5 +379,40 @@ describe("a hunk drawn in the file's own editor", () => {
     stub.visibleEditors = [editor];
     await controller.decideHunk(ref(0), 'pending');
     expect([...editor.decorations.values()].map((d) => d.length)).toEqual([0, 0]);
+  });
+});
+
+describe("a proposal's hunks in the panel's card", () => {
+  it('lists each hunk with the lines it removes and adds, where it is, and its state', () => {
+    const [change] = fileChanges(EDIT);
+    const listed = cardHunks([{ path: 'calc.py', base: BEFORE, hunks: proposalHunks(change), states: ['accepted', 'pending'] }]);
+    expect(listed).toEqual([
+      {
+        file: 0, hunk: 0, path: 'calc.py', where: 'line 3', state: 'accepted',
+        removed: ['def mean(values):'],
+        added: ['def mean(values):', '    if not values:', '        raise ValueError("empty")'],
+      },
+      { file: 0, hunk: 1, path: 'calc.py', where: 'line 7', state: 'pending', removed: ['def half(x):'], added: ['def half(x: float) -> float:'] },
+    ]);
+  });
+
+  it('says how many hunks were kept', () => {
+    expect(keptLabel(1, 2)).toBe('1 of 2 hunks kept');
+    expect(keptLabel(2, 2)).toBe('All 2 hunks kept');
+    expect(keptLabel(0, 2)).toBe('Rejected');
+  });
+
+  it('gets the hunks and their states as they are decided, a decision from the card, and the count kept', async () => {
+    const hunkStates = (): string[][] =>
+      posted.flatMap((m) => (m.type === 'proposal-hunks' && m.requestId === 'perm_two' ? [m.hunks.map((h) => h.state)] : []));
+    posted.length = 0;
+    await host.handlePanelMessage({ type: 'decide-hunk', requestId: 'perm_two', file: 0, hunk: 0, state: 'accepted' });
+    await flush();
+    expect(hunkStates().at(-1)).toEqual(['accepted', 'pending']);
+    expect(approvals).toEqual([]);
+    stub.inputBoxAnswers = [''];
+    await controller.decideHunk(ref(1), 'rejected');
+    expect(posted).toContainEqual({ type: 'proposal-kept', requestId: 'perm_two', kept: 1, total: 2 });
+    expect(approvals).toHaveLength(1);
   });
 });
