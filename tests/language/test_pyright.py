@@ -1,10 +1,12 @@
 """pyright as users run it headless (`languageServers` under `agentls run`): installed from npm
 (make pyright-deps), started inside the bash sandbox as every headless server is. Its first
-answer comes once it has loaded the workspace, and equals its warm answer."""
+answer comes once it has loaded the workspace, and equals its warm answer (jedi-language-server's
+too)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from tests.cli.test_cli import agentls
 from tests.tools.conftest import ToolTestContext
 
 PYRIGHT = Path(__file__).parent / "pyright" / "node_modules" / ".bin" / "pyright-langserver"
+JEDI = str(Path(sys.executable).with_name("jedi-language-server"))
 
 pytestmark = pytest.mark.skipif(
     not PYRIGHT.exists(), reason="pyright is not installed: make pyright-deps"
@@ -42,13 +45,12 @@ def chunked(iterable, n):
 '''
 
 
-def pyright_settings() -> Settings:
+def pyright_settings(command: list[str] | None = None) -> Settings:
+    command = command or [str(PYRIGHT), "--stdio"]
     return Settings.model_validate(
         {
             "sandbox": "auto",
-            "languageServers": {
-                "python": {"command": [str(PYRIGHT), "--stdio"], "extensions": [".py"]}
-            },
+            "languageServers": {"python": {"command": command, "extensions": [".py"]}},
         }
     )
 
@@ -74,12 +76,13 @@ def sandboxed() -> Iterator[None]:
     use_launcher(None)
 
 
-async def test_the_first_references_and_symbols_are_pyrights_warm_answers(
-    tmp_path: Path, sandboxed: None
+@pytest.mark.parametrize("server", ["pyright", "jedi-language-server"])
+async def test_the_first_references_and_symbols_are_the_servers_warm_answers(
+    tmp_path: Path, sandboxed: None, server: str
 ) -> None:
     root = tmp_path.resolve()
     repository(root)
-    settings = pyright_settings()
+    settings = pyright_settings(None if server == "pyright" else [JEDI])
     workspace = DiskWorkspace(root, lambda: settings)
     ctx = ToolTestContext(root, workspace)
     try:
