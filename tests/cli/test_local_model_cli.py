@@ -54,6 +54,8 @@ def test_a_request_the_local_server_refuses_is_said_once(
     assert proc.returncode == 1
     assert asked == 1  # not retried
     said = proc.stdout + proc.stderr
-    assert f"the llama provider's server ({url}) refused the request (HTTP 500): " in said, said
-    assert "body.messages.1.typed-dict.content: Input should be a valid string" in said
+    assert (
+        f"[error] The llama provider's server ({url}) refused the request (HTTP 500): "
+        "body.messages.1.typed-dict.content: Input should be a valid string.\n"
+    ) in proc.stdout, said
     assert said.count("validation error") == 0 and "Traceback" not in said

@@ -127,9 +127,14 @@ def describe(exc: BaseException) -> TurnFailure:
             True,
             details,
         )
+    # An OpenAI-compatible server's refusal names the server and what it refused (openai_provider).
+    said = details.removeprefix("The model request failed: ")
+    refused = (
+        said[:1].upper() + said[1:].rstrip(".") + "." if "provider's server (" in said else None
+    )
     return TurnFailure(
         kind,
-        f"The API refused the request{_status(exc)}.",
+        refused or f"The API refused the request{_status(exc)}.",
         "Retry will not help as it is: check the model and provider settings; if they are "
         "right, report it with the details below.",
         False,
