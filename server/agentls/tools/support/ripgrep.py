@@ -88,12 +88,8 @@ async def run_rg_blocks(
     return await _run_rg(args, cwd, lambda block, _ended: on_block(block))
 
 
-async def _run_rg(
-    args: Sequence[str], cwd: Path, on_block: Callable[[bytes, bool], bool]
-) -> RgResult:
-    """on_block(block, ended): whole lines joined by line breaks, without one at the end (ended
-    True), or at the very end a last line that has none (ended False). False: stop rg."""
-    proc = await asyncio.create_subprocess_exec(
+async def _start_rg(args: Sequence[str], cwd: Path) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
         rg_binary(),
         *args,
         cwd=str(cwd),
@@ -104,6 +100,14 @@ async def _run_rg(
         stderr=asyncio.subprocess.PIPE,
         limit=_RG_LINE_LIMIT,
     )
+
+
+async def _run_rg(
+    args: Sequence[str], cwd: Path, on_block: Callable[[bytes, bool], bool]
+) -> RgResult:
+    """on_block(block, ended): whole lines joined by line breaks, without one at the end (ended
+    True), or at the very end a last line that has none (ended False). False: stop rg."""
+    proc = await _start_rg(args, cwd)
     assert proc.stdout is not None and proc.stderr is not None
     err_task = asyncio.ensure_future(_drain(proc.stderr, 16 * 1024))
     stopped = False
