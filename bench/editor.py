@@ -106,8 +106,8 @@ class EditTiming:
 class EditorClient(LspClient):
     """An editor with versioned buffers that applies, saves and pushes diagnostics (see above)."""
 
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        super().__init__(proc)
+    def __init__(self) -> None:
+        super().__init__()
         self.profile = PROFILES[0]
         self.buffers: dict[str, Buffer] = {}
         self.edits: list[EditTiming] = []

@@ -6,7 +6,7 @@ written (`first_byte_at`); the difference is the API's own time to first byte (T
 is one short text, written at once. Three ways to the first token:
 
 * serve: a warm `agentls serve` (a first prompt answered before) and an LSP client
-  (bench/lsp_client.py, each frame stamped as it is read); `agent/prompt` written -> the first
+  (bench/lsp_client.py over agentls.lsp.client, each message stamped as pygls hands it over); `agent/prompt` written -> the first
   `text-delta` notification read, in one session.
 * run, warm: the CLI's agent in a warm process (the SDK imported, the client built by a first
   prompt), its events printed as `agentls run` prints them (TerminalPrinter, visible_stream);

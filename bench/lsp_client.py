@@ -1,17 +1,16 @@
-"""A minimal LSP client over a child's stdin/stdout (JSON-RPC with Content-Length frames) that
-stamps each message with its arrival time. Requests from the server are answered with null, or by
-handle_request() in a subclass."""
+"""The benchmarks' layer over our protocol client (agentls.lsp.client.AgentClient): each
+agent/event kept as a Notification stamped with the time its frame was read, and a server's
+workspace/applyEdit answered by handle_request() in a subclass (with that time)."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from agentls.lsp.client import AgentClient, StampingProtocol
 
 
 @dataclass
@@ -21,14 +20,36 @@ class Notification:
     params: Any
 
 
-class LspClient:
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-        self._next_id = 0
-        self._pending: dict[int, asyncio.Future[Any]] = {}
+class LspClient(AgentClient):
+    def __init__(self) -> None:
+        super().__init__(auto_approve=False, record_events=False)
         self.notifications: list[Notification] = []
         self.on_notification: Callable[[Notification], None] | None = None
-        self._reader = asyncio.ensure_future(self._read_loop())
+        self.stderr_lines: list[str] | None = None
+        protocol = self.client.protocol
+
+        def on_apply_edit(params: Any) -> Any:
+            raw = protocol._converter.unstructure(params)
+            return self.handle_request(self._arrived_at(), "workspace/applyEdit", raw)
+
+        self.client.feature("workspace/applyEdit")(on_apply_edit)
+
+    def _arrived_at(self) -> float:
+        protocol = self.client.protocol
+        assert isinstance(protocol, StampingProtocol)
+        return protocol.arrived_at
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        note = Notification(self._arrived_at(), "agent/event", event)
+        self.notifications.append(note)
+        if self.on_notification is not None:
+            self.on_notification(note)
+
+    @property
+    def proc(self) -> asyncio.subprocess.Process:
+        server = self.client._server
+        assert server is not None
+        return server
 
     @classmethod
     async def spawn(
@@ -39,87 +60,20 @@ class LspClient:
         limit: int = 64 * 1024 * 1024,
         stderr_path: Path | None = None,
     ) -> LspClient:
-        stderr: Any = asyncio.subprocess.DEVNULL
-        if stderr_path is not None:
-            stderr = open(stderr_path, "wb")  # noqa: ASYNC230, SIM115 - the child keeps it
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *cmd,
-                env=env,
-                cwd=cwd,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=stderr,
-                limit=limit,
-            )
-        finally:
-            if stderr_path is not None:
-                stderr.close()
-        return cls(proc)
-
-    def _write(self, message: dict[str, Any]) -> None:
-        body = json.dumps(message, separators=(",", ":")).encode()
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
-
-    def send_request(self, method: str, params: Any) -> asyncio.Future[Any]:
-        self._next_id += 1
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[self._next_id] = future
-        self._write({"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params})
-        return future
+        client = cls()
+        if stderr_path is not None:  # the child writes it itself (`exec`: the same pid)
+            cmd = ["/bin/sh", "-c", 'exec "$@" 2>"$0"', str(stderr_path), *cmd]
+        await client.start(cwd, env, cmd, limit=limit)
+        return client
 
     async def request(self, method: str, params: Any, timeout: float = 120) -> Any:  # noqa: ASYNC109
-        return await asyncio.wait_for(self.send_request(method, params), timeout)
-
-    def notify(self, method: str, params: Any) -> None:
-        self._write({"jsonrpc": "2.0", "method": method, "params": params})
-
-    async def _read_loop(self) -> None:
-        reader = self.proc.stdout
-        assert reader is not None
-        try:
-            while True:
-                length = None
-                while True:
-                    line = await reader.readline()
-                    if not line:
-                        raise EOFError
-                    line = line.strip()
-                    if not line:
-                        break
-                    name, _, value = line.partition(b":")
-                    if name.lower() == b"content-length":
-                        length = int(value)
-                assert length is not None
-                body = await reader.readexactly(length)
-                at = time.time()
-                message = json.loads(body)
-                if "method" in message and "id" in message:  # a request from the server
-                    answer = self.handle_request(at, message["method"], message.get("params"))
-                    self._write({"jsonrpc": "2.0", "id": message["id"], "result": answer})
-                elif "method" in message:
-                    note = Notification(at, message["method"], message.get("params"))
-                    self.notifications.append(note)
-                    if self.on_notification is not None:
-                        self.on_notification(note)
-                else:
-                    future = self._pending.pop(message["id"], None)
-                    if future is not None and not future.done():
-                        if "error" in message:
-                            future.set_exception(RuntimeError(str(message["error"])))
-                        else:
-                            future.set_result(message.get("result"))
-        except (EOFError, asyncio.IncompleteReadError, ConnectionError):
-            for future in self._pending.values():
-                if not future.done():
-                    future.set_exception(EOFError("the server closed its output"))
+        return await super().request(method, params, timeout)
 
     def handle_request(self, at: float, method: str, params: Any) -> Any:
         """The result of a request from the server, read at time `at` (time.time())."""
         return None
 
-    async def initialize(
+    async def initialize(  # type: ignore[override]
         self,
         root: str,
         init_options: dict[str, Any] | None = None,
@@ -135,19 +89,10 @@ class LspClient:
                 "capabilities": capabilities,
                 "initializationOptions": init_options or {},
             },
+            120,
         )
         self.notify("initialized", {})
         return result
 
     async def close(self) -> None:
-        with contextlib.suppress(Exception):
-            await self.request("shutdown", None, timeout=10)
-            self.notify("exit", None)
-        try:
-            await asyncio.wait_for(self.proc.wait(), 10)
-        except TimeoutError:
-            self.proc.kill()
-            await self.proc.wait()
-        self._reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._reader
+        await self.stop()

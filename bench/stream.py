@@ -3,8 +3,8 @@
 1. `agentls run` end to end against its floor (bench/floor.py: the same request through the SDK,
    every event consumed), interleaved, a fresh server process for each run. agentls' output is
    checked to hold the whole text.
-2. Through `agentls serve` to an LSP client (bench/lsp_client.py, arrival times stamped as each
-   frame is read), in one server process after a warm-up prompt, a new session per prompt:
+2. Through `agentls serve` to an LSP client (bench/lsp_client.py over agentls.lsp.client, arrival
+   times stamped as pygls hands each message over), in one server process after a warm-up prompt, a new session per prompt:
    * instant: the server sends the whole stream at once. Checked: the text-delta events
      concatenate to exactly the text. Measured: agent/event notifications a second (overall and
      in the busiest 1 s window), prompt -> last character.

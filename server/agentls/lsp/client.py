@@ -15,11 +15,13 @@ import os
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.exceptions import MethodTypeNotRegisteredError
+from pygls.lsp import get_method_params_type
 from pygls.lsp.client import LanguageClient
 from pygls.protocol import (
     JsonRPCNotification,
@@ -199,7 +201,7 @@ class AgentClient:
                 "requestId": event["requestId"],
                 "decision": "once",
             }
-            self.spawn("agent/approve", self.request("agent/approve", approve))
+            self.in_background("agent/approve", self.request("agent/approve", approve))
 
     def on_event(self, event: dict[str, Any]) -> None:
         """Called for each agent/event (a layer shows or times it)."""
@@ -234,7 +236,7 @@ class AgentClient:
 
         return await asyncio.wait_for(poll(), timeout)
 
-    def spawn(self, what: str, coro: Any) -> None:
+    def in_background(self, what: str, coro: Any) -> None:
         """Run `coro` in the background (kept until done; failures go to task_failed)."""
         task: asyncio.Task[Any] = asyncio.ensure_future(coro)
         self._tasks.add(task)
@@ -265,7 +267,7 @@ class AgentClient:
         await self.client.start_io(cmd[0], *cmd[1:], cwd=cwd, env=env, limit=limit)
         server = self.client._server
         if server is not None and server.stderr is not None:
-            self.spawn("reading the server's stderr", self._drain(server.stderr, stderr_to))
+            self.in_background("reading the server's stderr", self._drain(server.stderr, stderr_to))
 
     async def _drain(
         self, stream: asyncio.StreamReader, stderr_to: Callable[[str], None] | None
@@ -334,18 +336,34 @@ class AgentClient:
 
     # ---- requests -----------------------------------------------------------------------
 
+    def typed(self, method: str, params: Any) -> Any:
+        """Plain JSON params of an LSP method as lsprotocol's type (pygls sends only that);
+        agent/* params stay plain JSON."""
+        if not isinstance(params, dict):
+            return params
+        try:
+            cls = get_method_params_type(method)  # type: ignore[no-untyped-call]
+        except MethodTypeNotRegisteredError:
+            return params
+        return params if cls is None else self.client.protocol._converter.structure(params, cls)
+
     async def request(
         self,
         method: str,
         params: Any,
         timeout: float = REQUEST_TIMEOUT_S,  # noqa: ASYNC109
     ) -> Any:
-        return await asyncio.wait_for(
-            self.client.protocol.send_request_async(method, params), timeout
+        return await asyncio.wait_for(self.send_request(method, params), timeout)
+
+    def send_request(self, method: str, params: Any) -> Awaitable[Any]:
+        """Sent now; its answer awaited later (pytest-lsp's client sends when awaited)."""
+        answer: Awaitable[Any] = self.client.protocol.send_request_async(
+            method, self.typed(method, params)
         )
+        return answer
 
     def notify(self, method: str, params: Any) -> None:
-        self.client.protocol.notify(method, params)
+        self.client.protocol.notify(method, self.typed(method, params))
 
     async def new_session(self, title: str | None = None) -> str:
         result = await self.request("agent/newSession", {"title": title} if title else {})
