@@ -196,6 +196,25 @@ def _add_descendants(
                 todo.append(child)
 
 
+def _kill_all(
+    targets: set[int],
+    table: dict[int, tuple[int, str, int, int]],
+    me: int,
+    stopped: dict[int, str],
+    ours: set[int],
+) -> None:
+    """SIGKILL each target, described first (into `stopped`); our children among them go into
+    `ours`, to be reaped."""
+    for pid in targets:
+        stopped.setdefault(pid, describe(pid))
+        if table[pid][0] == me:
+            ours.add(pid)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def sweep_call(
     session: int,
     keep: int,
@@ -249,14 +268,7 @@ def sweep_call(
             _reap_ours(ours)
             time.sleep(0.01)
             continue
-        for pid in targets:
-            stopped.setdefault(pid, describe(pid))
-            if table[pid][0] == me:
-                ours.add(pid)
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        _kill_all(targets, table, me, stopped, ours)
         time.sleep(0.01)
     for _ in range(100):
         if not _reap_ours(ours):
