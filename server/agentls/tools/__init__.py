@@ -1,1 +1,3 @@
-"""The agent's tools: read, write, edit, glob, grep, list, bash (see registry.default_tools)."""
+"""The agent's tools, one module each, named after the tool (the order the model sees them is
+registry.default_tools); what a tool is and may use is base.py; pieces the tools share are in
+support/."""
