@@ -134,7 +134,7 @@ async def harness_for(make_harness: HarnessFactory, front_end: str) -> Harness:
         async def send(method: str, params: dict[str, Any]) -> Any:
             raise AssertionError("no language request is made")
 
-        h.agent.workspace.languages = EditorLanguages(
+        h.agent.workspace.files.languages = EditorLanguages(
             send=send,
             declared=lambda: frozenset(LANGUAGE_METHODS),
             timeout_s=lambda: 1.0,
