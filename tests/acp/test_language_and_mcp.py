@@ -135,3 +135,22 @@ async def test_an_mcp_tools_progress_is_its_tool_call_update(
         for block in update.content or []
     ]
     assert shown == ["1/2: step 1", "2/2: step 2"]
+
+
+async def test_an_mcp_servers_prompts_join_the_commands_once_it_runs(
+    acp: Connection, acp_env: AcpEnv
+) -> None:
+    root = acp.root / "prompts"
+    root.mkdir()
+    acp_env.api.enqueue(reply(text("hello")), reply(text("reviewed")))
+    servers: list[Any] = [
+        McpServerStdio(name="local", command=sys.executable, args=[SERVER], env=[])
+    ]
+    sid = (await acp.conn.new_session(cwd=str(root), mcp_servers=servers)).session_id
+    await prompt(acp, sid, "hi")  # the servers start at the session's first turn
+    names = [c.name for c in acp.client.of("available_commands_update", sid)[-1].available_commands]
+    assert "mcp__local__review" in names
+    result = await prompt(acp, sid, "/mcp__local__review app.py")
+    assert result.stop_reason == "end_turn"
+    sent = acp_env.api.requests[-1].body["messages"][-1]["content"]
+    assert "Review app.py carefully." in str(sent)

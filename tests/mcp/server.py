@@ -7,7 +7,7 @@ Tools: echo, add, steps (reports progress), picture (an image), doc (an embedded
 tool `extra` and says the list changed), die (the process exits mid-call), spawn (starts a
 `sleep` that outlives nothing: it must end with the server). Environment: MCP_TEST_FAIL makes it
 write to stderr and exit at once; MCP_TEST_PIDFILE gets the pids of the server and of what it
-spawned; MCP_TEST_SECRET is echoed by `secret`.
+spawned; MCP_TEST_SECRET is echoed by `secret`. Prompt: review (path).
 """
 
 from __future__ import annotations
@@ -100,6 +100,12 @@ async def grow(ctx: Context) -> str:
     server.add_tool(extra, name="extra")
     await ctx.session.send_tool_list_changed()
     return "grown"
+
+
+@server.prompt()
+def review(path: str) -> str:
+    """Ask for a careful review of one file."""
+    return f"Review {path} carefully."
 
 
 @server.tool()

@@ -97,6 +97,8 @@ class AcpServer:
         self._told: set[str] = set()
         # The workspace config contents (file, sha256) asked about in this connection.
         self._config_asked: set[tuple[str, str]] = set()
+        # The command names last sent to each session (available_commands_update).
+        self._commands: dict[str, list[str]] = {}
 
     def on_connect(self, conn: Any) -> None:
         self.client = conn
@@ -220,7 +222,7 @@ class AcpServer:
         _add_mcp_servers(agent, mcp_servers)
         record = await agent.new_session()
         self._sessions[record.id] = agent
-        self.sender.put(record.id, available_commands(agent))
+        self._send_commands(record.id, agent)
         return NewSessionResponse(session_id=record.id, modes=modes(record.mode))
 
     async def load_session(
@@ -238,7 +240,7 @@ class AcpServer:
         state = await agent.session(session_id)
         if state.todos:
             self.sender.put(session_id, plan_update(state.todos))
-        self.sender.put(session_id, available_commands(agent))
+        self._send_commands(session_id, agent)
         await self.sender.flush()
         return LoadSessionResponse(modes=modes(state.record.mode))
 
@@ -264,6 +266,14 @@ class AcpServer:
             ]
         )
 
+    def _send_commands(self, session_id: str, agent: Agent) -> None:
+        """The session's /commands, when they are not what the client was last sent."""
+        update = available_commands(agent)
+        names = [c.name for c in update.available_commands]
+        if names != self._commands.get(session_id):
+            self._commands[session_id] = names
+            self.sender.put(session_id, update)
+
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         agent = self._session(session_id)
         text, context = prompt_of(prompt)
@@ -283,6 +293,8 @@ class AcpServer:
         except CommandError as exc:  # "/NAME": unknown, a refused @path: nothing was sent
             raise _invalid("prompt", str(exc)) from None
         finally:
+            # An MCP server started this turn brings its prompts (/mcp__<server>__<prompt>).
+            self._send_commands(session_id, agent)
             await self.sender.flush()  # every update of the turn before its answer
         return _response(result)
 
