@@ -9,8 +9,12 @@
 //  7. the status bar went through working, waiting for approval, and idle with a cost;
 //  8. references and a rename across two TypeScript files, answered by VS Code's own TypeScript
 //     server (agent/languageRequest), the rename's two diffs accepted from the editor title.
-// 11. a proposal of two hunks: one accepted and one rejected from their CodeLenses; only the
-//     accepted hunk on disk, and the model told its proposal was changed;
+// 11. a proposal of two hunks: one accepted from its CodeLens in calc.py's editor, the other
+//     rejected from the panel's card; only the accepted hunk on disk, the model told its proposal
+//     was changed, and the card says "1 of 2 hunks kept";
+//     The hunks are drawn in calc.py's own editor with their lenses above them.
+// 10b. the Quick Fix only on a line with a problem; Ctrl+Alt+A puts the selection into the prompt
+//     box as a chip and sends nothing.
 // 11b. a proposal edited in the diff's proposed side, then accepted: the user's version on disk.
 // 12. in a new session, an accepted edit, then Restore (code and conversation) at its prompt: the
 //     file back on disk, the turn gone from the transcript, the prompt back in the prompt box;
@@ -285,6 +289,80 @@ async function problemsMention({ page, panel, workspace, assistantTexts, openPan
     await waitIdle();
   } finally {
     rmSync(brokenPath, { force: true });
+  }
+}
+
+/** Issue 29 items 2-3: the Quick Fix "Agent: fix the problems here" only on a line with a problem;
+ * a selection sent to the panel (Ctrl+Alt+A) is a chip in the prompt box, and nothing reaches the
+ * model before Enter (the chip is then deleted: no scenario turn is used). */
+async function selectionChipAndQuickFix({ page, panel, workspace, screenshot, log }) {
+  const path = join(workspace, 'typed.ts');
+  writeFileSync(path, "export const ok: number = 1;\nexport const bad: number = 'two';\n");
+  const actionMenu = page.locator('.action-widget');
+  const actionTitles = async () => (await actionMenu.locator('.monaco-list-row').allInnerTexts()).map((t) => t.trim());
+  const goToLine = async (line) => {
+    await page.keyboard.press('Control+G');
+    await page.locator('.quick-input-widget input').fill(`:${line}`);
+    await page.keyboard.press('Enter');
+  };
+  const quickFixAt = async (line) => {
+    await goToLine(line);
+    await page.keyboard.press('Control+.');
+    await poll(`the code action menu on line ${line}`, async () => (await actionTitles()).some((t) => t.includes('Ask agent about this')), {
+      timeout: 20_000,
+    });
+    const titles = await actionTitles();
+    await page.keyboard.press('Escape');
+    return titles;
+  };
+  try {
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'typed.ts' }).first();
+    await poll(
+      'typed.ts in Quick Open',
+      async () => {
+        await page.keyboard.press('Control+P');
+        await page.locator('.quick-input-widget input').fill('typed.ts');
+        if (await row.waitFor({ timeout: 3_000 }).then(() => true, () => false)) return true;
+        await page.keyboard.press('Escape');
+        return false;
+      },
+      { timeout: 60_000, interval: 500 },
+    );
+    await page.keyboard.press('Enter');
+    await page.locator('.tabs-container .tab', { hasText: /^typed\.ts/ }).first().waitFor();
+    await poll('the type error squiggle in typed.ts', async () => (await page.locator('.editor-instance .squiggly-error').count()) > 0, {
+      timeout: 60_000,
+    });
+    const clean = await quickFixAt(1);
+    log(`  line 1 actions: ${clean.join(' | ')}`);
+    check(!clean.some((t) => t.includes('fix the problems here')), 'no "fix the problems here" on a line without a problem');
+    const broken = await quickFixAt(2);
+    log(`  line 2 actions: ${broken.join(' | ')}`);
+    check(broken.some((t) => t.includes('Agent: fix the problems here')), '"Agent: fix the problems here" on the line with the type error');
+    // Select both lines and send them to the panel: a chip, the box focused, nothing sent.
+    await goToLine(1);
+    await page.keyboard.press('Shift+ArrowDown');
+    await page.keyboard.press('Shift+End');
+    const usersBefore = await panel().locator('.message.user').count();
+    await page.keyboard.press('Control+Alt+A');
+    const chip = panel().locator('#mention-chips .mention-chip', { hasText: '@typed.ts:1-2' });
+    await chip.waitFor({ timeout: 15_000 });
+    await panel().locator('#selection-bar .selection-file', { hasText: 'typed.ts:1-2' }).waitFor();
+    await panel().locator('#selection-bar .selection-session').waitFor();
+    check((await panel().locator('#prompt').inputValue()) === '@typed.ts:1-2 ', 'the prompt box should hold only the chip');
+    await sleep(1000); // had anything been sent, its message would show by now
+    check((await panel().locator('.message.user').count()) === usersBefore, 'nothing should be sent before Enter');
+    await screenshot('selection-chip');
+    // A suggestion fills the box and sends nothing either.
+    await panel().locator('#selection-bar .selection-suggestion', { hasText: 'Explain' }).click();
+    check((await panel().locator('#prompt').inputValue()) === 'Explain this code. @typed.ts:1-2 ', 'the suggestion should fill the box');
+    check((await panel().locator('.message.user').count()) === usersBefore, 'a suggestion sends nothing');
+    await screenshot('selection-chip-suggestion');
+    // Cleared again: the next steps type their own prompts.
+    await panel().locator('#prompt').fill('');
+    await panel().locator('#selection-bar').waitFor({ state: 'hidden' });
+  } finally {
+    rmSync(path, { force: true });
   }
 }
 
@@ -717,6 +795,10 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       problemsMention({ page, panel: () => panel, workspace, assistantTexts, openPanel, waitIdle, screenshot, log }),
     );
 
+    await step('10b. the Quick Fix only on a problem; a selection sent to the panel is a chip, nothing sent before Enter', () =>
+      selectionChipAndQuickFix({ page, panel: () => panel, workspace, screenshot, log }),
+    );
+
     await step('11. accept one hunk of two from its CodeLens; only that hunk on disk', async () => {
       const before = onDisk();
       check(before.includes('The arithmetic mean of a non-empty list.'), 'calc.py should have its first docstring');
@@ -728,11 +810,38 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       const lens = (text) => page.locator('.editor-instance .codelens-decoration a', { hasText: text }).first();
       await lens('Accept hunk 1/2').waitFor({ timeout: 15_000 });
       await lens('Reject hunk 2/2').waitFor();
+      // Drawn in the file's own editor: each hunk's lenses on their own line, in view (not at
+      // the end of a crowded lens line), and the proposed text after the lines it replaces.
+      const viewport = page.viewportSize();
+      const boxes = {};
+      for (const title of ['Accept all', 'Accept hunk 1/2', 'Accept hunk 2/2']) {
+        // Polled: the lenses are drawn again whenever a proposal's state changes.
+        boxes[title] = await poll(`the lens "${title}" in view`, async () => {
+          const box = await lens(title).boundingBox();
+          return box && box.x + box.width < viewport.width ? box : undefined;
+        });
+      }
+      check(boxes['Accept all'].y < boxes['Accept hunk 1/2'].y, 'Accept all at the top of the file');
+      check(boxes['Accept hunk 1/2'].y < boxes['Accept hunk 2/2'].y, 'each hunk has its lenses above it, on its own line');
+      // The added text is drawn after the removed line (VS Code renders it as text or as a ::after).
+      const drawnText = () =>
+        page.evaluate(() =>
+          [...document.querySelectorAll('.editor-instance .view-lines span')].some((el) =>
+            [el.textContent ?? '', getComputedStyle(el, '::after').content, getComputedStyle(el, '::before').content].some((t) =>
+              /→\s*"{3}Mean of a non-empty list\./.test(t.replace(/\u00a0/g, ' ').replace(/\\/g, '')),
+            ),
+          ),
+        );
+      await poll('the proposed text drawn in the editor', drawnText);
       await screenshot('two-hunks');
       await lens('Accept hunk 1/2').click();
       await lens('hunk 1/2 accepted').waitFor({ timeout: 5000 });
       check(onDisk() === before, 'nothing should be written while a hunk is undecided');
-      await lens('Reject hunk 2/2').click();
+      // The panel's card lists the hunks: the first shows as accepted, the second is rejected there.
+      const card = panel.locator('.tool.needs-approval[data-tool="edit"]');
+      await card.locator('.hunk-row').first().locator('.hunk-state', { hasText: 'accepted' }).waitFor({ timeout: 10_000 });
+      await screenshot('two-hunks-card');
+      await card.locator('.hunk-row').nth(1).locator('.hunk-reject').click();
       // The optional note for the rejected hunk: Enter sends none.
       await page.locator('.quick-input-widget', { hasText: 'Accept 1 of 2 hunks' }).waitFor();
       await page.keyboard.press('Enter');
@@ -752,6 +861,7 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       );
       await waitIdle();
       check(await panel.locator('#proposals').isHidden(), 'nothing should be listed as waiting for review');
+      await panel.locator('.tool[data-tool="edit"] .permission.resolved', { hasText: '1 of 2 hunks kept' }).first().waitFor({ state: 'attached' });
       await screenshot('one-hunk-accepted');
     });
 
