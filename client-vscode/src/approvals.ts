@@ -64,6 +64,9 @@ export function firstDifferentLine(before: string, after: string): number {
 }
 export type Scope = 'session' | 'project';
 
+/** How many answered proposals' kept hunks are remembered for the panel's cards. */
+const MAX_KEPT = 200;
+
 /** How a hunk's added text looks in the file's editor (after or before a line). */
 const ADDED_STYLE: vscode.ThemableDecorationAttachmentRenderOptions = {
   color: new vscode.ThemeColor('gitDecoration.addedResourceForeground'),
@@ -250,12 +253,27 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
     }
   }
 
+  /** What was kept of the proposals answered hunk by hunk (the panel asks again when it reloads). */
+  private readonly keptCounts = new Map<string, { kept: number; total: number; hunks: ReturnType<typeof cardHunks> }>();
+
+  /** The panel (re)loaded: the waiting proposals' hunks and what was kept of the answered ones. */
+  repost(): void {
+    for (const [requestId, k] of this.keptCounts) {
+      this.post({ type: 'proposal-hunks', requestId, hunks: k.hunks });
+      this.post({ type: 'proposal-kept', requestId, kept: k.kept, total: k.total });
+    }
+    this.postHunks();
+  }
+
+  private cardOf(review: Review): ReturnType<typeof cardHunks> {
+    return cardHunks(review.files.map((f) => ({ ...f, path: vscode.workspace.asRelativePath(f.uri, false) })));
+  }
+
   /** Each waiting proposal of several hunks to the panel's card, with what is decided so far. */
   private postHunks(): void {
     for (const review of this.reviews.values()) {
       if (this.hunkCount(review) < 2 || review.files.some((f) => this.isEdited(f))) continue;
-      const files = review.files.map((f) => ({ ...f, path: vscode.workspace.asRelativePath(f.uri, false) }));
-      this.post({ type: 'proposal-hunks', requestId: review.requestId, hunks: cardHunks(files) });
+      this.post({ type: 'proposal-hunks', requestId: review.requestId, hunks: this.cardOf(review) });
     }
   }
 
@@ -490,16 +508,21 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
     if (!found) return;
     const states = review.files.flatMap((f) => f.states);
     const result = outcome(states);
-    const kept = (): void =>
-      this.post({ type: 'proposal-kept', requestId: review.requestId, kept: states.filter((s) => s === 'accepted').length, total: states.length });
+    const kept = (): void => {
+      const counts = { kept: states.filter((s) => s === 'accepted').length, total: states.length };
+      this.keptCounts.set(review.requestId, { ...counts, hunks: this.cardOf(review) });
+      if (this.keptCounts.size > MAX_KEPT) this.keptCounts.delete(this.keptCounts.keys().next().value as string);
+      this.post({ type: 'proposal-kept', requestId: review.requestId, ...counts });
+    };
     if (result === 'all') {
       kept();
       await this.answer(review.sessionId, review.requestId, 'once');
       return;
     }
     if (result === 'none') {
-      kept(); // shown only once the answer is in (webview/proposals.ts)
+      const answers = this.answers;
       await this.decide(review.requestId, 'reject');
+      if (this.answers > answers) kept(); // not when Escape kept it waiting
       return;
     }
     const accepted = states.filter((s) => s === 'accepted').length;
@@ -568,7 +591,9 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
 
   /** Every answer these commands and lenses give goes here; onDidAnswer tells the extension
    * (which then returns the focus to the prompt box). */
+  private answers = 0;
   private async answer(...args: Parameters<AgentHost['approve']>): Promise<void> {
+    this.answers += 1;
     await this.host.approve(...args);
     this.answered.fire(args[1]);
   }

@@ -33,6 +33,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       showError: (message) => void vscode.window.showErrorMessage(message),
       openDiff: (requestId) => void approvals?.openDiff(requestId),
       decideHunk: (ref, state) => void approvals?.decideHunk(ref, state),
+      panelReady: () => approvals?.repost(),
       editedProposal: (requestId) => approvals?.editedProposal(requestId),
       openFile: (path) => {
         const folder = vscode.workspace.workspaceFolders?.[0]?.uri;

@@ -213,6 +213,7 @@ export class AgentHost {
     switch (message.type) {
       case 'ready':
         this.postState();
+        this.ui.panelReady?.(); // the proposal cards' hunks (approvals.ts)
         void this.ui.code?.sendContext(); // the code blocks' theme, the workspace folder
         return;
       case 'list-models': {

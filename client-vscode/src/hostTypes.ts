@@ -18,6 +18,8 @@ export interface HostUi {
   post(message: HostMessage): void;
   showError(message: string): void;
   openDiff(requestId: string): void;
+  /** The panel (re)loaded and has the state: what else it shows is sent again (approvals.ts repost). */
+  panelReady?(): void;
   /** A hunk of a proposal decided from the panel's card (approvals.ts decideHunk). */
   decideHunk?(ref: { requestId: string; file: number; hunk: number }, state: 'accepted' | 'rejected' | 'pending'): void;
   /** The user's version of a proposal they edited in its diff, as agent/approve's `edit` (approvals.ts). */

@@ -143,6 +143,7 @@ beforeEach(async () => {
       openFile: () => undefined,
       editedProposal: (requestId) => controller.editedProposal(requestId),
       decideHunk: (ref, state) => void controller.decideHunk(ref, state),
+      panelReady: () => controller.repost(),
     },
     { get: () => undefined, update: () => Promise.resolve() },
   );
@@ -414,5 +415,23 @@ describe("a proposal's hunks in the panel's card", () => {
     await controller.decideHunk(ref(1), 'rejected');
     expect(posted).toContainEqual({ type: 'proposal-kept', requestId: 'perm_two', kept: 1, total: 2 });
     expect(approvals).toHaveLength(1);
+    // The panel reloaded: it gets the card's hunks and what was kept again.
+    posted.length = 0;
+    await host.handlePanelMessage({ type: 'ready' });
+    expect(posted).toContainEqual({ type: 'proposal-kept', requestId: 'perm_two', kept: 1, total: 2 });
+    expect(hunkStates().at(-1)).toEqual(['accepted', 'rejected']);
+  });
+
+  it('says nothing was kept of a reject only once it is answered (Escape on its note keeps it waiting)', async () => {
+    posted.length = 0;
+    stub.inputBoxAnswers = [undefined];
+    await controller.decideHunk(ref(0), 'rejected');
+    await controller.decideHunk(ref(1), 'rejected');
+    expect(approvals).toEqual([]);
+    expect(posted.filter((m) => m.type === 'proposal-kept')).toEqual([]);
+    stub.inputBoxAnswers = ['not now'];
+    await controller.decideHunk(ref(1), 'rejected');
+    expect(approvals).toHaveLength(1);
+    expect(posted).toContainEqual({ type: 'proposal-kept', requestId: 'perm_two', kept: 0, total: 2 });
   });
 });
