@@ -19,9 +19,12 @@ export const stub = {
   watchers: [] as { created: EventEmitter<Uri>; deleted: EventEmitter<Uri> }[],
   /** The visible text editors (decorations are recorded on them, by decoration type). */
   visibleEditors: [] as StubEditor[],
+  /** languages.getDiagnostics, by uri. */
+  diagnostics: new Map<string, unknown[]>(),
   reset(): void {
     calls.length = 0;
     this.visibleEditors = [];
+    this.diagnostics.clear();
     this.inputBoxAnswers = [];
     this.infoMessages = [];
     this.files.clear();
@@ -111,6 +114,41 @@ export class Range {
     this.start = new Position(startLine, startCharacter);
     this.end = new Position(endLine, endCharacter);
   }
+  get isEmpty(): boolean {
+    return this.start.line === this.end.line && this.start.character === this.end.character;
+  }
+  union(other: Range): Range {
+    const before = (a: Position, b: Position): boolean => a.line < b.line || (a.line === b.line && a.character <= b.character);
+    const start = before(this.start, other.start) ? this.start : other.start;
+    const end = before(this.end, other.end) ? other.end : this.end;
+    return new Range(start.line, start.character, end.line, end.character);
+  }
+}
+
+export class CodeActionKind {
+  static readonly Empty = new CodeActionKind('');
+  static readonly QuickFix = new CodeActionKind('quickfix');
+  static readonly Source = new CodeActionKind('source');
+  constructor(readonly value: string) {}
+  append(part: string): CodeActionKind {
+    return new CodeActionKind(this.value ? `${this.value}.${part}` : part);
+  }
+}
+
+export class CodeAction {
+  command?: { title: string; command: string; arguments?: unknown[] };
+  diagnostics?: unknown[];
+  constructor(
+    readonly title: string,
+    readonly kind?: CodeActionKind,
+  ) {}
+}
+
+export enum DiagnosticSeverity {
+  Error = 0,
+  Warning = 1,
+  Information = 2,
+  Hint = 3,
 }
 
 export class Selection {
@@ -298,4 +336,6 @@ export const workspace = {
 
 export const languages = {
   registerCodeLensProvider: () => disposable,
+  /** A file's diagnostics: stub.diagnostics, by uri. */
+  getDiagnostics: (uri: Uri): unknown[] => stub.diagnostics.get(uri.toString()) ?? [],
 };
