@@ -344,6 +344,12 @@ async function selectionChipAndQuickFix({ page, panel, workspace, screenshot, lo
     await page.keyboard.press('Shift+ArrowDown');
     await page.keyboard.press('Shift+End');
     const usersBefore = await panel().locator('.message.user').count();
+    // With the panel hidden (the Explorer showing; the webview is unloaded): the command brings it back.
+    await page.keyboard.press('Control+Shift+E');
+    await page.locator('.explorer-folders-view').first().waitFor();
+    await goToLine(1);
+    await page.keyboard.press('Shift+ArrowDown');
+    await page.keyboard.press('Shift+End');
     await page.keyboard.press('Control+Alt+A');
     const chip = panel().locator('#mention-chips .mention-chip', { hasText: '@typed.ts:1-2' });
     await chip.waitFor({ timeout: 15_000 });
