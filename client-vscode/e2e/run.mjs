@@ -23,7 +23,7 @@ const ARTIFACTS = resolve(process.env.AGENTLS_E2E_ARTIFACTS ?? join(EXTENSION_RO
 const VSIX = join(EXTENSION_ROOT, 'agentls.vsix');
 const SERVER_COMMAND = process.env.AGENTLS_E2E_SERVER ?? join(REPO, '.venv', 'bin', 'agentls');
 const CHROMIUM = process.env.AGENTLS_E2E_CHROMIUM ?? '/usr/bin/chromium';
-const RUN_TIMEOUT_MS = Number(process.env.AGENTLS_E2E_TIMEOUT_S ?? (process.env.AGENTLS_E2E_FIRST_RUN === '1' ? 900 : 300)) * 1000;
+const RUN_TIMEOUT_MS = Number(process.env.AGENTLS_E2E_TIMEOUT_S ?? (process.env.AGENTLS_E2E_FIRST_RUN === '1' ? 900 : 600)) * 1000;
 /** On CI (or when asked) a set-up that cannot be done fails the run instead of skipping it. */
 const REQUIRED = !!process.env.CI || process.env.AGENTLS_E2E_REQUIRED === '1';
 const KEEP = process.env.AGENTLS_E2E_KEEP === '1';
