@@ -35,8 +35,8 @@ from agentls.session.commands import (
     parse_invocation,
     run_command,
 )
-from agentls.session.heap import HEAP
 from agentls.session.context_items import PromptItems
+from agentls.session.heap import HEAP
 from agentls.session.instructions import Instructions
 from agentls.session.manage import SessionManagement
 from agentls.session.mcp_servers import AgentMcp
