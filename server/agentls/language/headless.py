@@ -39,10 +39,11 @@ def loading_note() -> str:
 
 
 # What a server's command is run inside: the words before it (bubblewrap and its options: the
-# bash sandbox with the workspace read-only), for the settings in force and the workspace root;
+# bash sandbox with the workspace read-only), for the settings in force, the workspace root and
+# the command (its program and script files stay visible);
 # empty to run it as it is. Set once by the session layer (use_launcher), which owns the sandbox;
 # raises LanguageUnavailable when the sandbox is required and cannot be had.
-Launcher = Callable[[Settings, Path], Awaitable[Sequence[str]]]
+Launcher = Callable[[Settings, Path, Sequence[str]], Awaitable[Sequence[str]]]
 _launcher: Launcher | None = None
 
 
@@ -117,7 +118,9 @@ class HeadlessLanguages:
                 else:
                     self._starts[name] = 0  # new settings: a fresh start
             timeout = config.timeout_s or self._settings().language_timeout_s
-            prefix = await _launcher(self._settings(), self.root) if _launcher else ()
+            prefix = (
+                await _launcher(self._settings(), self.root, config.command) if _launcher else ()
+            )
             server = ServerProcess(name, config, self.root, timeout, self._read_text, prefix)
             self._servers[name] = server
             self._starts[name] = self._starts.get(name, 0) + 1

@@ -474,13 +474,22 @@ async def _hidden_secrets(
     return args
 
 
-async def language_server_prefix(settings: Settings, root: Path) -> list[str]:
+async def language_server_prefix(
+    settings: Settings, root: Path, command: Sequence[str] = ()
+) -> list[str]:
     """What a headless language server runs inside (language.headless.Launcher): the bash
     sandbox with the workspace read-only and no network (a server only reads the workspace); no
-    prefix where the sandbox is off or not available under "auto"."""
+    prefix where the sandbox is off or not available under "auto". The command's program and the
+    files it names stay visible, read-only, where the sandbox would hide them (under /tmp or
+    $HOME: a server installed in a project's node_modules there)."""
+    keep = [a for a in command[1:] if os.path.isfile(a)]
+    if command:
+        program = shutil.which(command[0]) or command[0]
+        if os.path.exists(program):
+            keep.insert(0, program)
     try:
         plan = await prepare(
-            SandboxPolicy.from_settings(settings, network=False), root, writable=False
+            SandboxPolicy.from_settings(settings, network=False), root, keep, writable=False
         )
     except ToolError as exc:
         raise LanguageUnavailable(f"the language server was not started: {exc}") from None
