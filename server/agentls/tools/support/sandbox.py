@@ -242,7 +242,10 @@ def _runtime_dirs(keep: Sequence[str], hidden: Sequence[Path]) -> list[Path]:
     wanted = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
     wanted.add(os.path.dirname(os.path.realpath(sys.executable)))
     wanted.update(os.path.dirname(os.path.realpath(k)) for k in keep)
-    dirs = sorted({Path(os.path.realpath(d)) for d in wanted if d}, key=lambda p: len(p.parts))
+    wanted.update(os.path.dirname(os.path.abspath(k)) for k in keep)  # a link's own folder
+    shown = {Path(os.path.realpath(d)) for d in wanted if d}
+    shown.add(Path(os.path.abspath(os.path.dirname(sys.executable))))  # through a linked venv
+    dirs = sorted(shown, key=lambda p: len(p.parts))
     chosen: list[Path] = []
     for path in dirs:
         inside = any(path != h and _is_within(path, h) for h in hidden)
