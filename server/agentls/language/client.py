@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import uuid
 from collections import deque
@@ -198,6 +199,13 @@ class ServerProcess:
         client = JsonRPCClient(protocol_cls=_protocol_class(), converter_factory=_plain_converter)
         self._register(client)
         command = [*self.prefix, *self.config.command]
+        program = self.config.command[0]
+        if self.prefix and shutil.which(program, path=_client_env().get("PATH")) is None:
+            # In the sandbox bwrap would start and then fail to find it: said as unsandboxed.
+            raise LanguageUnavailable(
+                f"{self.label} could not be started: {program} was not found. Check the "
+                "`languageServers` setting's command."
+            )
         try:
             await client.start_io(
                 command[0],
