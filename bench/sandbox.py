@@ -49,6 +49,7 @@ async def _measure(root: Path, n: int) -> dict[str, list[float]]:
             proc = await asyncio.create_subprocess_exec(*argv, cwd=root)
             await proc.wait()
             out[key].append(time.perf_counter() - t)
+    assert plan is not None
     out["binds"] = [float(len(plan.prefix))]
     return out
 
