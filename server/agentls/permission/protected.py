@@ -91,6 +91,7 @@ def protected_root_paths(root: Path) -> list[Path]:
 
 _PROTECTED = frozenset(PROTECTED_NAMES)
 
+_GIT_CONFIG = ("git", "-c", "safe.directory=*", "-C")
 # core.hooksPath as git reads it in a workspace, by the stat of every config file it comes from.
 _hooks_cache: dict[str, tuple[tuple[object, ...], tuple[str, ...]]] = {}
 
@@ -127,7 +128,9 @@ def hooks_dirs(root: Path) -> tuple[str, ...]:
     found: tuple[str, ...] = ()
     try:
         proc = subprocess.run(
-            ["git", "-C", str(root), "config", "--get-all", "core.hooksPath"],
+            # safe.directory: a repository another user owns is read too (git would refuse it,
+            # and its hooks folder would go unprotected); reading config runs nothing.
+            [*_GIT_CONFIG, str(root), "config", "--get-all", "core.hooksPath"],
             capture_output=True,
             text=True,
             timeout=5,
