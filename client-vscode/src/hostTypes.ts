@@ -1,7 +1,7 @@
 // The interfaces the host (host.ts) talks to the server and to VS Code through, apart from it so
 // that the modules it uses (sessions.ts) can name them without importing it back.
 import type { AgentRequests, ReviewFile, RevertConflict } from './protocol/generated';
-import type { CodeActions } from './codeActions';
+import type { CodeMessage } from './model/codeBlocks';
 import type { HostMessage, MentionItem, MentionKind, MentionSearchKind } from './model/messages';
 import type { SetupMessage } from './model/setup';
 
@@ -34,8 +34,11 @@ export interface HostUi {
   sessions?: SessionDialogs;
   /** The merge editor for a conflict and a reviewed file's diff (reviewAfter.ts). */
   review?: ReviewUi;
-  /** Code blocks' Copy / Insert / Apply, path links, highlighting (codeActions.ts). */
-  code?: CodeActions;
+  /** Code blocks' Copy / Insert / Apply, path links, highlighting (codeActions.ts CodeActions). */
+  code?: {
+    sendContext(): Promise<void>;
+    handle(message: CodeMessage, client: AgentConnection | undefined, activeSessionId: string | undefined): Promise<void>;
+  };
   /** The set-up card's buttons: Install, Set API key, Restart, settings, the log (extension.ts). */
   setup?(message: SetupMessage): void;
 }

@@ -15,16 +15,35 @@ import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from agentls.history import Attachment, ContextPart, Range
 from agentls.session.images import ImageRefused, file_image, pasted_image
 from agentls.session.policy import Policy
 
 if TYPE_CHECKING:
-    from agentls.session.agent import Agent
-    from agentls.session.state import TurnResult
+    from agentls.session.state import SessionState, TurnResult
+    from agentls.verify.workspace import VerifiedWorkspace
     from agentls.workspace.protocol import Workspace
+
+
+class Prompting(Protocol):
+    """What of the Agent a prompt with context items uses (the Agent inherits PromptItems)."""
+
+    root: Path
+    policy: Policy
+    workspace: VerifiedWorkspace
+
+    async def session(self, session_id: str) -> SessionState: ...
+
+    async def prompt(
+        self,
+        session_id: str,
+        text: str,
+        context: Sequence[Attachment] | None = None,
+        mode: str = "queue",
+    ) -> TurnResult: ...
+
 
 # A context file is read only up to this size (never a device, nor a huge file whole).
 CONTEXT_MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -89,7 +108,7 @@ class PromptItems:
         """Attach the items (in order) and run the prompt (Agent.prompt). KeyError for an unknown
         session; PromptRefused for a sub-agent's session (its tasks prompt it) or an item that is
         not attached; CommandError as Agent.prompt."""
-        agent = cast("Agent", self)
+        agent = cast(Prompting, self)
         state = await agent.session(session_id)
         if state.record.parent_id is not None:  # its history is read with agent/getMessages
             raise PromptRefused(
@@ -106,7 +125,9 @@ class PromptItems:
         return await agent.prompt(session_id, text, context, mode=mode)
 
 
-async def attachment(agent: Agent, session_id: str, item: ContextItem | Attachment) -> Attachment:
+async def attachment(
+    agent: Prompting, session_id: str, item: ContextItem | Attachment
+) -> Attachment:
     """What the model reads of one item; ImageRefused or NotAttached when it is not attached."""
     if isinstance(item, TextItem):
         return ContextPart(uri=item.label, text=cut_context(item.text))
