@@ -5,18 +5,14 @@ command a real process, on a real database in a temporary AGENTLS_DATA_DIR)."""
 from __future__ import annotations
 
 import json
-import os
-import select
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from messages_api import MessagesAPIServer, reply, text, tool_use
+from tests.cli.terminal_support import answer_at_terminal
 from tests.cli.test_cli import agentls, workspace  # noqa: F401 - fixtures
 
 PROMPT = (
@@ -26,45 +22,8 @@ PROMPT = (
 
 
 def run_in_terminal(args: list[str], environment: dict[str, str], answer: str) -> tuple[int, str]:
-    """`agentls run` with a pseudo-terminal for stdin and stderr (where it asks); types `answer`
-    once the question is on screen. Returns the exit code and what the terminal showed."""
-    master, slave = os.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentls.cli.main", *args],
-        env=environment,
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=slave,
-        close_fds=True,
-    )
-    os.close(slave)
-    shown = b""
-    answered = False
-    deadline = time.monotonic() + 60  # a hang fails the test instead of blocking the suite
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:  # the process closed the terminal
-                    break
-                if not chunk:
-                    break
-                shown += chunk
-            if not answered and b"[n]o: " in shown:
-                os.write(master, answer.encode() + b"\n")
-                answered = True
-            if proc.poll() is not None and not ready:
-                break
-        code = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        assert proc.stdout is not None
-        proc.stdout.close()
-        os.close(master)
-    return code, shown.decode(errors="replace").replace("\r\n", "\n")
+    """`agentls run` at a pseudo-terminal; types `answer` once the question is on screen."""
+    return answer_at_terminal(args, environment, b"[n]o: ", answer.encode() + b"\n")
 
 
 def tool_result(body: dict[str, Any]) -> dict[str, Any]:

@@ -4,59 +4,24 @@ process); without a terminal the question is refused, the model told no one can 
 
 from __future__ import annotations
 
-import os
-import select
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from messages_api import MessagesAPIServer, reply, text, tool_use
+from tests.cli.terminal_support import answer_at_terminal
 from tests.cli.test_cli import agentls, workspace  # noqa: F401 - fixtures
 
 QUESTION = {"question": "Which name?", "choices": ["alpha", "beta"]}
 
 
 def answer_in_terminal(args: list[str], environment: dict[str, str], reply_with: str) -> str:
-    """`agentls run` with a pseudo-terminal for stdin and stderr; types `reply_with` once the
-    question's prompt is on screen. Returns what the terminal showed."""
-    master, slave = os.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentls.cli.main", *args],
-        env=environment,
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=slave,
-        close_fds=True,
+    """`agentls run` at a pseudo-terminal; types `reply_with` once the question's prompt is on
+    screen. Returns what the terminal showed."""
+    code, shown = answer_at_terminal(
+        args, environment, b"empty to skip): ", reply_with.encode() + b"\n"
     )
-    os.close(slave)
-    shown, answered = b"", False
-    deadline = time.monotonic() + 60  # a hang fails the test instead of blocking the suite
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:  # the process closed the terminal
-                    break
-                if not chunk:
-                    break
-                shown += chunk
-            if not answered and b"empty to skip): " in shown:
-                os.write(master, reply_with.encode() + b"\n")
-                answered = True
-            if proc.poll() is not None and not ready:
-                break
-        assert proc.wait(timeout=30) == 0, shown
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        assert proc.stdout is not None
-        proc.stdout.close()
-        os.close(master)
-    return shown.decode(errors="replace").replace("\r\n", "\n")
+    assert code == 0, shown
+    return shown
 
 
 def tool_result(body: dict[str, Any]) -> dict[str, Any]:

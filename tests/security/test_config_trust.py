@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import select
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +22,7 @@ from agentls.config import load_settings
 from agentls.trust import TrustStore, digest, mcp_json, workspace_config
 from agentls.trust_pending import confirm, keep_ignoring
 from messages_api import MessagesAPIServer, reply, text, tool_use
+from tests.cli.terminal_support import answer_at_terminal
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
 from tests.security.conftest import SecurityFigures
@@ -259,46 +257,8 @@ def run_env(env: dict[str, str]) -> dict[str, str]:
 
 
 def run_at_terminal(args: list[str], env: dict[str, str], answer: str) -> tuple[int, str]:
-    """`agentls run` with a pseudo-terminal for stdin and stderr; types the keys of `answer` at
-    each config question. Returns the exit code and what the terminal showed."""
-    master, slave = os.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentls.cli.main", *args],
-        env=env,
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=slave,
-        close_fds=True,
-    )
-    os.close(slave)
-    shown = b""
-    answered = 0
-    deadline = time.monotonic() + 60  # a hang fails the test instead of blocking the suite
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                shown += chunk
-            if shown.count(b"keep ignoring it: ") > answered:
-                os.write(master, answer.encode())
-                answered += 1
-            if proc.poll() is not None and not ready:
-                break
-        code = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        assert proc.stdout is not None
-        proc.stdout.close()
-        os.close(master)
-
-    return code, shown.decode(errors="replace").replace("\r\n", "\n")
+    """`agentls run` at a pseudo-terminal; types the keys of `answer` at each config question."""
+    return answer_at_terminal(args, env, b"keep ignoring it: ", answer.encode(), each=True)
 
 
 def agentls_run(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
