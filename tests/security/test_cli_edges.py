@@ -252,19 +252,7 @@ def test_a_typed_yes_at_the_prompt_still_allows(
     tmp_path: Path, api: MessagesAPIServer, workspace: Path
 ) -> None:
     api.enqueue(reply(tool_use("bash", {"command": "touch approved"})), reply(text("done")))
-    master, slave = os.openpty()
-    proc = spawn_agentls(
-        "run",
-        "--cwd",
-        str(workspace),
-        "touch a file",
-        env=agentls_env(tmp_path, api),
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        start_new_session=True,
-    )
-    os.close(slave)
+    proc, master = _spawn_at_pty(tmp_path, api, workspace)
     seen = bytearray()
     try:
         _read_until(master, b"[n]o: ", proc, seen)
