@@ -142,6 +142,8 @@ async function main() {
         'files.autoSave': 'off',
         'editor.codeLens': true,
         'agentls.model': 'scripted:e2e',
+        // The steps wait for the proposal's diff editor (step 3 accepts from its title).
+        'agentls.approvals.openDiff': true,
         ...(FIRST_RUN ? {} : { 'agentls.server.command': SERVER_COMMAND }),
         // Step 8: no syntax-only TypeScript server, whose answers while the project loads cover
         // the open file alone (references in app.ts would be missing on a busy machine).

@@ -296,7 +296,7 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
       this.reviews.set(review.requestId, review);
       this.lensesChanged.fire();
       this.updateContext();
-      if (vscode.workspace.getConfiguration('agentls').get<boolean>('approvals.openDiff', true)) {
+      if (vscode.workspace.getConfiguration('agentls').get<boolean>('approvals.openDiff', false)) {
         await this.openDiff(review.requestId, true);
       }
     } catch (err) {

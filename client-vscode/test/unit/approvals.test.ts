@@ -36,6 +36,7 @@ let controller: ApprovalController;
 
 beforeEach(async () => {
   stub.reset();
+  stub.config.set('approvals.openDiff', true); // most tests here look at the diff editor's documents
   approvals = [];
   const server: AgentConnection = {
     request: (method, params) => {
@@ -209,8 +210,8 @@ describe('a proposed edit', () => {
     expect(controller.provideCodeLenses(main).every((l) => l.range.start.line === 0)).toBe(true);
   });
 
-  it('does not open the diff when the setting says not to', async () => {
-    stub.config.set('approvals.openDiff', false);
+  it('does not open the diff editor by default (the hunks are drawn in the file\'s own editor)', async () => {
+    stub.config.delete('approvals.openDiff');
     await request();
     expect(calls.some((c) => c.command === 'vscode.diff')).toBe(false);
     expect(controller.pendingCount).toBe(1);
