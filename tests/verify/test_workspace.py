@@ -156,6 +156,22 @@ async def test_a_file_changed_meanwhile_is_never_written(kind: str, tmp_path: Pa
 
 
 @pytest.mark.parametrize("kind", FRONT_ENDS)
+async def test_a_change_is_merged_into_other_lines_changed_meanwhile(
+    kind: str, tmp_path: Path
+) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n\n\n\ny = 2  # the user's\n")
+    session = VerifiedWorkspace(raw_access(kind, tmp_path, []), Settings).for_session("s1")
+
+    outcome = await session.write_text(
+        tmp_path / "app.py", "x = 3\n\n\n\ny = 1\n", "x = 1\n\n\n\ny = 1\n"
+    )
+
+    assert outcome.applied
+    assert outcome.merged == "x = 3\n\n\n\ny = 2  # the user's\n"
+    assert (tmp_path / "app.py").read_text() == outcome.merged
+
+
+@pytest.mark.parametrize("kind", FRONT_ENDS)
 async def test_a_change_of_several_files_that_fails_midway_is_put_back(
     kind: str, tmp_path: Path
 ) -> None:

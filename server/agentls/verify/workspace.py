@@ -2,7 +2,9 @@
 end's raw FileAccess (the disk's, an editor's buffers over LSP or ACP).
 
 Every change goes the same way:
-1. conflict check: each file must still be the text the change was made from (changed.py);
+1. conflict check: each file must still be the text the change was made from (changed.py), or
+   the change is merged into what the user changed meanwhile when their lines do not overlap
+   (merge.py);
 2. the edited file's problems before (before_after.py), and the edit's reach before (reach.py:
    the definitions it changes, the other files using them and their diagnostics now);
 3. the write, by the front end (several files: all or none, natively where the front end can,
@@ -27,6 +29,7 @@ from agentls.verify.edit import Verifier
 from agentls.verify.reach import PUSH_WAIT_S, reach_before
 from agentls.workspace.changed import changed_while_waiting
 from agentls.workspace.disk import DiskFiles
+from agentls.workspace.merge import merge, rebase_reason
 from agentls.workspace.protocol import EditOutcome, FileAccess, FileChange, Languages
 
 log = logging.getLogger(__name__)
@@ -75,22 +78,34 @@ class VerifiedWorkspace:
     async def read_text(self, path: Path, session: str | None = None) -> str:
         return await self.files.read_text(path, session)
 
-    async def _conflict(self, change: FileChange, session: str | None) -> str | None:
-        """Why the change must not be applied (its file changed meanwhile, or is a directory)."""
+    async def _rebase(self, change: FileChange, session: str | None) -> FileChange | str:
+        """The change to apply: as it is while its file is still the text it was made from,
+        merged into what the file holds now when the user changed other lines meanwhile
+        (workspace/merge.py); else why it must not be applied (the same lines changed, the file
+        created or deleted meanwhile, a directory)."""
         try:
             current = await self.files.current_text(change.path, session)
         except IsADirectoryError:
             return f"could not write {change.path}: it is a directory"
-        return changed_while_waiting(change.old_text, current, self.files.waited)
+        if current == change.old_text:
+            return change
+        if change.delete or current is None or change.old_text is None:
+            return changed_while_waiting(change.old_text, current, self.files.waited) or ""
+        merged = merge(change.old_text, current, change.new_text)
+        if merged.text is None:
+            return rebase_reason(merged, relative_name(change.path, self.root), self.files.waited)
+        return FileChange(change.path, merged.text, current)
 
     # ---- one file -----------------------------------------------------------------------
 
     async def write_text(
         self, path: Path, new_text: str, old_text: str | None, session: str | None = None
     ) -> EditOutcome:
-        conflict = await self._conflict(FileChange(path, new_text, old_text), session)
-        if conflict is not None:
-            return EditOutcome(applied=False, reason=conflict)
+        asked = FileChange(path, new_text, old_text)
+        rebased = await self._rebase(asked, session)
+        if isinstance(rebased, str):
+            return EditOutcome(applied=False, reason=rebased)
+        new_text, old_text = rebased.new_text, rebased.old_text
         before = await self.checks.before(path, old_text)
         board = self.board if self.files.diagnostics is not None else None
         reach = await reach_before(
@@ -99,6 +114,8 @@ class VerifiedWorkspace:
         outcome = await self.files.write_text(path, new_text, old_text, session)
         if not outcome.applied:
             return outcome
+        if rebased is not asked:
+            outcome.merged = new_text
         await self._verify(path, new_text, before, outcome)
         if reach is not None:
             outcome.reach = await reach.report(min(PUSH_WAIT_S, self.verifier.wait_s))
@@ -123,8 +140,9 @@ class VerifiedWorkspace:
         written is verified as write_text verifies one."""
         if not changes:
             return []
-        conflicts = [await self._conflict(change, session) for change in changes]
-        if any(conflicts):
+        rebased = [await self._rebase(change, session) for change in changes]
+        conflicts = [why if isinstance(why, str) else None for why in rebased]
+        if any(why is not None for why in conflicts):
             names = ", ".join(
                 relative_name(c.path, self.root)
                 for c, why in zip(changes, conflicts, strict=True)
@@ -135,6 +153,7 @@ class VerifiedWorkspace:
                 "files or none, so none was written."
             )
             return [EditOutcome(applied=False, reason=why or other) for why in conflicts]
+        asked, changes = changes, [c for c in rebased if isinstance(c, FileChange)]
         befores = [
             None if c.delete else await self.checks.before(c.path, c.old_text) for c in changes
         ]
@@ -143,6 +162,9 @@ class VerifiedWorkspace:
             outcomes = await self._one_by_one(changes, session)
         if not all(outcome.applied for outcome in outcomes):
             return outcomes
+        for one, change, outcome in zip(asked, changes, outcomes, strict=True):
+            if one is not change:
+                outcome.merged = change.new_text
         await asyncio.gather(
             *(
                 self._verify(change.path, change.new_text, before, outcome)

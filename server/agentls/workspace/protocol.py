@@ -42,6 +42,9 @@ class EditOutcome:
     # The editor's document version after the change (the one its pushed diagnostics answer);
     # None when no editor buffer took it.
     version: int | None = None
+    # The text written when it is not the change's own: the user changed other lines of the file
+    # while the change waited, and the change was merged into them (workspace/merge.py).
+    merged: str | None = None
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,9 @@ async def authorize_and_write(
     outcome = await ctx.workspace.write_text(path, text, current)
     if not outcome.applied:
         raise ToolError(f"{rel} {not_done}: {outcome.reason or refusal}.")
+    if outcome.merged is not None:  # the user changed other lines meanwhile: merged, kept
+        changed = [*changed, *merged_lines(rel, text, outcome.merged)]
+        text = outcome.merged
     if outcome.reach is not None:  # other files' new errors: only those the model may read
         reach = describe_reach(outcome.reach, ctx.relative, ctx.may_show)
         outcome.diagnostics = f"{outcome.diagnostics}\n{reach}" if outcome.diagnostics else reach
@@ -133,6 +136,18 @@ def user_changed(files: list[tuple[str, str, str]], note: str | None) -> list[st
     if note:
         lines.append(f"Their note: {note}")
     return lines
+
+
+def merged_lines(rel: str, proposed: str, written: str) -> list[str]:
+    """What the model is told when its change was merged into the user's typing: the diff from
+    the change to what was written."""
+    diff = hunks.unified_diff(proposed, written, f"{rel} (your change)", f"{rel} (written)")
+    return [
+        f"The user edited other lines of {rel} while your change waited: your change was merged "
+        "into their text (their lines kept, yours applied), so what was written differs from "
+        "your change as this diff shows. Take it as the file's content now.",
+        diff.rstrip("\n"),
+    ]
 
 
 def is_large(text: str) -> bool:
