@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentls.config import LanguageServerConfig
 from agentls.environ_scrub import child_environment
+from agentls.language.commands import EditCapture
 from agentls.language.errors import LanguageUnavailable
 from agentls.language.positions import path_to_uri, uri_to_path
 
@@ -54,6 +55,9 @@ CAPABILITY = {
     "callHierarchy/incomingCalls": "callHierarchyProvider",
     "callHierarchy/outgoingCalls": "callHierarchyProvider",
     "textDocument/diagnostic": "diagnosticProvider",
+    "textDocument/codeAction": "codeActionProvider",
+    "codeAction/resolve": "codeActionProvider",
+    "workspace/executeCommand": "executeCommandProvider",
 }
 METHODS = frozenset(CAPABILITY)
 STDERR_LINES = 20  # kept to say why a server died
@@ -172,6 +176,7 @@ class ServerProcess:
         self._waited_out = False
         self._announced = False  # some work was announced ($/progress begin)
         self._opened_at: float | None = None  # when the first document was opened
+        self.edits = EditCapture()  # workspace/applyEdit: captured while a command runs
         words = [Path(word).name for word in config.command]
         self._publishes_when_loaded = any(n in w for w in words for n in PUBLISH_WHEN_LOADED)
 
@@ -280,12 +285,9 @@ class ServerProcess:
         def nothing(params: Any) -> None:
             return None
 
-        def refuse_edit(params: Any) -> dict[str, Any]:
-            return {"applied": False, "failureReason": "agentls applies edits itself"}
-
         client.feature("textDocument/publishDiagnostics")(diagnostics)
         client.feature("workspace/configuration")(configuration)
-        client.feature("workspace/applyEdit")(refuse_edit)
+        client.feature("workspace/applyEdit")(lambda params: self.edits.handle(params))
         client.feature("$/progress")(progress)
         for method in (
             "client/registerCapability",
@@ -398,6 +400,8 @@ class ServerProcess:
         capability = self.capabilities.get(CAPABILITY.get(method, ""))
         if method == "textDocument/prepareRename":
             return isinstance(capability, dict) and bool(capability.get("prepareProvider"))
+        if method == "codeAction/resolve":
+            return isinstance(capability, dict) and bool(capability.get("resolveProvider"))
         return capability not in (None, False)
 
     async def request(self, method: str, params: Any) -> Any:
@@ -536,7 +540,15 @@ _CLIENT_CAPABILITIES: dict[str, Any] = {
     "general": {"positionEncodings": ["utf-16"]},
     # Servers report their loading and indexing as $/progress (what wait_ready waits for).
     "window": {"workDoneProgress": True},
-    "workspace": {"workspaceFolders": True, "configuration": True, "symbol": {}},
+    "workspace": {
+        "workspaceFolders": True,
+        "configuration": True,
+        "symbol": {},
+        # Edits a command sends back are captured, never applied (language/commands.py).
+        "applyEdit": True,
+        "workspaceEdit": {"documentChanges": True},
+        "executeCommand": {},
+    },
     "textDocument": {
         "synchronization": {"didSave": False},
         "definition": {"linkSupport": False},
@@ -549,5 +561,26 @@ _CLIENT_CAPABILITIES: dict[str, Any] = {
         "callHierarchy": {},
         "publishDiagnostics": {"versionSupport": True},
         "diagnostic": {},
+        "codeAction": {
+            "codeActionLiteralSupport": {
+                "codeActionKind": {
+                    "valueSet": [
+                        "",
+                        "quickfix",
+                        "refactor",
+                        "refactor.extract",
+                        "refactor.inline",
+                        "refactor.rewrite",
+                        "source",
+                        "source.organizeImports",
+                        "source.fixAll",
+                    ]
+                }
+            },
+            "isPreferredSupport": True,
+            "disabledSupport": True,
+            "dataSupport": True,
+            "resolveSupport": {"properties": ["edit"]},
+        },
     },
 }

@@ -12,9 +12,14 @@ class UnsupportedEdit(ValueError):
     """An edit this side does not apply (creating, renaming or deleting files, a non-file URI)."""
 
 
-def edits_by_file(edit: Any) -> dict[Path, list[dict[str, Any]]]:
+def edits_by_file(
+    edit: Any,
+    what: str = "the rename",
+    advice: str = "rename the file yourself, or choose another name",
+) -> dict[Path, list[dict[str, Any]]]:
     """The text edits of a WorkspaceEdit, by file, from `documentChanges` (TextDocumentEdits)
-    or `changes`. Raises UnsupportedEdit for file operations or anything malformed."""
+    or `changes`. Raises UnsupportedEdit for file operations (saying that `what` would do one,
+    and `advice`) or anything malformed."""
     if not isinstance(edit, dict):
         raise UnsupportedEdit("the language server's answer is not a WorkspaceEdit")
     out: dict[Path, list[dict[str, Any]]] = {}
@@ -36,8 +41,9 @@ def edits_by_file(edit: Any) -> dict[Path, list[dict[str, Any]]]:
                 raise UnsupportedEdit("documentChanges holds something that is not an object")
             if "kind" in change:
                 raise UnsupportedEdit(
-                    f"the rename would also {change['kind']} a file ({change.get('uri') or change.get('oldUri')}), "
-                    "which this tool does not do: rename the file yourself, or choose another name"
+                    f"{what} would also {change['kind']} a file "
+                    f"({change.get('uri') or change.get('oldUri')}), which this tool does not do: "
+                    f"{advice}"
                 )
             document = change.get("textDocument")
             add(document.get("uri") if isinstance(document, dict) else None, change.get("edits"))

@@ -19,6 +19,7 @@ from typing import Any
 
 from agentls.config import LanguageServerConfig, Settings
 from agentls.language.client import METHODS, Published, ReadText, ServerProcess
+from agentls.language.commands import commands_offered, refusal
 from agentls.language.errors import LanguageUnavailable
 from agentls.language.positions import path_to_uri
 
@@ -195,6 +196,13 @@ class HeadlessLanguages:
                 await server.request("textDocument/diagnostic", pull)
                 server.pulled()
         _loading.set(not await server.wait_ready(server.timeout_s))
+        if method == "workspace/executeCommand":  # its edits captured, never applied
+            command = str(params.get("command"))
+            offered = commands_offered(server.capabilities)
+            why = refusal(command, offered, bool(server.prefix), server.label)
+            if why is not None:
+                raise LanguageUnavailable(why)
+            return await server.edits.run(lambda: server.request(method, params))
         return await server.request(method, params)
 
     async def _workspace_symbols(self, params: dict[str, Any]) -> Any:

@@ -343,6 +343,9 @@ LanguageMethod = Literal[
     "callHierarchy/incomingCalls",
     "callHierarchy/outgoingCalls",
     "textDocument/diagnostic",
+    "textDocument/codeAction",
+    "codeAction/resolve",
+    "workspace/executeCommand",
 ]
 LANGUAGE_METHODS: frozenset[str] = frozenset(get_args(LanguageMethod))
 
@@ -356,7 +359,13 @@ class LanguageRequestParams(Params):
     never from agentls itself. The server checks it against the method's LSP result type: a
     malformed result, a JSON-RPC error, or no answer within `languageTimeoutS` (default 15 s)
     becomes a tool error naming the method. Methods the client did not declare go to the
-    servers of the `languageServers` setting."""
+    servers of the `languageServers` setting.
+
+    `workspace/executeCommand` is the exception to "plain LSP result": the command must not
+    change anything itself, so the client runs it only where it can capture the edits the
+    language server sends back with `workspace/applyEdit` (answering them without applying), and
+    answers {"result": the command's result, "edits": [every captured WorkspaceEdit]}. A client
+    that cannot capture them (VS Code applies them directly) does not declare the method."""
 
     method: LanguageMethod
     params: dict[str, Any]

@@ -1,0 +1,221 @@
+"""apply_code_action: one of the language servers' code actions at some lines of a file, named by
+its title, applied as ONE proposed change like rename's: resolved first where the server fills in
+its edit on request (`codeAction/resolve`); an action that only runs a command has the command
+run where the edits it sends back (`workspace/applyEdit`) are captured, never applied
+(language/commands.py: a command that would do anything else is refused and said). The edit is
+asked about once (the combined diff) under the edit rules of every file it touches, and written
+to all of them or none (Workspace.write_all), so the turn's revert takes it back."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from agentls.language.edits import UnsupportedEdit, apply_text_edits, edits_by_file
+from agentls.language.errors import LanguageUnavailable
+from agentls.language.render import plural
+from agentls.tools.base import (
+    PermissionQuery,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolInput,
+    ToolResult,
+    expect_input,
+    input_dict,
+)
+from agentls.tools.support.code_actions import (
+    RangeInput,
+    command_of,
+    fetch_actions,
+    find_action,
+    is_bare_command,
+)
+from agentls.tools.support.file_writes import (
+    check_new_size,
+    current_text,
+    outcome_lines,
+    user_changed,
+)
+from agentls.tools.support.lookup import ask
+from agentls.tools.support.text import unified_diff
+from agentls.workspace.protocol import FileChange
+
+_FILE_OPS = "apply the action in the editor, or make that change yourself"
+
+
+class ApplyCodeActionInput(RangeInput):
+    title: str = Field(description="The action's title, as code_actions listed it.")
+
+
+class ApplyCodeActionTool(Tool):
+    name = "apply_code_action"
+    description = (
+        "Apply one of the language servers' code actions (as code_actions lists them: same path "
+        "and lines, and the action's title). Its change, in every file it touches, is proposed "
+        "for approval as one edit and applied at once. Read each file it changes first."
+    )
+    input_model = ApplyCodeActionInput
+
+    def title(self, raw: dict[str, object]) -> str:
+        title = raw.get("title")
+        return f"apply {title!s}" if isinstance(title, str) else self.name
+
+    async def run(self, params: ToolInput, ctx: ToolContext) -> ToolResult:
+        params = expect_input(params, ApplyCodeActionInput)
+        path = ctx.resolve_path(params.path, tool=self.name)
+        if not ctx.ledger.has_read(path):
+            rel = ctx.relative(path)
+            raise ToolError(
+                f"You have not read {rel} in this session. Read it first, then apply the action."
+            )
+        actions = await fetch_actions(ctx, self.name, params)
+        where = actions.where(params)
+        action = find_action(actions, params.title, where)
+        name = action["title"]
+        disabled = action.get("disabled")
+        if isinstance(disabled, dict):
+            raise ToolError(
+                f"The action {name!r} is disabled: {disabled.get('reason', 'no reason given')}."
+            )
+        edits, notes = await self._edits(ctx, action, actions.path)
+        changes, diffs = await _changes(ctx, edits, name)
+        if not changes:
+            return ToolResult(f"Nothing to change: {name!r} edits no text.", title=name)
+        title = f"{name} ({plural(len(changes), 'file')})"
+        accepted = await ctx.authorize(
+            PermissionQuery(
+                tool=self.name,
+                subject=actions.rel,
+                title=title,
+                input=input_dict(params),
+                diff="".join(diffs),
+                outside_workspace=any(ctx.is_outside(c.path) for c in changes),
+                changes=changes,
+            )
+        )
+        lines: list[str] = []
+        if accepted is not None:  # the user took some files' hunks, or their own version
+            lines = user_changed(
+                [
+                    (ctx.relative(c.path), c.new_text, accepted.texts.get(c.path, c.old_text or ""))
+                    for c in changes
+                ],
+                accepted.note,
+            )
+            changes = [
+                FileChange(path=c.path, new_text=accepted.texts[c.path], old_text=c.old_text)
+                for c in changes
+                if c.path in accepted.texts
+            ]
+        outcomes = await ctx.workspace.write_all(changes)
+        failed = [
+            f"{ctx.relative(c.path)}: {o.reason or 'not applied'}"
+            for c, o in zip(changes, outcomes, strict=True)
+            if not o.applied
+        ]
+        if failed:
+            raise ToolError(f"{name!r} was not applied (no file was changed): " + "; ".join(failed))
+        lines.append(f"Applied {name!r}: {plural(len(changes), 'file')} changed.")
+        for change, outcome in zip(changes, outcomes, strict=True):
+            lines.append(f"  {ctx.relative(change.path)}")
+            ctx.ledger.record(change.path, change.new_text)
+            lines.extend(f"    {line}" for line in outcome_lines(outcome))
+        lines.extend(notes)
+        return ToolResult("\n".join(lines), title=title)
+
+    async def _edits(
+        self, ctx: ToolContext, action: dict[str, Any], path: Path
+    ) -> tuple[list[dict[Path, list[dict[str, Any]]]], list[str]]:
+        """The action's edits (each a WorkspaceEdit's text edits by file, in the order they
+        apply), and notes for the model."""
+        name = action["title"]
+        notes: list[str] = []
+        if (
+            not is_bare_command(action)
+            and "edit" not in action
+            and "codeAction/resolve" in ctx.workspace.languages.methods(path)
+        ):
+            resolved = await ask(ctx, "codeAction/resolve", action, path)
+            if isinstance(resolved, dict):
+                action = resolved
+        command = command_of(action)
+        if "edit" in action:
+            found = [action["edit"]]
+            if command is not None:
+                notes.append(
+                    f"Note: the action also names the command {command['command']}, which was "
+                    "not run (only its edit was applied)."
+                )
+        elif command is not None:
+            found = await _run_command(ctx, command, path, name)
+        else:
+            raise ToolError(f"The action {name!r} has neither an edit nor a command.")
+        try:
+            return [edits_by_file(e, f"the action {name!r}", _FILE_OPS) for e in found], notes
+        except UnsupportedEdit as exc:
+            raise ToolError(f"Not applied: {exc}.") from None
+
+
+async def _run_command(
+    ctx: ToolContext, command: dict[str, Any], path: Path, name: str
+) -> list[Any]:
+    """The WorkspaceEdits the command sent back while it ran (captured, not applied)."""
+    request: dict[str, Any] = {"command": command["command"]}
+    if isinstance(command.get("arguments"), list):
+        request["arguments"] = command["arguments"]
+    try:
+        answer = await ctx.workspace.languages.request("workspace/executeCommand", request, path)
+    except LanguageUnavailable as exc:
+        raise ToolError(
+            f"The action {name!r} only runs the command {command['command']}, which was not "
+            f"run: {exc}. Nothing was changed."
+        ) from None
+    edits = answer.get("edits") if isinstance(answer, dict) else None
+    if not isinstance(edits, list) or not edits:
+        raise ToolError(
+            f"The action {name!r} ran the command {command['command']}, which sent back no edit; "
+            "nothing was changed."
+        )
+    return edits
+
+
+async def _changes(
+    ctx: ToolContext, edits: list[dict[Path, list[dict[str, Any]]]], name: str
+) -> tuple[list[FileChange], list[str]]:
+    """Each changed file's old and new text (the edits applied in order), and its diff."""
+    old: dict[Path, str] = {}
+    new: dict[Path, str] = {}
+    unread: list[str] = []
+    for by_file in edits:
+        for raw_path, file_edits in by_file.items():
+            path = Path(os.path.realpath(raw_path))
+            rel = ctx.relative(path)
+            if path not in old:
+                current = await current_text(ctx, path, rel)
+                if current is None:
+                    raise ToolError(f"Not applied: {name!r} edits {rel}, which does not exist.")
+                if not ctx.ledger.has_read(path):
+                    unread.append(rel)
+                old[path] = new[path] = current
+            try:
+                new[path] = apply_text_edits(new[path], file_edits)
+            except UnsupportedEdit as exc:
+                raise ToolError(f"Not applied: {rel}: {exc}.") from None
+    if unread:
+        raise ToolError(
+            f"{name!r} changes {plural(len(unread), 'file')} you have not read in this session: "
+            f"{', '.join(unread)}. Read them first, then apply it again. Nothing was changed."
+        )
+    changes: list[FileChange] = []
+    diffs: list[str] = []
+    for path, text in new.items():
+        if text == old[path]:
+            continue
+        check_new_size(text, ctx.relative(path))
+        changes.append(FileChange(path=path, new_text=text, old_text=old[path]))
+        diffs.append(unified_diff(old[path], text, ctx.relative(path)))
+    return changes, diffs
