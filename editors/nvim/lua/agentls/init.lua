@@ -1,6 +1,7 @@
 -- agentls in Neovim (0.7 and newer): starts `agentls serve` as a language server, lets the agent
 -- ask the buffer's other language servers (agent/languageRequest), shows the agent's turns in a
--- scratch buffer and asks its permission questions with vim.ui.select. See editors/nvim/README.md.
+-- scratch buffer and asks its permission questions with vim.ui.select; a proposed edit can be
+-- reviewed hunk by hunk in the file's own buffer (review.lua). See editors/nvim/README.md.
 --
 --   require('agentls').setup({ cmd = { 'agentls', 'serve' } })
 --
@@ -15,6 +16,9 @@ local M = {}
 -- document's buffer.
 M.methods = require('agentls.methods')
 
+-- A proposal drawn in its file's buffer and decided hunk by hunk.
+local review = require('agentls.review')
+
 local defaults = {
   cmd = { 'agentls', 'serve' },
   -- The workspace: the folder Neovim was started in unless given.
@@ -28,6 +32,9 @@ local defaults = {
   request_timeout_ms = 10000,
   -- Open the transcript in a split when a turn starts.
   show_transcript = true,
+  -- The keys of a proposal reviewed in its file (review.lua's M.keys: next, prev, accept,
+  -- reject, accept_all, reject_all); those given replace the defaults.
+  review_keys = nil,
 }
 
 local state = {
@@ -111,7 +118,8 @@ end
 
 -- ---- permission questions -----------------------------------------------------------------
 
-local function answer(event, decision, scope, feedback)
+-- `edit`: the part of a proposal the user keeps (its TextEdits), with decision "once".
+local function answer(event, decision, scope, feedback, edit)
   local client = agent_client()
   if client == nil then
     return
@@ -122,6 +130,7 @@ local function answer(event, decision, scope, feedback)
     decision = decision,
     scope = scope,
     feedback = feedback,
+    edit = edit,
   }, function(err)
     if err ~= nil then -- answered elsewhere or expired
       line('[approval not taken: ' .. tostring(err.message) .. ']')
@@ -168,6 +177,22 @@ local function ask_question(event)
   end)
 end
 
+local load -- a document's buffer, loaded as for a languageRequest (defined below)
+
+-- Draws a proposed edit in its file's buffer (loaded first), to be decided hunk by hunk there;
+-- false when it changes no single existing file.
+local function start_review(event)
+  local bufnr = review.target(event)
+  if bufnr == nil then
+    return false
+  end
+  load(bufnr)
+  return review.start(event, bufnr, function(decision, edit, said)
+    line('[answered] ' .. said)
+    answer(event, decision, 'session', nil, edit)
+  end)
+end
+
 local function ask_permission(event)
   if event.tool == 'ask_user' then
     return ask_question(event)
@@ -185,6 +210,10 @@ local function ask_permission(event)
     table.insert(choices, { event.always .. ' (this session)', 'always', 'session' })
     table.insert(choices, { event.always .. ' (this project)', 'always', 'project' })
   end
+  if start_review(event) then
+    local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(review.target(event)), ':~:.')
+    table.insert(choices, { 'Review hunk by hunk in ' .. name, 'review' })
+  end
   table.insert(choices, { 'Reject', 'reject', 'session' })
   vim.ui.select(choices, {
     prompt = 'agentls wants to run ' .. event.tool .. ': ' .. what,
@@ -194,6 +223,11 @@ local function ask_permission(event)
   }, function(choice)
     -- Dismissed: reject, as the panel's Escape does.
     choice = choice or choices[#choices]
+    if choice[2] == 'review' then
+      line('[review] ' .. review.help())
+      return review.focus(event.requestId, state.transcript)
+    end
+    review.finish(event.requestId)
     line('[answered] ' .. choice[1])
     answer(event, choice[2], choice[3])
   end)
@@ -222,6 +256,8 @@ local function on_event(_, event)
     line('[' .. event.tool .. ' failed] ' .. vim.split(event.output or '', '\n')[1])
   elseif kind == 'permission-request' then
     ask_permission(event)
+  elseif kind == 'permission-resolved' then
+    review.finish(event.requestId) -- answered elsewhere, timed out or cancelled
   elseif kind == 'error' then
     line('[error] ' .. (event.message or ''))
   elseif kind == 'turn-end' then
@@ -312,7 +348,7 @@ end
 -- servers. Loading fires them, except where autocommands do not nest (the request handled while
 -- another autocommand runs, e.g. a script's VimEnter): then the filetype is matched and FileType
 -- fired here.
-local function load(bufnr)
+load = function(bufnr)
   if vim.api.nvim_buf_is_loaded(bufnr) then
     return
   end
@@ -467,6 +503,7 @@ end
 
 function M.setup(opts)
   state.opts = vim.tbl_extend('force', defaults, opts or {})
+  review.keys = vim.tbl_extend('force', review.keys, state.opts.review_keys or {})
   local group = vim.api.nvim_create_augroup('agentls', { clear = true })
   vim.api.nvim_create_autocmd('FileType', {
     group = group,
@@ -487,6 +524,9 @@ function M.setup(opts)
   vim.api.nvim_create_user_command('AgentTranscript', show_transcript, {
     desc = "Show the agent's transcript",
   })
+  vim.api.nvim_create_user_command('AgentReview', function()
+    review.focus(nil, state.transcript)
+  end, { desc = 'Show the proposal waiting for review, at its first undecided hunk' })
   -- Buffers already open (setup run after the first file was loaded).
   local filetypes = state.opts.filetypes
   for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
