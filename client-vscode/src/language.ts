@@ -8,13 +8,20 @@
 // unit-tested directly.
 import { toLspDiagnostic, type EditorDiagnostic } from './diagnostics';
 import type { LanguageRequestParams } from './protocol/generated';
-import { LANGUAGE_METHODS } from './protocol/languageMethods';
+import { LANGUAGE_METHODS as ALL_METHODS } from './protocol/languageMethods';
 
 export type LanguageMethod = LanguageRequestParams['method'];
 
 /** Every method this client answers (declared in capabilities.experimental.agent.languageRequests):
- * all of them, from the list `make schemas` generates. */
-export { LANGUAGE_METHODS };
+ * all of those `make schemas` generates but workspace/executeCommand. VS Code runs a language
+ * server's command only through vscode.commands.executeCommand, which applies the edits the server
+ * sends back (workspace/applyEdit) at once; the agent must get them as a proposal, so commands are
+ * left to the headless servers agentls runs itself, where it captures them. Code actions come with
+ * their edits resolved (executeCodeActionProvider's itemResolveCount), so codeAction/resolve
+ * returns the action it is given. */
+export const LANGUAGE_METHODS: readonly LanguageMethod[] = ALL_METHODS.filter((m) => m !== 'workspace/executeCommand');
+// How many of a request's code actions VS Code resolves (fills in their edit) before answering.
+const RESOLVE_ACTIONS = 100;
 
 // ---- the shapes: VS Code's (structurally, as far as they are read) and LSP's ----------------
 
@@ -70,6 +77,31 @@ export interface CodeTextEdit {
 export interface CodeWorkspaceEdit {
   entries(): [CodeUri, CodeTextEdit[]][];
 }
+export interface CodeCommand {
+  title: string;
+  command: string;
+  arguments?: unknown[];
+}
+/** vscode.CodeAction (or a bare vscode.Command, which has `command` as a string). */
+export interface CodeCodeAction {
+  title: string;
+  kind?: { value: string };
+  isPreferred?: boolean;
+  disabled?: { reason: string };
+  diagnostics?: readonly EditorDiagnostic[];
+  edit?: CodeWorkspaceEdit;
+  command?: CodeCommand | string;
+  arguments?: unknown[];
+}
+export interface LspCodeAction {
+  title: string;
+  kind?: string;
+  isPreferred?: boolean;
+  disabled?: { reason: string };
+  diagnostics?: Record<string, unknown>[];
+  edit?: { changes: Record<string, CodeTextEdit[]> };
+  command?: CodeCommand;
+}
 
 export interface LspLocation {
   uri: string;
@@ -113,6 +145,8 @@ export interface LanguageDeps<U = unknown, P = unknown> {
   toCodeUri(uri: string): U;
   asUri(uri: CodeUri): string;
   toCodePosition(position: Pos): P;
+  /** A protocol range as VS Code's Range. */
+  toCodeRange(range: Rng): unknown;
 }
 
 // ---- conversions ------------------------------------------------------------------------
@@ -214,6 +248,27 @@ export function toWorkspaceEdit(edit: CodeWorkspaceEdit | undefined, asUri: (u: 
   return Object.keys(changes).length ? { changes } : null;
 }
 
+/** VS Code's code actions as LSP CodeActions (a bare Command becomes an action that runs it); an
+ * action's edit is given as `changes`, its command as it is (the server decides whether to run it). */
+export function toCodeActions(items: readonly CodeCodeAction[] | undefined, asUri: (u: CodeUri) => string): LspCodeAction[] {
+  return (items ?? []).map((item) => {
+    if (typeof item.command === 'string') {
+      return { title: item.title, command: { title: item.title, command: item.command, ...(item.arguments ? { arguments: item.arguments } : {}) } };
+    }
+    const edit = toWorkspaceEdit(item.edit, asUri);
+    const command = item.command;
+    return {
+      title: item.title,
+      ...(item.kind?.value ? { kind: item.kind.value } : {}),
+      ...(item.isPreferred ? { isPreferred: true } : {}),
+      ...(item.disabled ? { disabled: { reason: item.disabled.reason } } : {}),
+      ...(item.diagnostics?.length ? { diagnostics: item.diagnostics.map(toLspDiagnostic) } : {}),
+      ...(edit ? { edit } : {}),
+      ...(command ? { command: { title: command.title, command: command.command, ...(command.arguments ? { arguments: command.arguments } : {}) } } : {}),
+    };
+  });
+}
+
 /** textDocument/diagnostic: a full report of what VS Code's language servers say about the file
  * (agentls' own published diagnostics left out: the answer never comes from agentls). */
 export function toDiagnosticReport(diagnostics: readonly EditorDiagnostic[]): { kind: 'full'; items: Record<string, unknown>[] } {
@@ -268,6 +323,11 @@ export class LanguageRequests<U = unknown, P = unknown> {
       const calls = (await deps.execute('vscode.provideOutgoingCalls', codeItem)) as { to: CodeCallItem; fromRanges: Rng[] }[] | undefined;
       return (calls ?? []).map((c) => ({ to: toCallItem(c.to, asUri), fromRanges: c.fromRanges.map(range) }));
     }
+    if (method === 'codeAction/resolve') {
+      // Resolved already (textDocument/codeAction asks VS Code for the edits): the action as given.
+      if (typeof params.title !== 'string') throw new Error('agent/languageRequest: params.title must be a string');
+      return params;
+    }
     if (!LANGUAGE_METHODS.includes(method)) {
       throw new Error(`agent/languageRequest: ${String(request.method)} is not a method this client answers`);
     }
@@ -278,6 +338,13 @@ export class LanguageRequests<U = unknown, P = unknown> {
     }
     if (method === 'textDocument/diagnostic') {
       return toDiagnosticReport(deps.diagnostics(uri));
+    }
+    if (method === 'textDocument/codeAction') {
+      const codeRange = deps.toCodeRange(field(params, 'range', isRng, 'a Range'));
+      const context = isRecord(params.context) ? params.context : {};
+      const only = Array.isArray(context.only) && typeof context.only[0] === 'string' ? context.only[0] : undefined;
+      const actions = (await deps.execute('vscode.executeCodeActionProvider', uri, codeRange, only, RESOLVE_ACTIONS)) as CodeCodeAction[] | undefined;
+      return toCodeActions(actions, asUri);
     }
     const position = deps.toCodePosition(field(params, 'position', isPos, 'a Position'));
     switch (method) {

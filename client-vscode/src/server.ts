@@ -252,6 +252,7 @@ export class ServerManager implements vscode.Disposable {
       toCodeUri: (uri) => client.protocol2CodeConverter.asUri(uri),
       asUri: (uri) => client.code2ProtocolConverter.asUri(uri as vscode.Uri),
       toCodePosition: (p) => new vscode.Position(p.line, p.character),
+      toCodeRange: (r) => new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character),
     });
     client.onRequest('agent/languageRequest', (params: unknown) => languages.answer(params));
     client.onRequest('agent/confirmWorkspaceConfig', (params: ConfirmWorkspaceConfigParams) =>

@@ -30,6 +30,7 @@ function setup(results: Record<string, unknown>, diagnostics: unknown[] = []) {
     toCodeUri: (s) => uri(s),
     asUri,
     toCodePosition: (p) => ({ line: p.line, character: p.character }),
+    toCodeRange: (range) => range,
   });
   return { requests, executed, opened };
 }
@@ -152,6 +153,47 @@ describe('LanguageRequests.answer', () => {
     await expect(requests.answer({ method: 'textDocument/rename', params: position })).rejects.toThrow(
       'params.newName must be a string',
     );
+  });
+
+  it('answers textDocument/codeAction with resolved edits, kinds and commands; resolve returns the action', async () => {
+    const { requests, executed } = setup({
+      'vscode.executeCodeActionProvider': [
+        {
+          title: 'Organize imports',
+          kind: { value: 'source.organizeImports' },
+          isPreferred: true,
+          edit: { entries: () => [[uri('file:///w/a.ts'), [{ range: r(0, 0, 2, 0), newText: 'import a\n' }]]] },
+        },
+        { title: 'Create stub', kind: { value: 'quickfix' }, command: { title: 'Create stub', command: 'x.createStub', arguments: ['a'] } },
+        { title: 'Legacy', command: 'x.legacy', arguments: [1] },
+      ],
+    });
+    const params = { textDocument: { uri: 'file:///w/a.ts' }, range: r(0, 0, 3, 4), context: { diagnostics: [], only: ['source'] } };
+    const actions = await requests.answer({ method: 'textDocument/codeAction', params });
+    expect(executed[0].command).toBe('vscode.executeCodeActionProvider');
+    // The range as given, the kind asked for, and every action's edit resolved.
+    expect(executed[0].args.slice(1, 3)).toEqual([r(0, 0, 3, 4), 'source']);
+    expect(executed[0].args[3]).toBeGreaterThan(0);
+    expect(actions).toEqual([
+      {
+        title: 'Organize imports',
+        kind: 'source.organizeImports',
+        isPreferred: true,
+        edit: { changes: { 'file:///w/a.ts': [{ range: r(0, 0, 2, 0), newText: 'import a\n' }] } },
+      },
+      { title: 'Create stub', kind: 'quickfix', command: { title: 'Create stub', command: 'x.createStub', arguments: ['a'] } },
+      { title: 'Legacy', command: { title: 'Legacy', command: 'x.legacy', arguments: [1] } },
+    ]);
+    const first = (actions as unknown[])[0];
+    expect(await requests.answer({ method: 'codeAction/resolve', params: first })).toEqual(first);
+  });
+
+  it('does not run language server commands (VS Code would apply their edits directly)', async () => {
+    const { requests, executed } = setup({});
+    await expect(requests.answer({ method: 'workspace/executeCommand', params: { command: 'x.createStub' } })).rejects.toThrow(
+      'not a method this client answers',
+    );
+    expect(executed).toEqual([]);
   });
 
   it('answers textDocument/diagnostic with a full report, without agentls own diagnostics', async () => {

@@ -57,7 +57,9 @@ describe('what the server is given', () => {
       other: 1,
       agent: { diagnosticsPush: true, approvals: true, savesEdits: true, languageRequests: [...LANGUAGE_METHODS] },
     });
-    expect(LANGUAGE_METHODS).toHaveLength(13);
+    // Every generated method but workspace/executeCommand (VS Code would apply a command's edits).
+    expect(LANGUAGE_METHODS).toHaveLength(15);
+    expect(LANGUAGE_METHODS).not.toContain('workspace/executeCommand');
     const empty: { experimental?: unknown } = {};
     fillAgentCapabilities(empty);
     expect(empty.experimental).toEqual({ agent: AGENT_CAPABILITIES });
