@@ -27,6 +27,9 @@
 //     picker's "no key" and the status bar's warning go, the same server process runs;
 // 16. the panel at 300 px and at 500 px (panel-*.png); at 300 px (step 2 on) and 500 px every
 //     control lies inside the view and none overlaps.
+// 19. inline chat (inlineChat.mjs): a selection, Ctrl+I, a question typed in the editor's widget;
+//     the proposal of two hunks drawn in the editor, one hunk accepted from its lens: only it on
+//     disk; the session in the history, the panel still on its own session.
 // The first run (AGENTLS_E2E_FIRST_RUN=1) installs the server from the panel's set-up card.
 // The model is `scripted:e2e` (server/agentls/model/scenarios/e2e.json): one scenario turn per prompt.
 import { spawnSync } from 'node:child_process';
@@ -35,6 +38,7 @@ import { join } from 'node:path';
 import { installFromOffer } from './firstRun.mjs';
 import { codeBlocks } from './codeblocks.mjs';
 import { apiDownRetry } from './errors.mjs';
+import { inlineChat } from './inlineChat.mjs';
 
 const PROMPTS = {
   fix: 'Fix the failing test in calc.py.',
@@ -1018,6 +1022,10 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
 
     await step('18. the API down: an error card with the next step and Retry; Retry answers once it is back', () =>
       apiDownRetry({ page, panel, sendPrompt, waitIdle, screenshot, log }),
+    );
+
+    await step('19. inline chat: select, Ctrl+I, ask in the editor; two hunks drawn in place, one accepted: only it on disk; the session in the history', () =>
+      inlineChat({ page, panel: () => panel, workspace, openPanel, activeSession, titleAction, setSidebarWidth, screenshot, log }),
     );
   } finally {
     writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');

@@ -99,6 +99,8 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
     overviewRulerLane: vscode.OverviewRulerLane.Left,
   });
   private readonly addedText = vscode.window.createTextEditorDecorationType({});
+  /** Whether a session's proposals stay in the file's editor, never in a diff (inline chat's). */
+  drawnInPlace?: (sessionId: string) => boolean;
 
   constructor(
     private readonly host: AgentHost,
@@ -296,7 +298,8 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
       this.reviews.set(review.requestId, review);
       this.lensesChanged.fire();
       this.updateContext();
-      if (vscode.workspace.getConfiguration('agentls').get<boolean>('approvals.openDiff', false)) {
+      const inPlace = this.drawnInPlace?.(review.sessionId) ?? false; // an inline chat's: in its editor
+      if (!inPlace && vscode.workspace.getConfiguration('agentls').get<boolean>('approvals.openDiff', false)) {
         await this.openDiff(review.requestId, true);
       }
     } catch (err) {

@@ -14,6 +14,7 @@ import { CodeActions } from './codeActions';
 import { codeEditor } from './codeEditor';
 import { contextLabel } from './model/transcript';
 import { SelectionActions } from './selectionActions';
+import { InlineChats } from './inlineChatWidget';
 
 let manager: ServerManager | undefined;
 
@@ -69,6 +70,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     (message) => panel.post(message),
   );
   const reviews = approvals;
+  // Inline chat on a selection (Ctrl+I, "Agent: edit here…"): its proposals are drawn in place.
+  const inline = new InlineChats(host, vscode.Uri.joinPath(context.extensionUri, 'media', 'agentls.svg'));
+  approvals.drawnInPlace = (sessionId) => inline.has(sessionId);
+  context.subscriptions.push(inline);
 
   // Bash (and other non-edit) requests are answered in the panel: show it, keep the focus.
   host.onEvent((event) => {
@@ -118,6 +123,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await panel.reveal(true);
     panel.post({ type: 'add-selection', item: { label, detail: name, name, ref: { uri, range: wire } }, session });
   });
+  command('agentls.inlineChat', (uriArg, rangeArg) => inline.open(uriArg, rangeArg));
+  command('agentls.inlineChat.submit', (reply) => inline.submit(reply));
+  command('agentls.inlineChat.stop', (thread) => inline.stop(thread));
+  command('agentls.inlineChat.close', (thread) => inline.closeCommand(thread));
   // The key of the chosen model's provider (or of the variable a caller names: the panel's "Set
   // API key" button), kept in secret storage and used by the running server at once.
   command('agentls.setApiKey', async (arg) => {

@@ -379,14 +379,21 @@ export class AgentHost {
     }
   }
 
-  /** Send a prompt to the active session (a new one if there is none); mode 'steer' adds it to
-   * the running turn at its next step instead of queueing it. */
-  async prompt(text: string, context?: (ContextRef | TextRef)[], mode: PromptMode = 'queue', images: PromptImage[] = []): Promise<void> {
+  /** Send a prompt to the active session (a new one if there is none), or to `target` (an inline
+   * chat's session, not shown in the panel); mode 'steer' adds it to the running turn at its next
+   * step instead of queueing it. */
+  async prompt(
+    text: string,
+    context?: (ContextRef | TextRef)[],
+    mode: PromptMode = 'queue',
+    images: PromptImage[] = [],
+    target?: string,
+  ): Promise<void> {
     const trimmed = text.trim();
     if (!trimmed && !images.length) return; // a prompt may be images only
     const client = this.requireClient();
     if (!client) return;
-    let sessionId = this.activeSessionId;
+    let sessionId = target ?? this.activeSessionId;
     if (!sessionId) {
       const created = await this.newSession();
       if (!created) return;
@@ -398,7 +405,7 @@ export class AgentHost {
     const steer = mode === 'steer' && view.busy;
     const shown = images.map((i) => `data:${i.mimeType};base64,${i.data}`);
     promptSent(view, trimmed, labels, steer, shown);
-    this.ui.post({
+    if (sessionId === this.activeSessionId) this.ui.post({
       type: 'prompt-sent',
       sessionId,
       text: trimmed,
@@ -467,7 +474,8 @@ export class AgentHost {
     }
   }
 
-  async newSession(): Promise<string | undefined> {
+  /** A new session, the panel's active one unless `activate` is false (an inline chat's). */
+  async newSession(activate = true): Promise<string | undefined> {
     const client = this.requireClient();
     if (!client) return undefined;
     try {
@@ -475,7 +483,7 @@ export class AgentHost {
       await this.models.apply(client, sessionId).catch((err: unknown) => this.ui.showError(`agentls: ${errorText(err)}`));
       this.views.set(sessionId, emptyView(sessionId));
       this.complete.add(sessionId);
-      await this.setActive(sessionId);
+      if (activate) await this.setActive(sessionId);
       await this.refreshSessions();
       this.postState();
       this.changed();

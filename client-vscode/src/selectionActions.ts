@@ -1,4 +1,5 @@
-// The agent's code actions on a selection, as VS Code offers them (issue 29 items 2, 3): "Ask agent
+// The agent's code actions on a selection, as VS Code offers them (issue 29 items 1-3): "Agent: edit
+// here… (inline chat)" opens the inline chat at the selection (agentls.inlineChat); "Ask agent
 // about this" puts the selection into the panel's prompt box as a chip (agentls.askAboutSelection,
 // nothing sent); "Agent: fix the problems here" is a Quick Fix only where the editor reports
 // problems, and its prompt names them; "Agent: fix all problems in this file" is a source action
@@ -40,6 +41,10 @@ export class SelectionActions implements vscode.CodeActionProvider {
     if (document.uri.scheme !== 'file') return [];
     const path = vscode.workspace.asRelativePath(document.uri, false);
     const actions: vscode.CodeAction[] = [];
+    // Inline chat at the selection (inlineChatWidget.ts): a prompt in the editor, the edit in place.
+    const edit = new vscode.CodeAction('Agent: edit here… (inline chat)', vscode.CodeActionKind.Empty);
+    edit.command = { title: edit.title, command: 'agentls.inlineChat', arguments: [document.uri, range] };
+    actions.push(edit);
     const ask = new vscode.CodeAction('Ask agent about this', vscode.CodeActionKind.Empty);
     ask.command = { title: ask.title, command: 'agentls.askAboutSelection', arguments: [document.uri, range] };
     actions.push(ask);

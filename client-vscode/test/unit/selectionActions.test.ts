@@ -1,5 +1,5 @@
-// The agent's code actions as VS Code offers them (issue 29 items 2, 3): "Ask agent about this"
-// everywhere (a chip in the panel, nothing sent), "Agent: fix the problems here" only where the
+// The agent's code actions as VS Code offers them (issue 29 items 1-3): "Agent: edit here…" (the
+// inline chat at the selection) and "Ask agent about this" everywhere (a chip in the panel, nothing sent), "Agent: fix the problems here" only where the
 // editor reports problems and naming them, "Agent: fix all problems in this file" as a source
 // action with the file's problems.
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -24,11 +24,12 @@ const provider = new SelectionActions();
 beforeEach(() => stub.reset());
 
 describe("the agent's code actions", () => {
-  it('offer only "Ask agent about this" where there is no problem, which puts the selection in the panel', () => {
+  it('offer only the inline chat and "Ask agent about this" where there is no problem', () => {
     const range = new vscode.Range(0, 0, 0, 5);
     const actions = provider.provideCodeActions(document, range, context([]));
-    expect(actions.map((a) => a.title)).toEqual(['Ask agent about this']);
-    expect(actions[0].command).toEqual({ title: 'Ask agent about this', command: 'agentls.askAboutSelection', arguments: [uri, range] });
+    expect(actions.map((a) => a.title)).toEqual(['Agent: edit here… (inline chat)', 'Ask agent about this']);
+    expect(actions[0].command).toEqual({ title: 'Agent: edit here… (inline chat)', command: 'agentls.inlineChat', arguments: [uri, range] });
+    expect(actions[1].command).toEqual({ title: 'Ask agent about this', command: 'agentls.askAboutSelection', arguments: [uri, range] });
   });
 
   it('offer "Agent: fix the problems here" as a Quick Fix on a problem, its prompt naming each problem', () => {
@@ -49,7 +50,7 @@ describe("the agent's code actions", () => {
   it("leave agentls' own notes out of what there is to fix", () => {
     const own = { ...undefinedName, source: 'agentls' } as vscode.Diagnostic;
     const actions = provider.provideCodeActions(document, new vscode.Range(1, 0, 1, 0), context([own]));
-    expect(actions.map((a) => a.title)).toEqual(['Ask agent about this']);
+    expect(actions.map((a) => a.title)).toEqual(['Agent: edit here… (inline chat)', 'Ask agent about this']);
   });
 
   it('offer "fix all problems in this file" as a source action with every problem of the file', () => {

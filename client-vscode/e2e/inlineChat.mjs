@@ -1,0 +1,130 @@
+// e2e step (steps.mjs): inline chat on a selection (issue 29 item 1). In stats.py's editor two
+// functions are selected and Ctrl+I opens the inline chat under them (a comment thread with a reply
+// box); the question typed there (e2e.json's prompts) runs in a session of its own: the thread
+// shows the agent reading the file, the proposal of two hunks is drawn in the editor with a lens
+// above each hunk (no diff editor), one hunk is accepted and the other rejected from their lenses,
+// and stats.py on disk has exactly the accepted hunk. The panel still shows its own session; the
+// inline one is in the history, titled from the question. Screenshots at two sidebar widths.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const INLINE_PROMPT = 'Shorten these docstrings.'; // e2e.json's prompts
+const STATS = [
+  'def total(values: list[float]) -> float:',
+  '    """Add up all of the values in the list and return their sum."""',
+  '    return sum(values)',
+  '',
+  '',
+  'def count(values: list[float]) -> int:',
+  '    """Count how many values there are in the list."""',
+  '    return len(values)',
+  '',
+].join('\n');
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function poll(what, fn, timeout = 15_000) {
+  const deadline = Date.now() + timeout;
+  while (Date.now() < deadline) {
+    const value = await fn();
+    if (value) return value;
+    await sleep(100);
+  }
+  throw new Error(`timed out after ${timeout / 1000} s waiting for ${what}`);
+}
+
+function check(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+export async function inlineChat({ page, panel, workspace, openPanel, activeSession, titleAction, setSidebarWidth, screenshot, log }) {
+  const path = join(workspace, 'stats.py');
+  writeFileSync(path, STATS);
+  const onDisk = () => readFileSync(path, 'utf8');
+  try {
+    await openPanel();
+    const panelSession = await activeSession(panel());
+    // stats.py in an editor (Quick Open finds a new file once the file watcher has told it).
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'stats.py' }).first();
+    await poll(
+      'stats.py in Quick Open',
+      async () => {
+        await page.keyboard.press('Control+P');
+        await page.locator('.quick-input-widget input').fill('stats.py');
+        if (await row.waitFor({ timeout: 3_000 }).then(() => true, () => false)) return true;
+        await page.keyboard.press('Escape');
+        return false;
+      },
+      60_000,
+    );
+    await page.keyboard.press('Enter');
+    await page.locator('.tabs-container .tab', { hasText: /^stats\.py/ }).first().waitFor();
+    await page.locator('.editor-instance .view-line', { hasText: 'def count' }).first().waitFor();
+    // Select both functions (lines 1-7) and press Ctrl+I.
+    await page.keyboard.press('Control+G');
+    await page.locator('.quick-input-widget input').fill(':1');
+    await page.keyboard.press('Enter');
+    for (let i = 0; i < 6; i++) await page.keyboard.press('Shift+ArrowDown');
+    await page.keyboard.press('Shift+End');
+    await page.keyboard.press('Control+I');
+    const widget = page.locator('.editor-instance .review-widget').first();
+    await widget.waitFor({ timeout: 15_000 });
+    const replyBox = widget.locator('.comment-form .monaco-editor').first();
+    await replyBox.waitFor();
+    // The reply box has the focus: the question is typed straight away, Enter sends it.
+    await poll('the reply box focused', () => page.evaluate(() => !!document.activeElement?.closest('.review-widget .comment-form')), 5_000).catch(
+      async () => {
+        log('  the reply box was not focused by Ctrl+I; clicking it');
+        await replyBox.click();
+      },
+    );
+    await page.keyboard.type(INLINE_PROMPT, { delay: 5 });
+    await screenshot('inline-chat-question');
+    await page.keyboard.press('Enter');
+    // The thread: the question, the agent's progress, then its proposal.
+    await widget.locator('.review-comment', { hasText: INLINE_PROMPT }).first().waitFor({ timeout: 10_000 });
+    await poll('the progress in the thread', async () => /Reading|Read/.test(await widget.innerText()), 30_000);
+    await poll('the proposal said in the thread', async () => (await widget.innerText()).includes('Proposed:'), 30_000);
+    check(!(await page.locator('.tabs-container .tab', { hasText: 'proposed by agentls' }).count()), 'no diff editor for an inline proposal');
+    const lens = (text) => page.locator('.editor-instance .codelens-decoration a', { hasText: text }).first();
+    await lens('Accept hunk 1/2').waitFor({ timeout: 15_000 });
+    await lens('Reject hunk 2/2').waitFor();
+    // The panel kept its own session.
+    check((await activeSession(panel())) === panelSession, 'the panel should still show its own session');
+    for (const width of [300, 600]) {
+      const got = await setSidebarWidth(page, width);
+      await sleep(400);
+      log(`  sidebar ${Math.round(got)} px`);
+      await screenshot(`inline-chat-proposal-sidebar-${width}`);
+    }
+    await setSidebarWidth(page, 300);
+    const before = onDisk();
+    await lens('Accept hunk 1/2').click();
+    await lens('hunk 1/2 accepted').waitFor({ timeout: 5000 });
+    check(onDisk() === before, 'nothing should be written while a hunk is undecided');
+    await lens('Reject hunk 2/2').click();
+    // The optional note for the rejected hunk: Enter sends none.
+    await page.locator('.quick-input-widget', { hasText: 'Accept 1 of 2 hunks' }).waitFor();
+    await page.keyboard.press('Enter');
+    await poll('the accepted hunk on disk', async () => onDisk().includes('"""The sum of the values."""'), 15_000);
+    const expected = STATS.replace('Add up all of the values in the list and return their sum.', 'The sum of the values.');
+    check(onDisk() === expected, `stats.py should have exactly the accepted hunk:\n${onDisk()}`);
+    // The model's answer in the thread, the turn over.
+    await poll('the answer in the thread', async () => /The edit's result:/.test(await widget.innerText()), 30_000);
+    await widget.locator('.actions [aria-label^="Stop"]').waitFor({ state: 'detached', timeout: 15_000 }).catch(() => undefined);
+    await screenshot('inline-chat-answered');
+    // The session is in the history, titled from the question; the panel kept its own.
+    check((await activeSession(panel())) === panelSession, 'the panel should still show its own session');
+    await titleAction(page, 'Session history').click();
+    await panel().locator('#history .history-item', { hasText: INLINE_PROMPT }).first().waitFor({ timeout: 10_000 });
+    await screenshot('inline-chat-history');
+    await panel().locator(`#history .history-item[data-session-id="${panelSession}"] .history-open`).click();
+    await poll('the history closed', async () => (await activeSession(panel())) === panelSession && (await panel().locator('#history').isHidden()));
+    // Close the widget: gone from the editor.
+    await widget.hover();
+    await widget.locator('.actions [aria-label^="Close inline chat"]').first().click();
+    await page.locator('.editor-instance .review-widget').waitFor({ state: 'detached', timeout: 10_000 });
+  } finally {
+    rmSync(path, { force: true });
+  }
+}

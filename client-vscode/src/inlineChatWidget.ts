@@ -1,0 +1,142 @@
+// The inline chat's widget in the editor (inlineChat.ts holds what it does): a comment thread of
+// VS Code's comments API, the stable way to put an input into the editor at a range. The thread
+// sits under the selection with a reply box (Enter sends, Shift+Enter a new line: package.json's
+// keybindings), the question and the agent's progress and answer as its comments, and Stop and
+// Close in its title. Opened by agentls.inlineChat (Ctrl+I on a selection, the code action
+// "Agent: edit here…").
+import * as vscode from 'vscode';
+import type { AgentHost } from './host';
+import { InlineChat, type InlineComment, type InlineThread } from './inlineChat';
+
+export const INLINE_CONTROLLER_ID = 'agentls.inline';
+const IDLE = 'agentls.inline.idle';
+const RUNNING = 'agentls.inline.running';
+
+class CommentThreadView implements InlineThread {
+  constructor(
+    readonly thread: vscode.CommentThread,
+    private readonly agentIcon: vscode.Uri,
+  ) {}
+
+  show(comments: InlineComment[]): void {
+    this.thread.comments = comments.map((c) => {
+      const body = new vscode.MarkdownString(c.body);
+      body.supportThemeIcons = false;
+      return {
+        body,
+        mode: vscode.CommentMode.Preview,
+        author: c.author === 'you' ? { name: 'You' } : { name: 'agentls', iconPath: this.agentIcon },
+      };
+    });
+  }
+
+  setRunning(running: boolean): void {
+    this.thread.contextValue = running ? RUNNING : IDLE;
+    this.thread.label = running ? 'agentls · working…' : 'agentls';
+  }
+
+  reveal(line: number): void {
+    const editor = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === this.thread.uri.toString());
+    editor?.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  }
+
+  dispose(): void {
+    this.thread.dispose();
+  }
+}
+
+export class InlineChats implements vscode.Disposable {
+  private readonly controller: vscode.CommentController;
+  private readonly chats = new Map<vscode.CommentThread, InlineChat>();
+  /** The chat last opened or written in (what Escape and a bare Close mean). */
+  private last?: InlineChat;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly host: AgentHost,
+    private readonly agentIcon: vscode.Uri,
+  ) {
+    this.controller = vscode.comments.createCommentController(INLINE_CONTROLLER_ID, 'agentls inline chat');
+    this.controller.options = {
+      prompt: 'Ask agentls about this code, or what to change',
+      placeHolder: 'Ask agentls to change or explain the selected code (Enter sends, Shift+Enter: new line)',
+    };
+    this.disposables.push(
+      this.controller,
+      vscode.workspace.onDidCloseTextDocument((document) => {
+        for (const [thread, chat] of this.chats) if (thread.uri.toString() === document.uri.toString()) void this.close(chat);
+      }),
+    );
+  }
+
+  /** Open the inline chat at a selection: the arguments (a code action's uri and range), else the
+   * active editor's selection (its line when nothing is selected). */
+  async open(uriArg?: unknown, rangeArg?: unknown): Promise<InlineChat | undefined> {
+    const active = vscode.window.activeTextEditor;
+    const document =
+      uriArg instanceof vscode.Uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === uriArg.toString()) : active?.document;
+    if (!document || document.uri.scheme !== 'file') {
+      void vscode.window.showInformationMessage('agentls: open a file and select the code to ask about.');
+      return undefined;
+    }
+    let range: vscode.Range = rangeArg instanceof vscode.Range ? rangeArg : (active?.selection ?? new vscode.Range(0, 0, 0, 0));
+    if (range.isEmpty) range = document.lineAt(range.start.line).range;
+    const thread = this.controller.createCommentThread(document.uri, range, []);
+    thread.canReply = true;
+    thread.contextValue = IDLE;
+    thread.label = 'agentls';
+    thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
+    const wire = { start: { line: range.start.line, character: range.start.character }, end: { line: range.end.line, character: range.end.character } };
+    const chat = new InlineChat(this.host, new CommentThreadView(thread, this.agentIcon), { uri: document.uri.toString(), range: wire });
+    this.chats.set(thread, chat);
+    this.last = chat;
+    // The reply box takes the focus (the cursor is on the thread's lines).
+    if (active?.document === document) {
+      void vscode.commands.executeCommand('workbench.action.focusCommentOnCurrentLine').then(undefined, () => undefined);
+    }
+    return chat;
+  }
+
+  private chatOf(arg: unknown): InlineChat | undefined {
+    const thread =
+      typeof arg === 'object' && arg !== null && 'thread' in arg ? (arg as vscode.CommentReply).thread : (arg as vscode.CommentThread | undefined);
+    const chat = thread ? this.chats.get(thread) : undefined;
+    return chat ?? (this.last && !this.last.isClosed ? this.last : undefined);
+  }
+
+  /** The reply box's Send (a CommentReply). */
+  async submit(reply: unknown): Promise<void> {
+    const chat = this.chatOf(reply);
+    const text = typeof reply === 'object' && reply !== null && 'text' in reply ? String((reply as vscode.CommentReply).text) : '';
+    if (!chat || !text.trim()) return;
+    this.last = chat;
+    // The box is emptied by setting the thread's comments (the question shows as one at once).
+    await chat.submit(text);
+  }
+
+  async stop(arg: unknown): Promise<void> {
+    await this.chatOf(arg)?.stop();
+  }
+
+  async closeCommand(arg: unknown): Promise<void> {
+    const chat = this.chatOf(arg);
+    if (chat) await this.close(chat);
+  }
+
+  /** The session ids of the open chats (their proposals are drawn in place, not in a diff). */
+  has(sessionId: string): boolean {
+    return [...this.chats.values()].some((c) => c.sessionId === sessionId);
+  }
+
+  private async close(chat: InlineChat): Promise<void> {
+    for (const [thread, c] of this.chats) if (c === chat) this.chats.delete(thread);
+    if (this.last === chat) this.last = undefined;
+    await chat.close();
+  }
+
+  dispose(): void {
+    for (const chat of this.chats.values()) void chat.close();
+    this.chats.clear();
+    for (const d of this.disposables) d.dispose();
+  }
+}
