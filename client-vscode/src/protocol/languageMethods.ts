@@ -17,4 +17,7 @@ export const LANGUAGE_METHODS: readonly LanguageRequestParams['method'][] = [
   'callHierarchy/incomingCalls',
   'callHierarchy/outgoingCalls',
   'textDocument/diagnostic',
+  'textDocument/codeAction',
+  'codeAction/resolve',
+  'workspace/executeCommand',
 ];

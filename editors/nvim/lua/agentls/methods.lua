@@ -14,4 +14,7 @@ return {
   'callHierarchy/incomingCalls',
   'callHierarchy/outgoingCalls',
   'textDocument/diagnostic',
+  'textDocument/codeAction',
+  'codeAction/resolve',
+  'workspace/executeCommand',
 }
