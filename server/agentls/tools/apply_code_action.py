@@ -72,7 +72,8 @@ class ApplyCodeActionTool(Tool):
             raise ToolError(
                 f"You have not read {rel} in this session. Read it first, then apply the action."
             )
-        actions = await fetch_actions(ctx, self.name, params)
+        # The file was read (so reading it was allowed): the change's own question comes below.
+        actions = await fetch_actions(ctx, self.name, params, authorize=False)
         where = actions.where(params)
         action = find_action(actions, params.title, where)
         name = action["title"]

@@ -52,12 +52,19 @@ def _overlaps(diagnostic: Any, first: int, last: int) -> bool:
 
 
 async def fetch_actions(
-    ctx: ToolContext, tool: str, params: RangeInput, only: str | None = None
+    ctx: ToolContext,
+    tool: str,
+    params: RangeInput,
+    only: str | None = None,
+    *,
+    authorize: bool = True,
 ) -> Actions:
-    """The code actions at the call's lines (allowed as a read of the file first)."""
+    """The code actions at the call's lines (allowed as a read of the file first, unless
+    `authorize` is False: the caller asks about the change itself)."""
     path = ctx.resolve_path(params.path, tool=tool)
     rel = ctx.relative(path)
-    await ctx.authorize_path(tool, path, f"Code actions in {rel}", params)
+    if authorize:
+        await ctx.authorize_path(tool, path, f"Code actions in {rel}", params)
     text = await read_source(ctx, path, rel)
     lines = text.splitlines()
     end_line = params.end_line or params.line
