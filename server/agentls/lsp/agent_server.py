@@ -27,6 +27,7 @@ from agentls.lsp.relay import EventRelay
 from agentls.lsp.transport import AgentProtocol, converter, request_failed, store_failed
 from agentls.lsp.workspace import LspWorkspace
 from agentls.session import Agent, QuestionPresenter, StoreError
+from agentls.workspace.folders import Folders
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,10 @@ class AgentServer(LanguageServer):
             converter_factory=converter,
         )
         self.root = Path(os.getcwd())
+        # Every workspace folder, the root first (lsp/folders.py), and the settings of each other
+        # folder from its own config: the rules of the paths in it.
+        self.folders = Folders.single(self.root)
+        self.folder_settings: dict[Path, Settings] = {}
         self.settings = Settings()
         self.client_caps = ClientCaps()
         # The overrides of initializationOptions, and those the settings were last loaded with
@@ -126,6 +131,7 @@ class AgentServer(LanguageServer):
                         self.show_message(f"agentls: {exc.message}")
                     raise store_failed(exc) from None
                 self.ws = workspace
+                agent.policy.update_folders(self.folder_settings)
                 agent.subscribe(self.relay)
                 self._agent = agent
         assert self._agent is not None
@@ -146,6 +152,7 @@ class AgentServer(LanguageServer):
             apply_edit=self.workspace_apply_edit_async,
             publish_diagnostics=self.publish_diagnostics,
             languages=NoLanguages(),
+            folders=self.folders,
         )
         workspace.languages = self.editor_languages(workspace)
         return workspace

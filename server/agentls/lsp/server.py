@@ -80,6 +80,7 @@ FEATURES: dict[str, Callable[..., Any]] = {
     types.INITIALIZE: settings.initialize,
     types.INITIALIZED: settings.initialized,
     types.WORKSPACE_DID_CHANGE_CONFIGURATION: settings.did_change_configuration,
+    types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS: settings.did_change_workspace_folders,
     types.SHUTDOWN: settings.shutdown,
     "agent/workspaceTrust": settings.workspace_trust,
     types.TEXT_DOCUMENT_DID_OPEN: editor.did_open,

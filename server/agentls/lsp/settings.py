@@ -21,6 +21,7 @@ from pygls.uris import to_fs_path
 from agentls.config import Settings, load_settings
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.capabilities import read_client_caps
+from agentls.lsp.folders import change_folders, folder_settings, hand_to_agent, initial_folders
 from agentls.lsp.transport import invalid, parse
 from agentls.protocol.config_trust import (
     ConfirmWorkspaceConfigParams,
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 
 def initialize(ls: AgentServer, params: types.InitializeParams) -> None:
     ls.root = workspace_root(params)
+    ls.folders = initial_folders(params, ls.root)
     try:
         agent_options = agent_member(params.initialization_options)
         init = AgentInitOptions.model_validate(agent_options or {})
@@ -94,6 +96,20 @@ def workspace_trust(ls: AgentServer, raw: Any) -> None:
         ls.show_message(f"agentls: bad agent settings: {detail}")
 
 
+def did_change_workspace_folders(
+    ls: AgentServer, params: types.DidChangeWorkspaceFoldersParams
+) -> None:
+    """The editor added or removed workspace folders: inside (or not) from the next tool call on,
+    an added folder's config loaded (and asked about) as the others'."""
+    change_folders(ls, params)
+    try:
+        reload_settings(ls, None, ls.workspace_trusted)
+    except (ValidationError, JsonRpcInvalidParams, ValueError) as exc:
+        detail = exc.message if isinstance(exc, JsonRpcInvalidParams) else str(exc)
+        ls.config_error = f"bad agent settings: {detail}"
+        ls.show_message(f"agentls: {ls.config_error}. The agent is off until they are fixed.")
+
+
 async def shutdown(ls: AgentServer, params: Any) -> None:
     await ls.close()
 
@@ -123,10 +139,11 @@ def agent_member(options: Any) -> dict[str, Any] | None:
 
 
 def load(ls: AgentServer, overrides: dict[str, Any]) -> Settings:
-    fingerprint = workspace_fingerprint(ls.root)
+    fingerprint = folders_fingerprint(ls)
     settings = load_settings(
         ls.root, overrides, workspace_trusted=ls.workspace_trusted, editor=True
     )
+    ls.folder_settings = folder_settings(ls, overrides)  # each other folder's (lsp/folders.py)
     ls.overrides = overrides
     ls.config_fingerprint = fingerprint
     return settings
@@ -147,11 +164,16 @@ def workspace_fingerprint(root: Path) -> tuple[str | None, ...]:
     return tuple(out)
 
 
+def folders_fingerprint(ls: AgentServer) -> tuple[str | None, ...]:
+    """workspace_fingerprint of every workspace folder."""
+    return tuple(h for root in ls.folders.roots for h in workspace_fingerprint(root))
+
+
 def recheck_workspace_config(ls: AgentServer) -> None:
     """A new session: when a workspace config file changed since the settings were loaded, they
     are loaded again, so the change is asked about (never applied unseen) without waiting for a
     configuration change."""
-    if ls.config_error is not None or workspace_fingerprint(ls.root) == ls.config_fingerprint:
+    if ls.config_error is not None or folders_fingerprint(ls) == ls.config_fingerprint:
         return
     try:
         reload_settings(ls, None, ls.workspace_trusted)
@@ -186,19 +208,21 @@ def reload_settings(ls: AgentServer, overrides: dict[str, Any] | None, trusted: 
     ls.config_error = None
     if ls.running_agent is not None:
         ls.running_agent.update_settings(ls.settings)
+    hand_to_agent(ls)
     tell_untrusted(ls)
     ask_pending(ls)
 
 
 def tell_untrusted(ls: AgentServer) -> None:
     """Once per server run and file state: which keys of an untrusted workspace config were
-    ignored, and how to trust it."""
-    notice = ls.settings.untrusted_notice
-    if notice is None or notice in ls.notices_shown:
-        return
-    ls.notices_shown.add(notice)
-    log.warning("%s", notice)
-    ls.show_message(notice, types.MessageType.Warning)
+    ignored, and how to trust it (each workspace folder's)."""
+    for settings in (ls.settings, *ls.folder_settings.values()):
+        notice = settings.untrusted_notice
+        if notice is None or notice in ls.notices_shown:
+            continue
+        ls.notices_shown.add(notice)
+        log.warning("%s", notice)
+        ls.show_message(notice, types.MessageType.Warning)
 
 
 # ---- a workspace config the user has not confirmed ----------------------------------------
@@ -211,7 +235,8 @@ def ask_pending(ls: AgentServer) -> None:
     applied (agentls.config.load_settings); without editor trust the notice says how to confirm."""
     if not ls.workspace_trusted:
         return
-    for pending in ls.settings.pending_configs:
+    every = (ls.settings, *ls.folder_settings.values())  # each workspace folder's files
+    for pending in (p for settings in every for p in settings.pending_configs):
         if pending.declined or pending.key in ls.config_questions:
             continue
         ls.config_questions.add(pending.key)

@@ -28,6 +28,7 @@ from agentls.config import Settings
 from agentls.lsp.capabilities import ClientCaps
 from agentls.lsp.textedit import hunk_edits, minimal_edit
 from agentls.workspace.disk import DiskFiles, read_text_file
+from agentls.workspace.folders import Folders
 from agentls.workspace.protocol import EditOutcome, FileChange, Languages, PushReceiver
 
 log = logging.getLogger(__name__)
@@ -105,8 +106,11 @@ class LspWorkspace:
         apply_edit: ApplyEdit,
         publish_diagnostics: PublishDiagnostics,
         languages: Languages,
+        folders: Folders | None = None,
     ) -> None:
         self.root = root
+        # Every workspace folder (workspace/folders.py), shared with the server, which changes it.
+        self.folders = folders or Folders.single(root)
         self.languages = languages
         self.documents = documents
         self.caps = caps

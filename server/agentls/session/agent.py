@@ -139,7 +139,7 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
         self.lock_owner = new_id("agent")
         # AGENTS.md / CLAUDE.md, watched from the first turn on (see instructions.py). A one-shot
         # `agentls run` does without the watcher: the stat check at each step sees every edit.
-        self.instructions = Instructions(self.root, config_home(), watch=watch_instructions)
+        self.instructions = Instructions(workspace, config_home(), watch=watch_instructions)
         # MCP servers: the settings' and those given here (e.g. by an ACP session/new).
         self.mcp = AgentMcp(self.root, lambda: self.settings.mcp_servers, mcp_servers)
         self.subagents = SubAgents(self._turn_parts, self._keep, self.registry, self.policy)

@@ -18,6 +18,7 @@ from agentls.history import Message, ToolImage, ToolPart, clean_text
 from agentls.permission.grants import Grant, grant_for
 from agentls.permission.rules import PathFilter, PermissionRules
 from agentls.permission.types import SEVERITY
+from agentls.session.folder_access import in_other_folder, kept_from_review, scope_of
 from agentls.session.modes import approve_plan, plan_refusal, set_todos
 from agentls.session.policy import Policy
 from agentls.session.questions import AskContext, Asker, ask_user, unattended_refusal
@@ -35,6 +36,7 @@ from agentls.tools.base import (
 from agentls.tools.registry import ToolRegistry
 from agentls.tools.support.outputs import is_saved_output
 from agentls.tools.support.sandbox import SandboxPolicy
+from agentls.workspace.folders import folders_of
 from agentls.workspace.protocol import EditOutcome, FileChange, Languages, Workspace
 
 log = logging.getLogger(__name__)
@@ -199,6 +201,7 @@ class CallContext(PathAuthorization):
         self._env = env
         self._policy = env.policy
         self.root = env.root
+        self.folders = folders_of(env.workspace)  # every workspace folder (workspace/folders.py)
         self._recording = RecordingWorkspace(env.workspace, env.store, env.session_id, message_id)
         self.workspace: Workspace = self._recording
         self.ledger = env.state.ledger
@@ -215,13 +218,10 @@ class CallContext(PathAuthorization):
         return self._policy.rules_with(self._env.state.grants)
 
     def is_outside(self, path: Path) -> bool:
-        return path != self.root and self.root not in path.parents
+        return self.folders.is_outside(path)
 
     def relative(self, path: Path) -> str:
-        if self.is_outside(path):
-            return str(path)
-        rel = path.relative_to(self.root).as_posix()
-        return rel or "."
+        return self.folders.relative(path)
 
     def resolve_path(self, raw: str | None, *, tool: str) -> Path:
         root = self.root
@@ -231,30 +231,29 @@ class CallContext(PathAuthorization):
             raise ToolError("The path contains a NUL byte, which no file name can hold.")
         candidate = Path(os.path.expanduser(raw.strip()))
         if not candidate.is_absolute():
-            candidate = root / candidate
+            candidate = self.folders.join(str(candidate))
         resolved = Path(os.path.realpath(candidate))
         if self.is_outside(resolved):
             if tool == "read" and is_saved_output(self.session_id, resolved):
                 return resolved  # the session's own saved output (tools/support/outputs.py)
             if self.rules.opens_outside(tool, str(resolved)):
                 return resolved
+            where = ", ".join(str(r) for r in self.folders.roots)
             raise ToolError(
-                f"{raw} is outside the workspace ({root}). Paths outside it are refused unless a "
+                f"{raw} is outside the workspace ({where}). Paths outside it are refused unless a "
                 "permission rule with a pattern naming that directory allows them."
             )
         return resolved
 
     def may_show(self, path: Path) -> bool:
-        return (
-            self.rules.evaluate(
-                "read", self.relative(path), outside_workspace=self.is_outside(path)
-            )
-            == "allow"
-        )
+        return self._file_action(self.rules, "read", path) == "allow"
 
     def show_filter(self, base: Path) -> PathFilter | None:
         """may_show for every file under directory `base` at once, by paths relative to it: the
         rules are read once, not once a file (glob and grep list thousands)."""
+        scope = scope_of(self.folders, self._policy, base)
+        if scope.rules is not None and scope.root is not None:  # another folder: its own rules
+            return scope.rules.read_filter(scope.root, base)
         return self.rules.read_filter(self.root, base)
 
     async def authorize(self, query: PermissionQuery) -> Accepted | None:
@@ -269,7 +268,11 @@ class CallContext(PathAuthorization):
             action in ("allow", "ask")
             and self._env.state.record.parent_id is None
             and applies_at_once(
-                self._policy.settings, query, self.is_outside, self.relative, self.root
+                self._policy.settings,
+                query,
+                lambda p: kept_from_review(self.folders, p),
+                lambda p: self.folders.inside_name(p) or str(p),
+                self.root,
             )
         ):  # review "after": applied without a question, pending review (session/review.py);
             # an edit a rule allows is tracked too, so the review shows every change. Not for a
@@ -292,6 +295,8 @@ class CallContext(PathAuthorization):
                     (self._file_action(rules, query.tool, c.path) for c in query.changes),
                     key=SEVERITY.__getitem__,
                 )
+            if query.path is not None and in_other_folder(self.folders, query.path):
+                return self._file_action(rules, query.tool, query.path)
             return rules.evaluate(
                 query.tool,
                 query.subject,
@@ -327,7 +332,7 @@ class CallContext(PathAuthorization):
         # A change to several files is answered once; "always" is not offered for it.
         grant = (
             None
-            if query.changes
+            if query.changes or in_other_folder(self.folders, query.path)
             else grant_for(
                 query.tool,
                 query.subject,
@@ -360,8 +365,10 @@ class CallContext(PathAuthorization):
         raise _refusal(query, answer.decision, answer.feedback)
 
     def _file_action(self, rules: PermissionRules, tool: str, path: Path) -> str:
-        return rules.evaluate(
-            tool, self.relative(path), outside_workspace=self.is_outside(path), root=self.root
+        """The rules' answer for a file, judged in its own folder (session/folder_access.py)."""
+        scope = scope_of(self.folders, self._policy, path)
+        return (scope.rules or rules).evaluate(
+            tool, scope.subject, outside_workspace=scope.outside, root=scope.root
         )
 
     async def _grant_always(self, grant: Grant, scope: str) -> None:
@@ -445,6 +452,7 @@ class RecordingWorkspace:
         self._session_id = session_id
         self._message_id = message_id
         self.root = inner.root
+        self.folders = folders_of(inner)
         self.languages: Languages = inner.languages
         # Set when the call was applied at once under review "after": what it writes is pending.
         self.review: PendingReview | None = None

@@ -17,6 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from agentls.workspace.folders import Folders, folders_of, folders_prompt
+
 log = logging.getLogger(__name__)
 
 INSTRUCTIONS_FILENAMES = ("AGENTS.md", "CLAUDE.md")
@@ -37,8 +39,11 @@ def _stat_key(path: Path) -> _StatKey:
 class Instructions:
     """The instructions text for one workspace, kept current by a watcher started on first use."""
 
-    def __init__(self, root: Path, global_dir: Path | None, *, watch: bool = True) -> None:
-        self.root = root
+    def __init__(self, root: Path | Any, global_dir: Path | None, *, watch: bool = True) -> None:
+        # `root`: the workspace root, or the workspace (each of its folders' AGENTS.md counts,
+        # the first's first: workspace/folders.py).
+        self.folders = Folders.single(root) if isinstance(root, Path) else folders_of(root)
+        self.root = self.folders.primary.root
         # Without the watcher (a one-shot CLI run, which would spend more importing watchfiles
         # than the run lasts), the stat comparison in text() alone notices edits.
         self.watch = watch
@@ -56,10 +61,12 @@ class Instructions:
     # ---- what the model sees --------------------------------------------------------------
 
     def directories(self) -> list[tuple[str, Path]]:
+        """(scope, directory): "user", then "project" for each workspace folder."""
         out: list[tuple[str, Path]] = []
         if self.global_dir is not None:
             out.append(("user", self.global_dir))
         out.append(("project", self.root))
+        out += [("project", folder.root) for folder in self.folders.others]
         return out
 
     def files(self) -> list[tuple[str, Path]]:
@@ -104,6 +111,9 @@ class Instructions:
                 continue
             where = path.name if scope == "project" else str(path)
             label = "the project's" if scope == "project" else "the user's global"
+            if scope == "project" and self.folders.several:  # say which folder's
+                where = self.folders.relative(path)
+                label = f"the workspace folder {where.split('/')[0]}'s"
             sections.append(
                 f'<instructions source="{where}">\n({label} instructions)\n{content}\n</instructions>'
             )
@@ -120,6 +130,8 @@ class Instructions:
         """The system prompt blocks for a step: base, then the instructions as their own block."""
         self.start()
         text = self.text()
+        if self.folders.several:  # which folders there are, and how tools name their files
+            base = [*base, {"type": "text", "text": folders_prompt(self.folders)}]
         if text is None:
             return base
         return [*base, {"type": "text", "text": text}]

@@ -6,6 +6,8 @@ change (Agent.update_settings) or a grant counts from the next tool call on, mid
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from agentls.config import Settings
 from agentls.permission.rules import PermissionRules, Rule, secret_globs
 from agentls.store import Store
@@ -38,10 +40,18 @@ class Policy:
         # read again at each turn: after the configured rules and before each session's own
         # grants (see CallContext.rules).
         self.project_grants: list[Rule] = []
+        # The rules of the paths in each other workspace folder, made from that folder's own
+        # config (session/folder_access.py); a folder not here follows `rules`.
+        self.folder_rules: dict[Path, PermissionRules] = {}
 
     def update(self, settings: Settings) -> None:
         self.settings = settings
         self.rules = rules_of(settings)
+
+    def update_folders(self, settings: dict[Path, Settings]) -> None:
+        """The settings of each workspace folder but the first (its config file's): their path
+        rules count for the paths in it from the next tool call on."""
+        self.folder_rules = {root: rules_of(s) for root, s in settings.items()}
 
     def rules_with(self, session_grants: list[Rule]) -> PermissionRules:
         """The configured rules, then the project's grants, then the session's."""

@@ -34,6 +34,7 @@ from agentls.tools.support.processes import kill_process_group
 from agentls.tools.support.sandbox import SandboxPlan
 from agentls.tools.support.supervise import start_time, sweep_call
 from agentls.tools.support.text import human_size, plural
+from agentls.workspace.folders import folders_of
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -197,7 +198,8 @@ async def _sandbox_plan(ctx: ToolContext, command: str) -> SandboxPlan | None:
     fail inside it: unless the sandbox is required, it runs outside, and its question says so
     (such lines ask unless a rule of the user's names them)."""
     if ctx.sandbox.mode == "required" or not changes_protected(command, ctx.workspace.root):
-        return await sandbox.prepare(ctx.sandbox, ctx.workspace.root, keep=(SUPERVISOR,))
+        also = [f.root for f in folders_of(ctx.workspace).others]  # every folder writable
+        return await sandbox.prepare(ctx.sandbox, ctx.workspace.root, keep=(SUPERVISOR,), also=also)
     return None
 
 

@@ -19,6 +19,7 @@ from agentls.tools.base import (
     expect_input,
     show_filter,
 )
+from agentls.tools.support.every_folder import in_every_folder
 from agentls.tools.support.glob_patterns import glob_matcher, names_hidden
 from agentls.tools.support.ripgrep import RG_BASE_FLAGS, RgResult, run_rg_parts, walk_parts
 from agentls.tools.support.text import plural
@@ -143,6 +144,8 @@ class GlobTool(Tool):
 
     async def run(self, params: ToolInput, ctx: ToolContext) -> ToolResult:
         params = expect_input(params, GlobInput)
+        if (every := await in_every_folder(self, params, ctx)) is not None:
+            return every  # no path, several workspace folders: each searched
         base = ctx.resolve_path(params.path, tool=self.name)
         rel_base = ctx.relative(base)
         pattern = _pattern_under(base, rel_base, params.pattern)

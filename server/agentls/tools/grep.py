@@ -18,6 +18,7 @@ from agentls.tools.base import (
     expect_input,
     show_filter,
 )
+from agentls.tools.support.every_folder import in_every_folder
 from agentls.tools.support.glob_patterns import glob_matcher, names_hidden
 from agentls.tools.support.ripgrep import (
     RG_BASE_FLAGS,
@@ -81,6 +82,8 @@ class GrepTool(Tool):
 
     async def run(self, params: ToolInput, ctx: ToolContext) -> ToolResult:
         params = expect_input(params, GrepInput)
+        if (every := await in_every_folder(self, params, ctx)) is not None:
+            return every  # no path, several workspace folders: each searched
         base = ctx.resolve_path(params.path, tool=self.name)
         rel_base = ctx.relative(base)
         if not params.pattern:

@@ -14,6 +14,7 @@ from agentls.tools.base import (
     ToolResult,
     expect_input,
 )
+from agentls.tools.support.every_folder import in_every_folder
 from agentls.tools.support.ripgrep import RG_BASE_FLAGS, run_rg
 from agentls.tools.support.text import plural
 
@@ -120,6 +121,8 @@ class ListTool(Tool):
 
     async def run(self, params: ToolInput, ctx: ToolContext) -> ToolResult:
         params = expect_input(params, ListInput)
+        if (every := await in_every_folder(self, params, ctx)) is not None:
+            return every  # no path, several workspace folders: each searched
         base = ctx.resolve_path(params.path, tool=self.name)
         rel = ctx.relative(base)
         await ctx.authorize_path(self.name, base, f"List {rel}", params)

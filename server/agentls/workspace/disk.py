@@ -14,6 +14,7 @@ from pathlib import Path
 from agentls.config import Settings
 from agentls.language import NoLanguages
 from agentls.language.headless import HeadlessLanguages
+from agentls.workspace.folders import Folders
 from agentls.workspace.protocol import EditorDiagnostics, EditOutcome, FileChange, Languages
 
 # A NUL byte this early means binary, even when the bytes happen to decode.
@@ -59,8 +60,15 @@ class DiskFiles:
     waited = "for approval"
     diagnostics: EditorDiagnostics | None = None
 
-    def __init__(self, root: Path, settings: Callable[[], Settings] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        settings: Callable[[], Settings] | None = None,
+        folders: Folders | None = None,
+    ) -> None:
         self.root = Path(root).resolve()
+        # Every workspace folder (workspace/folders.py); `root` is the first.
+        self.folders = folders or Folders.single(self.root)
         self.languages: Languages = (
             HeadlessLanguages(self.root, settings, self.read_text)
             if settings is not None

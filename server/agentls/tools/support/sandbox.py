@@ -178,7 +178,8 @@ class SandboxPlan:
                         shutil.rmtree(path)
                     else:
                         path.unlink()
-            name = os.path.relpath(path, self.root) if self.root is not None else str(path)
+            inside = self.root is not None and _is_within(path, self.root)
+            name = os.path.relpath(path, self.root) if inside and self.root else str(path)
             moved.append(name)
         self.moved_to = str(aside)
         return moved
@@ -378,12 +379,19 @@ def _hide_home(home: Path, root: Path) -> list[str] | None:
 
 
 async def prepare(
-    policy: SandboxSettings, root: Path, keep: Sequence[str] = (), *, writable: bool = True
+    policy: SandboxSettings,
+    root: Path,
+    keep: Sequence[str] = (),
+    *,
+    writable: bool = True,
+    also: Sequence[Path] = (),
 ) -> SandboxPlan | None:
     """The plan for a command in root, or None when it runs without the sandbox ("off", or "auto"
     without a working bwrap). Raises ToolError when "required" cannot be met. `keep`: files the
     command line needs (bash's supervisor): they stay visible, read-only, even under /tmp or
-    $HOME. `writable`: False mounts the workspace read-only too (headless language servers)."""
+    $HOME. `writable`: False mounts the workspace read-only too (headless language servers).
+    `also`: the other workspace folders, mounted as the root is, their protected paths and
+    secrets kept as its are."""
     if policy.mode == "off":
         return None
     bwrap = shutil.which("bwrap")
@@ -413,20 +421,24 @@ async def prepare(
     hidden = [Path(os.path.realpath("/tmp"))] + ([home] if hide_home else [])
     for path in [*_runtime_dirs(keep, hidden), *shown]:
         args += ["--ro-bind", str(path), str(path)]
-    args += ["--bind" if writable else "--ro-bind", str(root), str(root)]
+    folders = [root, *(Path(os.path.realpath(p)) for p in also if os.path.isdir(p))]
+    for folder in folders:
+        args += ["--bind" if writable else "--ro-bind", str(folder), str(folder)]
     args += ["--chdir", str(root), "--setenv", "TMPDIR", "/tmp"]
-    binds, plan.absent = protected_binds(root)
-    args += binds
+    for folder in folders:
+        binds, absent = protected_binds(folder)
+        args += binds
+        plan.absent += absent
     args += list(_BASE_FLAGS)
     args.append("--share-net" if policy.network else "--unshare-net")
-    args += await _hidden_secrets(plan, root, policy, shown, home if hide_home else None)
+    args += await _hidden_secrets(plan, folders, policy, shown, home if hide_home else None)
     plan.prefix += args
     return plan
 
 
 async def _hidden_secrets(
     plan: SandboxPlan,
-    root: Path,
+    folders: list[Path],
     policy: SandboxSettings,
     shown: list[Path],
     hidden_home: Path | None,
@@ -439,7 +451,7 @@ async def _hidden_secrets(
     def needed(real: Path) -> bool:
         if hidden_home is None or not _is_within(real, hidden_home):
             return True
-        return any(_is_within(real, p) for p in [*shown, root])
+        return any(_is_within(real, p) for p in [*shown, *folders])
 
     home = Path.home()
     hidden_dirs = [home / name for name in HOME_SECRET_DIRS]
@@ -447,7 +459,12 @@ async def _hidden_secrets(
     for pattern in SYSTEM_SECRET_GLOBS:
         hidden_files += [Path(p) for p in glob.glob(pattern)]
     hidden_dirs += [_data_dir(), config_home()]
-    found, complete = await workspace_secrets(root, policy.secret_globs)
+    found: list[Path] = []
+    complete = True
+    for folder in folders:  # each workspace folder's secret files
+        in_folder, folder_complete = await workspace_secrets(folder, policy.secret_globs)
+        found += in_folder
+        complete = complete and folder_complete
     in_home, home_complete = await home_secrets(shown, policy.secret_globs)
     crowded, in_home = _crowded_folders(in_home)
     hidden_dirs += crowded
@@ -462,7 +479,7 @@ async def _hidden_secrets(
     for real in reals:
         if not real.is_dir() or not needed(real) or any(_is_within(real, d) for d in done):
             continue  # (one inside a folder hidden already is hidden with it)
-        if _is_within(root, real):  # hiding it would hide the workspace
+        if any(_is_within(f, real) for f in folders):  # hiding it would hide the workspace
             plan.complete = False
             inside.append(str(real))
             continue
