@@ -1,4 +1,4 @@
-"""The CLI side of "always": the terminal question names what it allows, [p]roject keeps it for
+"""The CLI side of "always": the terminal question names what it allows, [A] keeps it for
 every later run in that workspace, and `agentls permissions` lists and revokes those grants (each
 command a real process, on a real database in a temporary AGENTLS_DATA_DIR)."""
 
@@ -17,7 +17,7 @@ from tests.cli.test_cli import agentls, workspace  # noqa: F401 - fixtures
 
 PROMPT = (
     "Allow bash `git status --porcelain`? [y]es once / [a]lways (Always allow `git status` "
-    "commands, this session) / [p]roject (always, in this project) / [n]o: "
+    "commands, this session) / [A]lways, in this project / [e] no, with a note / [n]o: "
 )
 
 
@@ -37,7 +37,7 @@ def test_project_always_persists_is_listed_and_revoked(
     tmp_path: Path,
 ) -> None:
     api.enqueue(reply(tool_use("bash", {"command": "git status --porcelain"})), reply(text("ok")))
-    code, shown = run_in_terminal(["run", "--cwd", str(workspace), "status please"], env, "p")
+    code, shown = run_in_terminal(["run", "--cwd", str(workspace), "status please"], env, "A")
     assert code == 0, shown
     assert PROMPT in shown
 
@@ -88,8 +88,7 @@ def test_project_always_persists_is_listed_and_revoked(
     assert refusal["is_error"] and "not at a terminal" in refusal["content"]
 
 
-# "n" then an empty line: no feedback for the agent.
-@pytest.mark.parametrize(("answer", "kept"), [("a", "session"), ("y", None), ("n\n", None)])
+@pytest.mark.parametrize(("answer", "kept"), [("a", "session"), ("y", None), ("n", None)])
 def test_the_terminal_answers(
     api: MessagesAPIServer,
     env: dict[str, str],
@@ -118,5 +117,5 @@ def test_no_always_choices_when_always_is_not_offered(
     api.enqueue(reply(tool_use("bash", {"command": '"$CMD" hi'})), reply(text("ok")))
     code, shown = run_in_terminal(["run", "--cwd", str(workspace), "go"], env, "y")
     assert code == 0, shown
-    assert 'Allow bash `"$CMD" hi`? [y]es once / [n]o: ' in shown
+    assert 'Allow bash `"$CMD" hi`? [y]es once / [e] no, with a note / [n]o: ' in shown
     assert "[a]lways" not in shown

@@ -1,6 +1,6 @@
 """What `agentls run` shows and asks at the terminal: the events as a person reads them
-(TerminalPrinter) or as JSON lines (json_printer), and the approval questions (terminal_presenter:
-the prompt, its answers read without blocking the loop)."""
+(TerminalPrinter) or as JSON lines (json_printer), and the questions (terminal_presenter; an
+approval's question and keys: cli/approval.py), their answers read without blocking the loop."""
 
 from __future__ import annotations
 
@@ -136,20 +136,6 @@ def json_printer(out: TextIO) -> Any:
     return sink
 
 
-def approval_prompt(query: Any, always: str | None) -> str:
-    """The question at the terminal; its "always" choices say exactly what they allow (the
-    grant's label), and are left out when "always" is not offered."""
-    if query.tool == "exit_plan":
-        return "Approve this plan and start building? [y]es / [n]o, keep planning: "
-    what = f"bash `{query.subject}`" if query.tool == "bash" else query.title
-    if not always:
-        return f"Allow {what}? [y]es once / [n]o: "
-    return (
-        f"Allow {what}? [y]es once / [a]lways ({always}, this session) / "
-        "[p]roject (always, in this project) / [n]o: "
-    )
-
-
 def user_question(query: Any) -> str:
     """ask_user's question at the terminal: the question, its choices numbered, the prompt."""
     choices = [c for c in query.input.get("choices") or [] if isinstance(c, str)]
@@ -210,10 +196,11 @@ def discard_typeahead() -> None:
 
 
 async def read_terminal_key(keys: str, show: Callable[[], None]) -> str:
-    """One key of `keys` (lower-case letters) pressed at the terminal after `show()` printed the
-    question, read without Enter (the terminal in cbreak mode, no echo, until it returns); what
-    was typed before is discarded, other keys, Enter among them, are ignored. "" at the end of
-    input. Ctrl+C still interrupts (cbreak keeps signals)."""
+    """One key of `keys` (letters) pressed at the terminal after `show()` printed the question,
+    read without Enter (the terminal in cbreak mode, no echo, until it returns); what was typed
+    before is discarded, other keys, Enter among them, are ignored. An upper-case letter not in
+    `keys` counts as its lower-case one ("Y" is "y"; "A" is itself where `keys` has it). "" at
+    the end of input. Ctrl+C still interrupts (cbreak keeps signals)."""
     import asyncio
     import os
     import termios
@@ -239,7 +226,9 @@ async def read_terminal_key(keys: str, show: Callable[[], None]) -> str:
         if not data:
             key.set_result("")
             return
-        char = data.decode("ascii", "replace").lower()
+        char = data.decode("ascii", "replace")
+        if char not in keys:
+            char = char.lower()
         if char in keys:
             key.set_result(char)
 
@@ -266,6 +255,7 @@ def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
     import asyncio
     from contextlib import contextmanager
 
+    from agentls.cli.approval import ask_approval
     from agentls.session import ApprovalError
 
     tty = sys.stdin.isatty()
@@ -273,10 +263,16 @@ def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
     hinted = False  # the how-to-allow hint is printed once (a run is one turn)
 
     def answer(
-        question: Any, decision: str, feedback: str | None = None, scope: str = "session"
+        question: Any,
+        decision: str,
+        feedback: str | None = None,
+        scope: str = "session",
+        accepted: Any = None,
     ) -> None:
         try:
-            agent.approve(question.session_id, question.request_id, decision, feedback, scope)
+            agent.approve(
+                question.session_id, question.request_id, decision, feedback, scope, accepted
+            )
         except ApprovalError:
             pass  # expired or cancelled meanwhile
 
@@ -290,30 +286,14 @@ def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
             if not reply:
                 return answer(question, "reject")
             return answer(question, "once", user_answer(query, reply))
-        if query.diff:
-            out.write("\n" + query.diff + "\n")
-        if query.tool == "exit_plan":
-            out.write("\n" + str(query.input.get("plan", "")) + "\n")
-
-        def show() -> None:
-            out.write(f"\n{approval_prompt(query, question.always)}")
-            out.flush()
-
-        # One key answers; Enter alone answers nothing. Read only after the question is shown.
-        reply = await read_terminal_key("ynap" if question.always else "yn", show)
-        out.write(f"{reply}\n" if reply else "\n")
-        if reply == "y":
-            return answer(question, "once")
-        if question.always and reply == "a":
-            return answer(question, "always")
-        if question.always and reply == "p":
-            return answer(question, "always", scope="project")
-        if not reply:  # the end of input: no one to ask
-            return answer(question, "reject")
-        out.write("Feedback for the agent (optional, Enter to skip): ")
-        out.flush()
-        feedback = (await read_terminal_line()).strip()
-        answer(question, "reject", feedback or None)
+        await ask_approval(
+            out,
+            question,
+            agent.root,
+            lambda *a, **k: answer(question, *a, **k),
+            read_terminal_key,
+            read_terminal_line,
+        )
 
     @contextmanager
     def present(question: Any) -> Any:
