@@ -98,6 +98,11 @@ class Settings(WireModel):
     # checks to run after an edit when the editor pushes none ({"*.py": "ruff check {path}"}).
     verify_wait_s: float = Field(default=1.5, ge=0, le=30)
     verify_commands: dict[str, str] | None = None
+    # The finish gate (session/finish_gate.py): before a turn ends, the files it changed and
+    # those using what it changed are checked again; the "errors" (or "warnings" too) it
+    # introduced go back to the model, at most finishGateSteps times. "off": never.
+    finish_gate: Literal["errors", "warnings", "off"] = "errors"
+    finish_gate_steps: int = Field(default=2, ge=0, le=10)
     # MCP servers, Claude Code's shape (see agentls/mcp/config.py): each layer adds servers to
     # the ones before it (a name again replaces that server). Never from an untrusted workspace.
     mcp_servers: dict[str, Any] | None = None

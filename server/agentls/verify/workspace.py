@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 from agentls.config import Settings
@@ -27,6 +28,7 @@ from agentls.verify.board import DiagnosticsBoard
 from agentls.verify.commands import relative_name
 from agentls.verify.edit import Verifier
 from agentls.verify.reach import PUSH_WAIT_S, reach_before
+from agentls.verify.turn_edits import Checked, Recheck, TurnEdits
 from agentls.workspace.changed import changed_while_waiting
 from agentls.workspace.disk import DiskFiles
 from agentls.workspace.merge import merge, rebase_reason
@@ -49,6 +51,7 @@ class VerifiedWorkspace:
         self.checks = FileChecks(
             files.root, self.verifier, lambda: self.files.languages, files.diagnostics, self.board
         )
+        self._turn_edits: dict[str | None, TurnEdits] = {}
 
     @classmethod
     def on(
@@ -119,10 +122,24 @@ class VerifiedWorkspace:
         await self._verify(path, new_text, before, outcome)
         if reach is not None:
             outcome.reach = await reach.report(min(PUSH_WAIT_S, self.verifier.wait_s))
+        self.turn_edits(session).wrote(path, before, outcome.version, reach)
         return outcome
 
     async def delete(self, path: Path, session: str | None = None) -> EditOutcome:
         return await self.files.delete(path, session)
+
+    def turn_edits(self, session: str | None) -> TurnEdits:
+        """What the session's running turn changed so far (its finish gate's files)."""
+        return self._turn_edits.setdefault(session, TurnEdits())
+
+    async def recheck(self, session: str | None) -> list[Checked]:
+        """The diagnostics of the files the session's turn changed or reached, taken again."""
+        board = self.board if self.files.diagnostics is not None else None
+        read = partial(self.read_text, session=session)
+        settings = self.verifier.settings() or Settings()
+        wait_s, timeout_s = self.verifier.wait_s, settings.language_timeout_s
+        recheck = Recheck(read, self.languages, board, wait_s, timeout_s)
+        return await recheck.run(self.turn_edits(session))
 
     async def _verify(
         self, path: Path, new_text: str, before: Before, outcome: EditOutcome
@@ -172,6 +189,7 @@ class VerifiedWorkspace:
                 if before is not None
             )
         )
+        self.turn_edits(session).wrote_all(changes, befores, outcomes)
         return outcomes
 
     async def _one_by_one(
@@ -238,6 +256,12 @@ class SessionWorkspace:
 
     async def delete(self, path: Path) -> EditOutcome:
         return await self.workspace.delete(path, self.session)
+
+    def turn_edits(self) -> TurnEdits:
+        return self.workspace.turn_edits(self.session)
+
+    async def recheck(self) -> list[Checked]:
+        return await self.workspace.recheck(self.session)
 
 
 class DiskWorkspace(VerifiedWorkspace):
