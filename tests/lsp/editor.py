@@ -50,6 +50,7 @@ class Profile:
     diagnostics_push: bool = True
     saves_edits: bool = True
     work_done_progress: bool = True
+    change_annotations: bool = False
 
     def capabilities(self) -> types.ClientCapabilities:
         return agent_capabilities(
@@ -61,6 +62,7 @@ class Profile:
             resource_operations=self.resource_operations,
             work_done_progress=self.work_done_progress,
             configuration=True,
+            change_annotations=self.change_annotations,
         )
 
 

@@ -155,7 +155,14 @@ class AgentServer(LanguageServer):
             folders=self.folders,
         )
         workspace.languages = self.editor_languages(workspace)
+        workspace.session_title = self.session_title
         return workspace
+
+    async def session_title(self, session: str | None) -> str | None:
+        """A session's title (its edits' change annotation says it), None when unknown."""
+        agent = self.running_agent
+        record = await agent.store.get_session(session) if agent and session else None
+        return record.title if record is not None else None
 
     def editor_languages(self, workspace: LspWorkspace) -> EditorLanguages:
         """The editor's language servers for what the client declared in

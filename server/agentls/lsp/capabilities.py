@@ -17,6 +17,8 @@ class ClientCaps:
     document_changes: bool = False
     create_files: bool = False
     delete_files: bool = False
+    # workspace.workspaceEdit.changeAnnotationSupport: the agent's edits say who made them.
+    change_annotations: bool = False
     work_done_progress: bool = False
     show_message_request: bool = False
     # The units of positions: "utf-16" (the LSP default), "utf-8" or "utf-32".
@@ -53,6 +55,7 @@ def read_client_caps(params: types.InitializeParams, position_encoding: Any) -> 
         document_changes=bool(edit_caps and edit_caps.document_changes),
         create_files="create" in resource_ops,
         delete_files="delete" in resource_ops,
+        change_annotations=bool(edit_caps and edit_caps.change_annotation_support is not None),
         work_done_progress=bool(window and window.work_done_progress),
         show_message_request=True,
         position_encoding=str(getattr(position_encoding, "value", position_encoding) or "utf-16"),

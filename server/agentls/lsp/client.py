@@ -85,6 +85,7 @@ def agent_capabilities(
     resource_operations: Sequence[str] = ("create",),
     work_done_progress: bool | None = None,
     configuration: bool | None = None,
+    change_annotations: bool = False,
 ) -> types.ClientCapabilities:
     """What a client declares: workspace edits and the agent's experimental capabilities."""
     return types.ClientCapabilities(
@@ -93,6 +94,11 @@ def agent_capabilities(
             workspace_edit=types.WorkspaceEditClientCapabilities(
                 document_changes=document_changes,
                 resource_operations=[types.ResourceOperationKind(op) for op in resource_operations],
+                change_annotation_support=types.ChangeAnnotationsSupportOptions(
+                    groups_on_label=True
+                )
+                if change_annotations
+                else None,
             ),
             configuration=configuration,
         ),

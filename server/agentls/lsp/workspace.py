@@ -25,6 +25,7 @@ from pygls.uris import from_fs_path
 from pygls.workspace import TextDocument
 
 from agentls.config import Settings
+from agentls.lsp.annotations import SessionTitle, annotated, label_for
 from agentls.lsp.capabilities import ClientCaps
 from agentls.lsp.textedit import hunk_edits, minimal_edit
 from agentls.workspace.disk import DiskFiles, read_text_file
@@ -116,6 +117,8 @@ class LspWorkspace:
         self.caps = caps
         self.settings = settings
         self.apply_edit = apply_edit
+        # The title of a session, for the annotation of its edits (set by the server).
+        self.session_title: SessionTitle | None = None
         self.publish_diagnostics = publish_diagnostics
         self.diagnostics = self  # the editor's diagnostics source (EditorDiagnostics)
         self._receivers: list[PushReceiver] = []
@@ -191,10 +194,7 @@ class LspWorkspace:
         timeout_s = self.settings().apply_edit_timeout_s
         try:
             result = await asyncio.wait_for(
-                self.apply_edit(
-                    types.ApplyWorkspaceEditParams(edit=edit, label=f"agentls: {path.name}")
-                ),
-                timeout_s,
+                self._send(edit, f"agentls: {path.name}", session), timeout_s
             )
         except TimeoutError:
             self._doc_changed.pop(uri, None)
@@ -247,7 +247,7 @@ class LspWorkspace:
                 f"{names} has unsaved changes in the editor, and this editor cannot apply "
                 "workspace edits; nothing was changed. Ask the user to save or close it.",
             )
-        refused = await self._apply_all(changes)
+        refused = await self._apply_all(changes, session)
         if refused is not None:
             return self._none_applied(changes, refused)
         outcomes: list[EditOutcome] = []
@@ -277,7 +277,7 @@ class LspWorkspace:
     def _none_applied(changes: Sequence[FileChange], reason: str) -> list[EditOutcome]:
         return [EditOutcome(applied=False, reason=reason) for _ in changes]
 
-    async def _apply_all(self, changes: Sequence[FileChange]) -> str | None:
+    async def _apply_all(self, changes: Sequence[FileChange], session: str | None) -> str | None:
         """Send the one workspace/applyEdit of `changes` and wait for the buffers to show it;
         None when applied, else why not."""
         caps = self.caps()
@@ -301,9 +301,7 @@ class LspWorkspace:
         timeout_s = self.settings().apply_edit_timeout_s
         label = f"agentls: {len(changes)} files"
         try:
-            result = await asyncio.wait_for(
-                self.apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label=label)), timeout_s
-            )
+            result = await asyncio.wait_for(self._send(edit, label, session), timeout_s)
         except TimeoutError:
             result = None
         if result is None or not result.applied:
@@ -338,7 +336,7 @@ class LspWorkspace:
                 ]
             )
             result = await asyncio.wait_for(
-                self.apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label="agentls: revert")),
+                self._send(edit, "agentls: revert", session),
                 self.settings().apply_edit_timeout_s,
             )
             if not result.applied:
@@ -348,6 +346,16 @@ class LspWorkspace:
         if path.exists():
             await asyncio.to_thread(path.unlink)
         return EditOutcome(applied=True)
+
+    async def _send(
+        self, edit: types.WorkspaceEdit, label: str, session: str | None
+    ) -> types.ApplyWorkspaceEditResult:
+        """The workspace/applyEdit of `edit`, annotated with the session's title where the client
+        supports change annotations (lsp/annotations.py)."""
+        if self.caps().change_annotations:
+            title = await self.session_title(session) if self.session_title else None
+            edit = annotated(edit, label_for(title))
+        return await self.apply_edit(types.ApplyWorkspaceEditParams(edit=edit, label=label))
 
     def build_edit(
         self, path: Path, new_text: str, old_text: str | None, *, per_hunk: bool = False
