@@ -15,6 +15,7 @@ import { codeEditor } from './codeEditor';
 import { contextLabel } from './model/transcript';
 import { SelectionActions } from './selectionActions';
 import { InlineChats } from './inlineChatWidget';
+import { agentPathToFile, nameFolders } from './folders';
 
 let manager: ServerManager | undefined;
 
@@ -37,9 +38,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       panelReady: () => approvals?.repost(),
       editedProposal: (requestId) => approvals?.editedProposal(requestId),
       openFile: (path) => {
-        const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-        const uri = path.startsWith('/') || !folder ? vscode.Uri.file(path) : vscode.Uri.joinPath(folder, path);
-        void vscode.window.showTextDocument(uri, { preview: true });
+        // "lib/util.py" with several folders: the folder named first (folders.ts).
+        const folders = nameFolders((vscode.workspace.workspaceFolders ?? []).map((f) => ({ name: f.name, path: f.uri.fsPath })));
+        void vscode.window.showTextDocument(vscode.Uri.file(agentPathToFile(path, folders) ?? path), { preview: true });
       },
       mentions,
       sessions: sessionDialogs,
