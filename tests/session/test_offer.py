@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from agentls.config import Settings
 from agentls.language import NoLanguages
@@ -13,6 +16,7 @@ from agentls.session.policy import rules_of
 from agentls.session.system_prompt import LANGUAGE_TOOLS, FrontEnd
 from agentls.tools.registry import default_registry
 from agentls.workspace.protocol import Languages
+from tests.tools.navigation_support import basedpyright, pyright, server_settings, shapes_on
 
 
 class Declared:
@@ -66,7 +70,19 @@ def test_a_configured_headless_server_offers_them(tmp_path: Path) -> None:
 def test_the_editors_declared_language_requests_offer_them() -> None:
     declared = Declared({"textDocument/definition", "textDocument/references"})
     made = offer(Settings(), declared, front_end="editor")
-    assert set(LANGUAGE_TOOLS) <= made.surroundings.tools
+    # A tool that asks one method is offered only when the editor declared it.
+    asks_one = {"outline", "type_definition", "implementation", "callees"}
+    assert set(LANGUAGE_TOOLS) - asks_one <= made.surroundings.tools
+    assert asks_one <= made.hidden
+    everything = Declared(
+        {
+            "textDocument/documentSymbol",
+            "textDocument/typeDefinition",
+            "textDocument/implementation",
+            "callHierarchy/outgoingCalls",
+        }
+    )
+    assert set(LANGUAGE_TOOLS) <= offer(Settings(), everything, "editor").surroundings.tools
     assert languages_described(declared, Settings(), "editor") == "the editor's language servers"
 
 
@@ -113,3 +129,26 @@ def test_ask_user_is_offered_only_where_someone_can_answer() -> None:
     assert "ask_user" in make_offer(default_registry(), **common).surroundings.tools
     unattended = make_offer(default_registry(), attended=False, **common)
     assert "ask_user" in unattended.hidden and "ask_user" not in unattended.surroundings.tools
+
+
+@pytest.mark.parametrize(
+    ("server", "offered"),
+    [(pyright, False), (basedpyright, True)],
+    ids=["pyright", "basedpyright"],
+)
+async def test_implementation_is_offered_once_the_running_server_answers_it(
+    tmp_path: Path, server: Callable[[], list[str]], offered: bool
+) -> None:
+    async with shapes_on(tmp_path, server) as ctx:
+        settings = server_settings(server())
+        languages = ctx.workspace.languages
+        # Not started yet: what it offers is not known, so everything is.
+        assert "implementation" in offer(settings, languages).surroundings.tools
+        await languages.request(
+            "textDocument/documentSymbol",
+            {"textDocument": {"uri": (tmp_path / "shapes.py").as_uri()}},
+            tmp_path / "shapes.py",
+        )
+        made = offer(settings, languages)
+    assert ("implementation" in made.surroundings.tools) is offered
+    assert {"outline", "type_definition", "callees"} <= made.surroundings.tools

@@ -16,11 +16,15 @@ NAMES = [
     "list",
     "bash",
     "webfetch",
+    "outline",
     "symbols",
     "definition",
+    "type_definition",
+    "implementation",
     "references",
     "hover",
     "callers",
+    "callees",
     "rename",
     "todowrite",
     "ask_user",
@@ -79,6 +83,10 @@ def test_default_tools_and_schemas() -> None:
         "references",
         "hover",
         "callers",
+        "outline",
+        "type_definition",
+        "implementation",
+        "callees",
     }
 
 

@@ -43,6 +43,10 @@ RULES_OF: dict[str, str] = {
     "references": "read",
     "hover": "read",
     "callers": "read",
+    "outline": "read",
+    "type_definition": "read",
+    "implementation": "read",
+    "callees": "read",
     "rename": "edit",
 }
 

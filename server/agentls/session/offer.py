@@ -6,7 +6,10 @@ no language server covers the workspace (neither the editor's, in `serve`, nor o
 `languageServers`), `exit_plan` outside plan mode, `ask_user` where no one can answer (`agentls run` without a
 terminal), and any tool the permission rules deny outright
 (a rule naming the tool without a pattern, with nothing after it that allows some of its calls:
-`{"webfetch": "deny"}` keeps webfetch out). MCP servers' tools are in the registry only while a
+`{"webfetch": "deny"}` keeps webfetch out). A language tool that asks one method no server can
+answer is left out too (its `language_method`: `implementation` where only pyright runs, which
+offers none; a headless server not started yet counts as answering every method until it has
+said what it offers). MCP servers' tools are in the registry only while a
 server offers them. A tool left out still answers a call with its own error (the model may name
 it from an older step), so the registry is not changed, only the list sent.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from agentls.config import Settings
 from agentls.permission.rules import PermissionRules, rules_tool, tool_matches
@@ -58,6 +62,24 @@ def languages_described(
     return "; ".join(said) or None
 
 
+def unanswered(registry: ToolRegistry, languages: Languages, settings: Settings) -> set[str]:
+    """The tools whose `language_method` nothing answers: neither the editor (its declared
+    methods) nor a configured headless server (asked for a file of each of its extensions)."""
+    try:
+        answered = set(languages.methods(None))
+        for config in (settings.language_servers or {}).values():
+            for extension in config.extensions:
+                answered |= languages.methods(Path(f"any{extension}"))
+    except Exception:  # noqa: BLE001 - a broken Languages answers nothing
+        answered = set()
+    return {
+        tool.name
+        for tool in registry
+        if isinstance(method := getattr(tool, "language_method", None), str)
+        and method not in answered
+    }
+
+
 def denied_outright(rules: PermissionRules, tool: str) -> bool:
     """Whether every call of `tool` is denied: the last rule naming it (or every tool, "*")
     without a pattern denies, and no rule after it allows or asks for some of its calls. A
@@ -91,6 +113,8 @@ def make_offer(
     hidden: set[str] = set() if attended else set(ASKS_USER)
     if described is None:
         hidden.update(LANGUAGE_TOOLS)
+    else:
+        hidden.update(unanswered(registry, languages, settings))
     if mode != "plan":
         hidden.update(PLAN_ONLY)
     names: Iterable[str] = registry.names()

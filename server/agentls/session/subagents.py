@@ -44,6 +44,10 @@ READ_ONLY_TOOLS = (
     "references",
     "hover",
     "callers",
+    "outline",
+    "type_definition",
+    "implementation",
+    "callees",
 )
 TASK_TOOL = "task"
 # The agent type of a task that names none.

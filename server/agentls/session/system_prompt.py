@@ -20,8 +20,20 @@ from typing import Literal
 FrontEnd = Literal["editor", "terminal", "acp"]
 AgentKind = Literal["main", "subagent", "command"]
 
-# The tools that answer from language servers (tools/symbols.py, definition.py, references.py, hover.py, callers.py, rename.py).
-LANGUAGE_TOOLS = ("symbols", "definition", "references", "hover", "callers", "rename")
+# The tools that answer from language servers (tools/symbols.py, definition.py, references.py,
+# hover.py, callers.py, rename.py, outline.py, type_definition.py, implementation.py, callees.py).
+LANGUAGE_TOOLS = (
+    "outline",
+    "symbols",
+    "definition",
+    "type_definition",
+    "implementation",
+    "references",
+    "hover",
+    "callers",
+    "callees",
+    "rename",
+)
 # A tool that changes files or runs commands: with one of these, the safety lines are sent.
 CHANGING_TOOLS = ("edit", "write", "bash", "rename")
 
@@ -95,14 +107,26 @@ def _quoted(names: list[str]) -> str:
 
 
 def language_line(s: Surroundings) -> str | None:
+    """How to use the language tools offered (None: none is); with `outline` and `read`, a second
+    line: outline a long file, then read the ranges needed."""
     names = _names(s.tools, LANGUAGE_TOOLS)
     if not names or s.languages is None:
         return None
-    return (
-        f"- To find where code is defined or used{', or to rename it' if 'rename' in names else ''}, "
-        f"use {_quoted(names)} (answered by {s.languages}): they are exact where grep guesses. "
-        "Fall back to grep when they have no answer."
-    )
+    lines = []
+    finders = [n for n in names if n != "outline"]
+    if finders:
+        lines.append(
+            f"- To find where code is defined or used{', or to rename it' if 'rename' in names else ''}, "
+            f"use {_quoted(finders)} (answered by {s.languages}): they are exact where grep guesses. "
+            "Fall back to grep when they have no answer."
+        )
+    if "outline" in names and "read" in s.tools:
+        lines.append(
+            "- Before reading a long file, take its `outline` (its classes and functions with "
+            "their line ranges), then `read` only the ranges you need (offset, limit) instead of "
+            "the whole file; read a file whole only when it is short or you need all of it."
+        )
+    return "\n".join(lines) or None
 
 
 def working_lines(s: Surroundings) -> list[str]:

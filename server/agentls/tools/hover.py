@@ -46,7 +46,7 @@ class HoverTool(AtSymbol):
             found = None
         for item in as_list(found):
             where = location_of(item)
-            if where is not None and not (ctx.may_show(where[0]) or _library(ctx, where[0])):
+            if where is not None and not (ctx.may_show(where[0]) or library_file(ctx, where[0])):
                 return ToolResult(
                     f"Hover on {at.position.note}: withheld, it is defined in a file you may not "
                     "read (a secret file, a file a rule denies or a file outside the workspace)."
@@ -62,7 +62,7 @@ _LIBRARY_DIRS = frozenset({"site-packages", "dist-packages", "node_modules", "ty
 _STUBS = (".pyi", ".d.ts")
 
 
-def _library(ctx: ToolContext, path: Path) -> bool:
+def library_file(ctx: ToolContext, path: Path) -> bool:
     """An installed library's file outside the workspace (its docs are no secret)."""
     if not ctx.is_outside(path):
         return False

@@ -8,6 +8,7 @@ from typing import Any
 from agentls.tools.ask_user import AskUserTool
 from agentls.tools.base import Tool
 from agentls.tools.bash import BashTool
+from agentls.tools.callees import CalleesTool
 from agentls.tools.callers import CallersTool
 from agentls.tools.definition import DefinitionTool
 from agentls.tools.edit import EditTool
@@ -15,13 +16,16 @@ from agentls.tools.exit_plan import ExitPlanTool
 from agentls.tools.glob import GlobTool
 from agentls.tools.grep import GrepTool
 from agentls.tools.hover import HoverTool
+from agentls.tools.implementation import ImplementationTool
 from agentls.tools.list import ListTool
+from agentls.tools.outline import OutlineTool
 from agentls.tools.read import ReadTool
 from agentls.tools.references import ReferencesTool
 from agentls.tools.rename import RenameTool
 from agentls.tools.symbols import SymbolsTool
 from agentls.tools.task import TaskTool
 from agentls.tools.todowrite import TodoWriteTool
+from agentls.tools.type_definition import TypeDefinitionTool
 from agentls.tools.webfetch import WebFetchTool
 from agentls.tools.write import WriteTool
 
@@ -38,11 +42,15 @@ def default_tools() -> list[Tool]:
         BashTool(),
         WebFetchTool(),
         # Language intelligence (agentls.language): the workspace's language servers.
+        OutlineTool(),
         SymbolsTool(),
         DefinitionTool(),
+        TypeDefinitionTool(),
+        ImplementationTool(),
         ReferencesTool(),
         HoverTool(),
         CallersTool(),
+        CalleesTool(),
         RenameTool(),
         # The session's own: the todo list, a question to the user, and leaving plan mode.
         TodoWriteTool(),

@@ -1,0 +1,37 @@
+"""What implementation, type_definition and callees share: the places an answer names, each shown
+when the read rules let the model see its file, or when it is an installed library's (a type
+from the standard library's stubs, a base class in site-packages: no secret, and where the
+answer usually is)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentls.language.render import Hit
+from agentls.tools.base import ToolContext
+from agentls.tools.hover import library_file
+from agentls.tools.support.lookup import Shown, location_of
+
+
+async def place_hit(
+    ctx: ToolContext, shown: Shown, path: Path, line: int, label: str | None = None
+) -> Hit | None:
+    """The place as a hit: a workspace file the model may read (its path relative), an installed
+    library's file (its full path); None, counted as left out, for any other file."""
+    if library_file(ctx, path):
+        return Hit(str(path), line, await shown.line(path, line), label)
+    return await shown.hit(path, line, label)
+
+
+async def place_hits(ctx: ToolContext, shown: Shown, items: list[Any]) -> list[Hit]:
+    """Every Location or LocationLink of an answer as a hit (place_hit), in the answer's order."""
+    hits: list[Hit] = []
+    for item in items:
+        where = location_of(item)
+        if where is None:
+            continue
+        hit = await place_hit(ctx, shown, *where)
+        if hit is not None:
+            hits.append(hit)
+    return hits
