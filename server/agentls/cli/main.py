@@ -78,6 +78,16 @@ def build_parser() -> argparse.ArgumentParser:
     permissions.add_argument(
         "--revoke", type=int, default=None, metavar="N", help="remove grant number N of the list"
     )
+    permissions.add_argument(
+        "action",
+        nargs="?",
+        choices=["import"],
+        help="import: write Claude Code's permissions.allow/ask/deny (~/.claude and the "
+        "workspace's .claude settings) as agentls rules",
+    )
+    permissions.add_argument(
+        "--dry-run", action="store_true", help="with import: show the rules, write nothing"
+    )
 
     trust = sub.add_parser(
         "trust",
@@ -155,6 +165,10 @@ def _command(args: argparse.Namespace) -> int:
             from agentls.cli.session_admin import session_command
 
             return asyncio.run(session_command(args))
+        if args.command == "permissions" and args.action == "import":
+            from agentls.cli.permissions_import import run_import
+
+            return run_import(args)
         if args.command == "permissions":
             return asyncio.run(_permissions(args))
         if args.command == "mcp":
