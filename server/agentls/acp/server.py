@@ -32,6 +32,7 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
@@ -45,6 +46,7 @@ from acp.schema import SessionMode as AcpSessionMode
 
 from agentls import __version__
 from agentls.acp.config_trust import ask_pending
+from agentls.acp.folders import add_folders, checked_directories
 from agentls.acp.permissions import PermissionAsker, client_asks_before_writes
 from agentls.acp.prompt import prompt_of
 from agentls.acp.questions import form_elicitation
@@ -166,6 +168,14 @@ class AcpServer:
         agent.subscribe(EventRelay(agent.root, self.sender, lambda: self._window(agent)))
         return agent
 
+    def _add_folders(self, agent: Agent, directories: list[Path]) -> None:
+        """additionalDirectories as workspace folders (acp/folders.py); what their untrusted
+        configs had ignored is said with the cwd's."""
+        notices = add_folders(agent, directories, {"review": "before"})
+        if notices:
+            told = self._notices.get(agent.root)
+            self._notices[agent.root] = "\n".join([*([told] if told else []), *notices])
+
     @staticmethod
     def _window(agent: Agent | None) -> int:
         assert agent is not None
@@ -206,19 +216,28 @@ class AcpServer:
                     image=True, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(),
+                    additional_directories=SessionAdditionalDirectoriesCapabilities(),
+                ),
             ),
             agent_info=Implementation(name="agentls", title="agentls", version=__version__),
             auth_methods=[],
         )
 
     async def new_session(
-        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
     ) -> NewSessionResponse:
+        more = checked_directories(additional_directories)  # more workspace folders
         agent = await self.agent_for(cwd)
         # The workspace's config files are checked again at each new session: one changed since
         # (by a session, say) is asked about before the session's first turn, never applied.
         agent.update_settings(self._settings(agent.root))
+        self._add_folders(agent, more)
         _add_mcp_servers(agent, mcp_servers)
         record = await agent.new_session()
         self._sessions[record.id] = agent
@@ -226,9 +245,16 @@ class AcpServer:
         return NewSessionResponse(session_id=record.id, modes=modes(record.mode))
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[Any] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
     ) -> LoadSessionResponse:
+        more = checked_directories(additional_directories)
         agent = await self.agent_for(cwd)
+        self._add_folders(agent, more)
         try:
             messages = await agent.messages(session_id)
         except KeyError:

@@ -20,6 +20,7 @@ from acp import RequestError
 from agentls.config import Settings
 from agentls.language.headless import HeadlessLanguages
 from agentls.workspace.disk import BINARY_SNIFF_BYTES, DiskFiles
+from agentls.workspace.folders import Folders
 from agentls.workspace.protocol import EditorDiagnostics, EditOutcome, FileChange, Languages
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,8 @@ class AcpWorkspace:
         settings: Callable[[], Settings],
     ) -> None:
         self.root = Path(root).resolve()
+        # Every workspace folder: the cwd, and session/new's additionalDirectories (acp/folders.py).
+        self.folders = Folders.single(self.root)
         self.client = client
         self.reads = reads
         self.writes = writes
