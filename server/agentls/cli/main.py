@@ -25,6 +25,8 @@ EXIT_CANCELLED = 130
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
+    from agentls.cli.chat_args import add_chat_command
+    from agentls.cli.folders import add_folder_argument
     from agentls.cli.review import add_review_commands
     from agentls.cli.rewind import add_rewind_command
     from agentls.cli.session_admin import add_session_commands
@@ -32,15 +34,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentls", description="A coding agent that lives in a language server."
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command")  # none: the conversation (`chat`)
+    add_chat_command(sub)
 
     run = sub.add_parser("run", help="answer one prompt in the terminal, streaming the answer")
     run.add_argument("prompt", nargs="*", help="what to do (may be left out with --image)")
     run.add_argument("--cwd", default=None, help="workspace root (default: the current directory)")
+    add_folder_argument(run)
     run.add_argument(
         "--model", default=None, help="model id, or scripted:<scenario> for the offline model"
     )
     run.add_argument("--session", default=None, help="continue this session id")
+    run.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue this workspace's last session",
+    )
     run.add_argument(
         "--retry",
         action="store_true",
@@ -128,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     scrub_initial_environment()
     if (sys.argv[1:] if argv is None else argv) == ["serve"]:
         return _serve()
-    args = build_parser().parse_args(argv)
+    from agentls.cli.chat_args import chat_argv
+
+    args = build_parser().parse_args(chat_argv(sys.argv[1:] if argv is None else argv))
     if args.command == "serve":
         return _serve()
     if args.command == "acp":
@@ -159,6 +172,11 @@ def _command(args: argparse.Namespace) -> int:
         if args.command == "run":
             _harden()
             return asyncio.run(_run(args))
+        if args.command == "chat":
+            from agentls.cli.chat import chat
+
+            _harden()
+            return asyncio.run(chat(args))
         if args.command == "sessions":
             return asyncio.run(_sessions(args))
         if args.command in ("export", "rename", "delete", "fork"):
@@ -308,7 +326,8 @@ async def _run(args: argparse.Namespace) -> int:
     import signal
     from pathlib import Path
 
-    from agentls.cli.printing import TerminalPrinter, json_printer, terminal_presenter
+    from agentls.cli.folders import take_folders, use_folders
+    from agentls.cli.printing import json_printer, terminal_presenter
     from agentls.cli.terminal import visible_stream
     from agentls.session import Agent, CommandError, NothingToRetry
     from agentls.session.images import ImageRefused, user_image
@@ -318,7 +337,10 @@ async def _run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"agentls: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    found = await _run_settings(args)
+    others = take_folders(args)  # --folder: the workspace's other folders (cli/folders.py)
+    if others is None:
+        return EXIT_USAGE
+    found = await resolve_settings(args)
     if found is None:
         return EXIT_USAGE
     root, settings = found
@@ -334,8 +356,10 @@ async def _run(args: argparse.Namespace) -> int:
     agent.presenter = terminal_presenter(agent, args.yes, visible_stream(sys.stderr))
     # Without a terminal no one can answer the agent's questions: ask_user is not offered.
     agent.prompt_kind = dataclasses.replace(agent.prompt_kind, attended=sys.stdin.isatty())
-    agent.subscribe(json_printer(out) if args.json else TerminalPrinter(out))
+    agent.subscribe(json_printer(out) if args.json else _printer(out))
     try:
+        if not await use_folders(agent, others, interactive=sys.stdin.isatty() and not args.yes):
+            return EXIT_USAGE
         session_id = await _run_session(agent, args, settings)
         if session_id is None:
             return EXIT_USAGE
@@ -353,6 +377,10 @@ async def _run(args: argparse.Namespace) -> int:
     finally:
         await agent.aclose()
     _print_result(args, out, result)
+    if not args.json:
+        from agentls.cli.resume import resume_hint
+
+        print(resume_hint(result.session_id), file=sys.stderr)
     if result.finish_reason in ("end_turn", "max_tokens", "refusal"):
         return EXIT_OK
     if result.finish_reason == "cancelled":
@@ -364,12 +392,14 @@ def _run_usage_problem(args: argparse.Namespace, prompt: str) -> str | None:
     """What is wrong with run's arguments, if anything."""
     if args.retry and (not args.session or prompt.strip() or args.image):
         return "run --retry needs --session and no prompt or --image"
+    if args.continue_ and args.session:
+        return "run takes --session or --continue, not both"
     if not prompt.strip() and not args.image and not args.retry:
         return "run needs a prompt, or an --image"
     return None
 
 
-async def _run_settings(args: argparse.Namespace) -> tuple[Path, Settings] | None:
+async def resolve_settings(args: argparse.Namespace) -> tuple[Path, Settings] | None:
     """The workspace root and its settings with run's options over them (None: a usage error,
     already said); a workspace config new or changed since the user confirmed it is asked about
     at a terminal before anything runs (never with --yes), otherwise it stays ignored and the
@@ -377,16 +407,17 @@ async def _run_settings(args: argparse.Namespace) -> tuple[Path, Settings] | Non
     from agentls.cli.trust import confirm_at_terminal
     from agentls.cli.workspace import workspace_settings
 
-    overrides: dict[str, Any] = {"review": args.review} if args.review else {}
+    review = getattr(args, "review", None)
+    overrides: dict[str, Any] = {"review": review} if review else {}
     if args.model:
         overrides["model"] = args.model
-    if args.max_steps:
+    if getattr(args, "max_steps", None):
         overrides["maxSteps"] = args.max_steps
     found = workspace_settings(args.cwd, overrides)
     if found is None:
         return None
     root, settings = found
-    interactive = sys.stdin.isatty() and not args.yes
+    interactive = sys.stdin.isatty() and not getattr(args, "yes", False)
     settings = await confirm_at_terminal(root, settings, overrides, interactive=interactive)
     return root, settings
 
@@ -405,7 +436,9 @@ async def _run_session(agent: Agent, args: argparse.Namespace, settings: Setting
             print(f"agentls: no session {args.session}", file=sys.stderr)
             return None
     else:
-        session_id = (await agent.new_session(model=settings.model)).id
+        session_id = (
+            await _continued(agent, args) or (await agent.new_session(model=settings.model)).id
+        )
     # The mode of this run: --plan plans; without it a continued session builds.
     await agent.set_mode(session_id, "plan" if args.plan else "build")
     if args.model is None and settings.model.startswith("scripted:"):
@@ -419,6 +452,30 @@ async def _run_session(agent: Agent, args: argparse.Namespace, settings: Setting
             file=sys.stderr,
         )
     return session_id
+
+
+async def _continued(agent: Agent, args: argparse.Namespace) -> str | None:
+    """With --continue: the workspace's last session (None, said: there is none yet)."""
+    if not args.continue_:
+        return None
+    from agentls.cli.resume import last_session
+
+    record = await last_session(agent, agent.root)
+    if record is None:
+        print("(no session of this workspace to continue yet: a new one)", file=sys.stderr)
+        return None
+    if args.model:
+        await agent.set_model(record.id, args.model)
+    found: str = record.id
+    return found
+
+
+def _printer(out: TextIO) -> Any:
+    """What a person sees: rendered at a terminal (NO_COLOR unset), plain text otherwise."""
+    from agentls.cli.printing import TerminalPrinter
+    from agentls.cli.render import RichPrinter, wants_colour
+
+    return RichPrinter(sys.stdout) if wants_colour(sys.stdout) else TerminalPrinter(out)
 
 
 def _print_result(args: argparse.Namespace, out: TextIO, result: TurnResult) -> None:
