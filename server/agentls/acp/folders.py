@@ -57,5 +57,6 @@ def add_folders(agent: Agent, directories: list[Path], overrides: dict[str, Any]
         notice = settings[folder.root].untrusted_notice
         if notice:
             notices.append(notice)
+    folders.settings = settings  # their language servers (workspace/folder_languages.py)
     agent.policy.update_folders(settings)
     return notices

@@ -18,8 +18,8 @@ from typing import Any, Protocol
 from acp import RequestError
 
 from agentls.config import Settings
-from agentls.language.headless import HeadlessLanguages
 from agentls.workspace.disk import BINARY_SNIFF_BYTES, DiskFiles
+from agentls.workspace.folder_languages import FolderLanguages
 from agentls.workspace.folders import Folders
 from agentls.workspace.protocol import EditorDiagnostics, EditOutcome, FileChange, Languages
 
@@ -69,7 +69,7 @@ class AcpWorkspace:
         # The session of the latest call: the language servers of `languageServers` read their
         # documents as its editor has them (a request to them names no session).
         self.latest: str | None = None
-        self.languages: Languages = HeadlessLanguages(self.root, settings, self._latest_text)
+        self.languages: Languages = FolderLanguages(self.folders, settings, self._latest_text)
 
     async def _latest_text(self, path: Path) -> str:
         return await self.read_text(path, self.latest)

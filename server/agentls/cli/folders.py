@@ -64,5 +64,6 @@ async def use_folders(agent: Agent, others: list[Path], *, interactive: bool) ->
         )
         if settings[folder.root].untrusted_notice:
             print(settings[folder.root].untrusted_notice, file=sys.stderr)
+    folders.settings = settings  # their language servers (workspace/folder_languages.py)
     agent.policy.update_folders(settings)
     return True

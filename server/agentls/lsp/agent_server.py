@@ -19,7 +19,6 @@ from pygls.lsp.server import LanguageServer
 from agentls import __version__
 from agentls.config import Settings
 from agentls.language import NoLanguages
-from agentls.language.headless import HeadlessLanguages
 from agentls.lsp.accepted import Proposal
 from agentls.lsp.capabilities import ClientCaps
 from agentls.lsp.language import EditorLanguages
@@ -27,6 +26,7 @@ from agentls.lsp.relay import EventRelay
 from agentls.lsp.transport import AgentProtocol, converter, request_failed, store_failed
 from agentls.lsp.workspace import LspWorkspace
 from agentls.session import Agent, QuestionPresenter, StoreError
+from agentls.workspace.folder_languages import FolderLanguages
 from agentls.workspace.folders import Folders
 
 log = logging.getLogger(__name__)
@@ -187,7 +187,7 @@ class AgentServer(LanguageServer):
             declared=lambda: self.client_caps.language_requests,
             timeout_s=lambda: self.settings.language_timeout_s,
             structure=self.protocol._converter.structure,
-            fallback=HeadlessLanguages(self.root, lambda: self.settings, workspace.read_text),
+            fallback=FolderLanguages(self.folders, lambda: self.settings, workspace.read_text),
         )
 
     def start_background_import(self) -> None:

@@ -53,6 +53,7 @@ def folder_settings(ls: AgentServer, overrides: dict[str, Any]) -> dict[Path, Se
             )
         except Exception as exc:
             raise ValueError(f"workspace folder {folder.name} ({folder.root}): {exc}") from exc
+    ls.folders.settings = out  # their language servers (workspace/folder_languages.py)
     return out
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agentls.config import Settings
 from agentls.language import NoLanguages
-from agentls.language.headless import HeadlessLanguages
+from agentls.workspace.folder_languages import FolderLanguages
 from agentls.workspace.folders import Folders
 from agentls.workspace.protocol import EditorDiagnostics, EditOutcome, FileChange, Languages
 
@@ -70,7 +70,7 @@ class DiskFiles:
         # Every workspace folder (workspace/folders.py); `root` is the first.
         self.folders = folders or Folders.single(self.root)
         self.languages: Languages = (
-            HeadlessLanguages(self.root, settings, self.read_text)
+            FolderLanguages(self.folders, settings, self.read_text)
             if settings is not None
             else NoLanguages()
         )

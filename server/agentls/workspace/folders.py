@@ -67,6 +67,9 @@ class Folders:
             raise ValueError("a workspace needs at least one folder")
         self._folders: list[Folder] = list(folders)
         self.primary = self._folders[0]
+        # The settings of each folder but the first, from its own config (agentls.config.Settings,
+        # set by the front end): its path rules and language servers.
+        self.settings: dict[Path, Any] = {}
 
     @classmethod
     def single(cls, root: Path | str) -> Folders:
