@@ -27,7 +27,6 @@ BENCHMARKS = (
     "start",
     "search",
     "language",
-    "outline",
     "sandbox",
     "panel_mentions",
     "panel_transcript",

@@ -8,7 +8,7 @@
 // the accepted edit then arrives as the server's workspace/applyEdit (so Ctrl+Z undoes it).
 import * as vscode from 'vscode';
 import type { AgentHost } from './host';
-import type { PermissionRequestEvent } from './protocol/generated';
+import type { PermissionRequestEvent, ProposalRebasedEvent } from './protocol/generated';
 import { applyUnifiedDiff, fileChanges, firstChangedLine, proposedText } from './edits';
 import { PROPOSED_SCHEME, ProposedFiles } from './reviewFs';
 import { addedLines, cardHunks, hunkAtLine, hunkMarks, outcome, proposalHunks, replacementEdit, subsetEdit, type HunkState, type ProposalHunk } from './reviewHunks';
@@ -43,6 +43,10 @@ interface Review {
   always?: string;
   /** The request's WorkspaceEdit (what a partial accept is cut from). */
   edit?: unknown;
+  /** The permission-request, redrawn from when the user types in the file (proposal-rebased). */
+  event?: PermissionRequestEvent;
+  /** Lines the user changed that the proposal changes too ("line 4 of app.py"): not acceptable. */
+  conflict?: string;
 }
 
 /** A hunk as a lens command names it. */
@@ -115,6 +119,7 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
       vscode.languages.registerCodeLensProvider([{ scheme: 'file' }, { scheme: PROPOSED_SCHEME }], this),
       host.onEvent((event) => {
         if (event.type === 'permission-request') void this.requested(event);
+        else if (event.type === 'proposal-rebased') void this.rebased(event);
         else if (event.type === 'permission-resolved') this.resolved(event.requestId);
         else if (event.type === 'turn-end') this.resolveSession(event.sessionId);
       }),
@@ -373,7 +378,36 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
       files,
       always: event.always ?? undefined,
       edit: event.edit ?? undefined,
+      event,
     };
+  }
+
+  /** The user typed in a file of a waiting proposal: the server merged it into their text and
+   * sends its edit on the document now (redrawn), or says the same lines changed (a conflict). */
+  private async rebased(event: ProposalRebasedEvent): Promise<void> {
+    const review = this.reviews.get(event.requestId);
+    if (!review?.event) return;
+    if (event.conflict) {
+      const where = `${event.lines ?? 'lines'} of ${event.path}`;
+      const told = review.conflict !== undefined;
+      review.conflict = where;
+      for (const file of review.files) {
+        file.hunks = [];
+        file.states = [];
+      }
+      this.lensesChanged.fire();
+      if (!told) {
+        void vscode.window.showWarningMessage(
+          `agentls: you changed ${where} while the agent's proposal waited, lines it changes too: it cannot be accepted. Reject it, or undo your change there.`,
+        );
+      }
+      return;
+    }
+    const rebuilt = await this.buildReview({ ...review.event, edit: event.edit ?? review.event.edit, diff: event.diff ?? review.event.diff });
+    if (!rebuilt || !this.reviews.has(event.requestId)) return; // answered meanwhile
+    this.reviews.set(event.requestId, rebuilt);
+    this.lensesChanged.fire();
+    this.updateContext();
   }
 
   private resolved(requestId: string): void {

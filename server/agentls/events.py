@@ -95,6 +95,24 @@ class PermissionResolvedEvent(EventBase):
     decision: Literal["once", "always", "reject", "timeout", "cancelled", "unattended"]
 
 
+class ProposalRebasedEvent(EventBase):
+    """A proposal waiting for approval, redrawn after the user changed its file (lsp: a
+    didChange while it waits): the change three-way merged into the document as it is now
+    (workspace/merge.py). `edit`: the proposal's WorkspaceEdit on the document now (one TextEdit
+    per hunk, at its version), `diff` from the text now, replacing the permission-request's.
+    `conflict`: the user changed lines the proposal changes too (`lines`, e.g. "line 4"): no
+    edit, accepting is refused (nothing is written over the user's lines), rejecting tells the
+    model why. A later change that clears the overlap sends a clean one again."""
+
+    type: Literal["proposal-rebased"] = "proposal-rebased"
+    request_id: str
+    path: str
+    edit: dict[str, Any] | None = None
+    diff: str | None = None
+    conflict: bool = False
+    lines: str | None = None
+
+
 class RetryEvent(EventBase):
     type: Literal["retry"] = "retry"
     attempt: int
@@ -226,6 +244,7 @@ AgentEvent = Annotated[
     | ToolResultEvent
     | PermissionRequestEvent
     | PermissionResolvedEvent
+    | ProposalRebasedEvent
     | RetryEvent
     | UsageEvent
     | TurnEnd

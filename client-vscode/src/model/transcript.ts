@@ -22,6 +22,9 @@ export interface Permission {
   diff?: string;
   /** The request carries a WorkspaceEdit (the extension can show it in a diff editor). */
   hasEdit: boolean;
+  /** The user changed lines of the file this proposal changes too (proposal-rebased): where, e.g.
+   * "line 4 of app.py"; it cannot be accepted until they undo that. */
+  conflict?: string;
   /** What answering "always" allows, in the server's words ("Always allow `git status` commands");
    * undefined: "always" is not offered for this request. */
   always?: string;
@@ -312,6 +315,17 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
         sandboxed: event.sandboxed ?? false,
       };
       touch(item);
+      return;
+    }
+    case 'proposal-rebased': {
+      // The user typed in the file while the proposal waited: redrawn on their text, or a conflict.
+      for (const item of view.items) {
+        if (item.kind === 'tool' && item.permission?.requestId === event.requestId) {
+          item.permission.conflict = event.conflict ? `${event.lines ?? 'lines'} of ${event.path}` : undefined;
+          if (event.diff) item.permission.diff = event.diff;
+          touch(item);
+        }
+      }
       return;
     }
     case 'permission-resolved': {

@@ -12,6 +12,7 @@ export type AgentEvent =
   | ToolResultEvent
   | PermissionRequestEvent
   | PermissionResolvedEvent
+  | ProposalRebasedEvent
   | RetryEvent
   | UsageEvent
   | TurnEnd
@@ -114,6 +115,30 @@ export interface PermissionResolvedEvent {
   requestId: string;
   sessionId: string;
   type: 'permission-resolved';
+}
+/**
+ * A proposal waiting for approval, redrawn after the user changed its file (lsp: a
+ * didChange while it waits): the change three-way merged into the document as it is now
+ * (workspace/merge.py). `edit`: the proposal's WorkspaceEdit on the document now (one TextEdit
+ * per hunk, at its version), `diff` from the text now, replacing the permission-request's.
+ * `conflict`: the user changed lines the proposal changes too (`lines`, e.g. "line 4"): no
+ * edit, accepting is refused (nothing is written over the user's lines), rejecting tells the
+ * model why. A later change that clears the overlap sends a clean one again.
+ */
+export interface ProposalRebasedEvent {
+  agent?: string | null;
+  conflict?: boolean;
+  diff?: string | null;
+  edit?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  lines?: string | null;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
+  path: string;
+  requestId: string;
+  sessionId: string;
+  type: 'proposal-rebased';
 }
 export interface RetryEvent {
   agent?: string | null;
@@ -549,6 +574,12 @@ export interface ImageRef {
  * malformed result, a JSON-RPC error, or no answer within `languageTimeoutS` (default 15 s)
  * becomes a tool error naming the method. Methods the client did not declare go to the
  * servers of the `languageServers` setting.
+ *
+ * `workspace/executeCommand` is the exception to "plain LSP result": the command must not
+ * change anything itself, so the client runs it only where it can capture the edits the
+ * language server sends back with `workspace/applyEdit` (answering them without applying), and
+ * answers {"result": the command's result, "edits": [every captured WorkspaceEdit]}. A client
+ * that cannot capture them (VS Code applies them directly) does not declare the method.
  */
 export interface LanguageRequestParams {
   method:
@@ -564,7 +595,10 @@ export interface LanguageRequestParams {
     | 'textDocument/prepareCallHierarchy'
     | 'callHierarchy/incomingCalls'
     | 'callHierarchy/outgoingCalls'
-    | 'textDocument/diagnostic';
+    | 'textDocument/diagnostic'
+    | 'textDocument/codeAction'
+    | 'codeAction/resolve'
+    | 'workspace/executeCommand';
   params: {
     [k: string]: unknown | undefined;
   };

@@ -223,6 +223,11 @@ function permissionBlock(view: SessionView, item: ToolItem, detail: HTMLElement 
         : `agentls wants to use ${item.tool}: ${permission.title}`;
   const block = h('div', { class: 'permission pending', role: 'group', 'aria-label': 'Approval needed' });
   block.append(h('div', { class: 'permission-title' }, what));
+  if (permission.conflict) {
+    block.append(
+      h('div', { class: 'permission-conflict', role: 'alert' }, `You changed ${permission.conflict} while this waited, lines it changes too: it cannot be accepted. Reject it (the agent is told why), or undo your change there.`),
+    );
+  }
   if (item.tool === 'bash' && typeof item.input.command === 'string') {
     block.append(h('pre', { class: 'command exact' }, item.input.command));
     block.append(

@@ -197,6 +197,26 @@ describe('prompts, queueing and failures', () => {
   });
 });
 
+describe('a proposal the user typed under', () => {
+  it('shows the rebased diff, then the conflict, and clears it when the overlap goes', () => {
+    const view = emptyView('s');
+    applyEvent(view, { type: 'turn-start', sessionId: 's', messageId: 'm', prompt: 'p' });
+    applyEvent(view, {
+      type: 'permission-request', sessionId: 's', requestId: 'r', callId: 'c', tool: 'write', title: 'Overwrite app.py',
+      input: { path: 'app.py' }, diff: '-a\n+b\n', edit: { changes: {} },
+    });
+    const card = (): ToolItem => view.items.find((i): i is ToolItem => i.kind === 'tool') as ToolItem;
+    applyEvent(view, { type: 'proposal-rebased', sessionId: 's', requestId: 'r', path: 'app.py', diff: '-a2\n+b\n', edit: { changes: {} } });
+    expect(card().permission).toMatchObject({ diff: '-a2\n+b\n', state: 'pending' });
+    expect(card().permission?.conflict).toBeUndefined();
+    applyEvent(view, { type: 'proposal-rebased', sessionId: 's', requestId: 'r', path: 'app.py', conflict: true, lines: 'line 4' });
+    expect(card().permission?.conflict).toBe('line 4 of app.py');
+    applyEvent(view, { type: 'proposal-rebased', sessionId: 's', requestId: 'r', path: 'app.py', diff: '-a3\n+b\n' });
+    expect(card().permission?.conflict).toBeUndefined();
+    expect(card().permission?.diff).toBe('-a3\n+b\n');
+  });
+});
+
 describe('formatting', () => {
   it('formats cost and tokens', () => {
     expect(formatCost(undefined)).toBe('$0.00');

@@ -35,10 +35,19 @@ class ProposedFile:
 
 @dataclass
 class Proposal:
-    """An open question of a session, and the change it proposes (no files: not a change)."""
+    """An open question of a session, and the change it proposes (no files: not a change).
+    `files` are as the editor is shown them: rebased over the user's typing (lsp/rebase.py)
+    once they changed a file; `asked` the files as first proposed, and `conflicts` the lines of
+    each file the user changed that the proposal changes too (then it cannot be accepted)."""
 
     session_id: str
     files: list[ProposedFile] = field(default_factory=list)
+    asked: list[ProposedFile] = field(default_factory=list)
+    conflicts: dict[Path, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.asked:
+            self.asked = list(self.files)
 
     def proposed(self) -> dict[Path, str]:
         return {f.path: f.new_text for f in self.files if f.new_text != f.old_text}

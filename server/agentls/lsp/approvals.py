@@ -21,8 +21,8 @@ from lsprotocol import types
 
 from agentls.lsp.accepted import EditRefused, Proposal, ProposedFile, accepted_texts
 from agentls.lsp.agent_server import AgentServer, PendingEdit
-from agentls.lsp.transport import invalid, parse
-from agentls.lsp.workspace import uri_of
+from agentls.lsp.transport import invalid, parse, request_failed
+from agentls.lsp.workspace import relative_name, uri_of
 from agentls.protocol.models import ApproveParams, ApproveResult
 from agentls.session import ApprovalError, Question, QuestionPresenter
 
@@ -51,7 +51,18 @@ async def approve(ls: AgentServer, raw: Any) -> dict[str, Any]:
         await agent.session(params.session_id)
     except KeyError:
         raise invalid(f"Invalid params: sessionId: unknown session {params.session_id!r}") from None
-    decision, accepted = params.decision, None
+    decision, accepted, feedback = params.decision, None, params.feedback
+    proposal = ls.proposals.get(params.request_id)
+    if proposal is not None and proposal.conflicts and proposal.session_id == params.session_id:
+        # The user changed lines the proposal changes too (lsp/rebase.py): never written over.
+        if decision != "reject":
+            raise request_failed(
+                f"agentls: this proposal cannot be accepted: you changed "
+                f"{conflict_words(ls, proposal)} while it waited, lines it changes too, so "
+                "accepting would write over your text. Reject it (the agent is told why), or "
+                "undo your change there to accept it."
+            )
+        feedback = rejection_note(ls, proposal, feedback)
     if params.edit is not None:
         accepted = accepted_change(ls, params)
         if accepted is not None and not accepted:
@@ -61,13 +72,30 @@ async def approve(ls: AgentServer, raw: Any) -> dict[str, Any]:
             params.session_id,
             params.request_id,
             decision,
-            params.feedback,
+            feedback,
             params.scope,
             accepted=accepted,
         )
     except ApprovalError as exc:
         raise invalid(f"Invalid params: requestId: {exc}") from None
     return ApproveResult().wire()
+
+
+def conflict_words(ls: AgentServer, proposal: Proposal) -> str:
+    """The lines the user changed that a conflicting proposal changes too: "line 4 of app.py"."""
+    return "; ".join(
+        f"{where} of {relative_name(path, ls.root)}" for path, where in proposal.conflicts.items()
+    )
+
+
+def rejection_note(ls: AgentServer, proposal: Proposal, feedback: str | None) -> str:
+    """What the model is told when the user rejects a conflicting proposal."""
+    note = (
+        f"(agentls: the user changed {conflict_words(ls, proposal)} while your proposal waited, "
+        "lines your change changes too, so it could not be applied without writing over their "
+        "text. Read the file again before changing it.)"
+    )
+    return f"{feedback.strip()}\n{note}" if feedback and feedback.strip() else note
 
 
 def accepted_change(ls: AgentServer, params: ApproveParams) -> dict[Path, str] | None:
@@ -126,13 +154,7 @@ def presenting(ls: AgentServer, question: Question) -> Iterator[None]:
     pending: PendingEdit | None = None
     files = proposed_files(ls, question)
     if files and ls.ws is not None:
-        edit = types.WorkspaceEdit()
-        for file in files:
-            one = ls.ws.build_edit(file.path, file.new_text, file.old_text, per_hunk=True)
-            if one.document_changes is not None:
-                edit.document_changes = [*(edit.document_changes or []), *one.document_changes]
-            if one.changes is not None:
-                edit.changes = {**(edit.changes or {}), **one.changes}
+        edit = proposal_edit(ls, files)
         question.edit = ls.protocol._converter.unstructure(edit)
         if query.path is not None:
             file = files[0]
@@ -160,6 +182,19 @@ def presenting(ls: AgentServer, question: Question) -> Iterator[None]:
         ls.proposals.pop(request_id, None)
         if message_task is not None and not message_task.done():
             message_task.cancel()
+
+
+def proposal_edit(ls: AgentServer, files: list[ProposedFile]) -> types.WorkspaceEdit:
+    """The WorkspaceEdit that shows a proposal's files: one TextEdit per hunk of each."""
+    assert ls.ws is not None
+    edit = types.WorkspaceEdit()
+    for file in files:
+        one = ls.ws.build_edit(file.path, file.new_text, file.old_text, per_hunk=True)
+        if one.document_changes is not None:
+            edit.document_changes = [*(edit.document_changes or []), *one.document_changes]
+        if one.changes is not None:
+            edit.changes = {**(edit.changes or {}), **one.changes}
+    return edit
 
 
 def proposed_files(ls: AgentServer, question: Question) -> list[ProposedFile]:

@@ -17,6 +17,7 @@ from agentls.events import ErrorEvent
 from agentls.history import Position
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.approvals import pending_edit_actions
+from agentls.lsp.rebase import rebase_proposals
 from agentls.lsp.textedit import offset_at
 from agentls.lsp.transport import invalid, known_session, parse
 from agentls.protocol.models import (
@@ -56,6 +57,7 @@ def did_open(ls: AgentServer, params: types.DidOpenTextDocumentParams) -> None:
 def did_change(ls: AgentServer, params: types.DidChangeTextDocumentParams) -> None:
     if ls.ws is not None:
         ls.ws.document_changed(params.text_document.uri)
+        rebase_proposals(ls, params.text_document.uri)  # waiting proposals follow the typing
 
 
 def did_save(ls: AgentServer, params: types.DidSaveTextDocumentParams) -> None:

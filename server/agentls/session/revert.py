@@ -3,16 +3,17 @@ before one (agent/revert, `agentls rewind`).
 
 - scope "code": the files the agent changed since that message get back their text from just
   before it (the `before` of each path's first recorded change from there on), as ONE workspace
-  edit (Workspace.write_all: one undo in the editor). A file whose text is not the agent's last
-  version (the user changed it since) is never overwritten: it is a conflict, reported with its
-  three versions; a file already back as it was is skipped.
+  edit (Workspace.write_all: one undo in the editor). A file the user changed since the agent's
+  last version gets the agent's changes taken out of their text (workspace/merge.py), their
+  lines kept; where both changed the same lines it is never overwritten: it is a conflict,
+  reported with its three versions; a file already back as it was is skipped.
 - scope "conversation": that message and every later one are marked reverted (kept for the
   record, no longer sent to the model); the message's text goes back to the prompt box.
 - "both": both. A dry run computes the same answer and changes nothing.
 
 The last revert is kept (store/checkpoints.py) so agent/unrevert can redo it: the messages are
-un-marked and each restored file gets the agent's text back (with the same conflict rule: a file
-changed since the revert is left alone). A prompt sent after the revert clears it.
+un-marked and each restored file gets the agent's text back (with the same merge and conflict
+rule for a file changed since the revert). A prompt sent after the revert clears it.
 
 Reverting to a message older than a compaction summary works from the whole stored history: a
 summary that is reverted no longer starts the session (summary_message_id goes back to the last
@@ -34,6 +35,7 @@ from agentls.session.state import SessionBusyError, SessionState
 from agentls.store import Store
 from agentls.store.checkpoints import RestoredFile
 from agentls.store.session_locks import SessionLockedError
+from agentls.workspace.merge import merge
 from agentls.workspace.protocol import FileChange, Workspace
 
 SCOPES = ("code", "conversation", "both")
@@ -142,6 +144,17 @@ async def current_text(workspace: Workspace, path: Path) -> str | None:
         return "\0(not a text file)"  # never equal to a text agentls recorded
 
 
+def merged_into(current: str | None, base: str | None, target: str | None) -> str | None:
+    """The change base -> target applied to a file the user changed since it was `base`, their
+    lines kept (workspace/merge.py); None when it cannot be: lines both changed, or a file
+    missing, created, deleted or not a text of its own on either side."""
+    texts = (current, base, target)
+    if any(t is None or t.startswith("\0") for t in texts):
+        return None
+    assert current is not None and base is not None and target is not None
+    return merge(base, current, target).text
+
+
 def checkpoint_index(messages: Sequence[Message], message_id: str, session_id: str) -> int:
     """Where the user message `message_id` is in the whole history; KeyError when it is not in
     it, NotACheckpoint when it is not a message the user sent."""
@@ -203,7 +216,12 @@ async def revert_messages(
             if current == before:
                 continue  # already as it was
             if current != agents[path]:
-                outcome.conflicts.append(Conflict(path, before, agents[path], current))
+                # The user changed it since: the agent's changes taken out of their text.
+                merged = merged_into(current, agents[path], before)
+                if merged is None:
+                    outcome.conflicts.append(Conflict(path, before, agents[path], current))
+                else:
+                    restore.append(RestoredFile(path, merged, current))
                 continue
             restore.append(RestoredFile(path, before, agents[path]))
     outcome.files = [f.path for f in restore]
@@ -247,12 +265,16 @@ async def unrevert_messages(
         current = await current_text(workspace, Path(restored.path))
         if current == restored.agent:
             continue
-        if current != restored.before:
-            outcome.conflicts.append(
-                Conflict(restored.path, restored.before, restored.agent, current)
-            )
-            continue
         path = Path(restored.path)
+        if current != restored.before:
+            merged = merged_into(current, restored.before, restored.agent)
+            if merged is None:
+                outcome.conflicts.append(
+                    Conflict(restored.path, restored.before, restored.agent, current)
+                )
+            else:
+                redo.append(FileChange(path, merged, current))
+            continue
         redo.append(FileChange(path, restored.agent or "", restored.before, restored.agent is None))
     outcome.problems = await _write(state, workspace, redo)
     if outcome.problems:

@@ -13,7 +13,9 @@ kept pending review; the user keeps or undoes it later, a file or some hunks at 
   base (a created file is deleted), or loses the undone hunks, through the Workspace as one edit
   (Ctrl+Z in the editor); what it wrote is recorded as a change of the session's last message,
   so the agent's latest text is what the file now is. A file whose text is no longer the agent's
-  latest is never overwritten: the answer is a conflict with the three versions.
+  latest is merged into: the undo is applied to the user's text (workspace/merge.py), their
+  lines kept; when their change and the undo touch the same lines, nothing is written and the
+  answer is a conflict with the three versions.
 - The model: an undone file is forgotten by the session's read ledger, so edit and write refuse
   it until the model reads it again and sees what the user left.
 - The `review` event carries the whole pending list after each change to it.
@@ -38,6 +40,7 @@ from agentls.store import Store
 from agentls.tools.base import PermissionQuery, content_hash
 from agentls.verify.workspace import VerifiedWorkspace
 from agentls.workspace.hunks import Hunk, apply, hunks
+from agentls.workspace.merge import merge
 from agentls.workspace.protocol import Workspace
 
 EventSink = Callable[[Any], None]
@@ -142,6 +145,14 @@ async def _read(workspace: Workspace, path: Path) -> str | None:
         return None
 
 
+def _merged(agent: str, current: str | None, target: str | None) -> str | None:
+    """The change agent -> target merged into the file's text now (None: a conflict, or texts
+    that cannot be merged: a missing file, one that is not a file of its own, a deletion)."""
+    if current is None or current == NOT_ITS_OWN or target is None:
+        return None
+    return merge(agent, current, target).text
+
+
 class SessionReview:
     """agent/listReview and agent/review of Agent (which sets these attributes)."""
 
@@ -228,14 +239,20 @@ class SessionReview:
         workspace = self.workspace.for_session(state.record.id)
         # A link out or a directory where the file was: never written through (a conflict).
         current = NOT_ITS_OWN if not_its_own_file(path) else await _read(workspace, path)
-        if current != agent:
-            return RevertConflict(path=key, before=base, agent=agent, current=current)
         undone = set(indexes)
         target = (
             base
             if whole
             else apply(base or "", [h for i, h in enumerate(all_hunks) if i not in undone])
         )
+        typed = current != agent  # the user changed the file since the agent's edit
+        if typed:
+            # The undo merged into the user's text (workspace/merge.py); lines both changed
+            # are a conflict, never written over.
+            merged = _merged(agent, current, target)
+            if merged is None:
+                return RevertConflict(path=key, before=base, agent=agent, current=current)
+            target = merged
         if target is None:
             outcome = await workspace.delete(path)
         else:
@@ -250,5 +267,11 @@ class SessionReview:
             )
         if whole:
             await self.store.drop_review_pending(session_id, key)
+        elif typed and base is not None and current is not None:
+            # What stays pending is the agent's other hunks, not the user's typing: the base
+            # takes the typing too.
+            rebased = _merged(agent, current, base)
+            if rebased is not None:
+                await self.store.set_review_base(session_id, key, rebased)
         state.ledger.forget(path)  # the model must read it again before changing it
         return None
