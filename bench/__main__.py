@@ -27,6 +27,7 @@ BENCHMARKS = (
     "start",
     "search",
     "language",
+    "outline",
     "sandbox",
     "panel_mentions",
     "panel_transcript",

@@ -177,3 +177,25 @@ async def test_a_folder_added_later_is_inside(
     (result,) = tool_results(module_api)
     assert "extra notes" in result_text(result)
     assert editor.session_events(session, "permission-request") == []
+
+
+async def test_a_link_in_the_second_folder_to_a_file_outside_is_not_attached(
+    editor: Editor, module_api: MessagesAPIServer, folders: dict[str, Path]
+) -> None:
+    link = folders["lib"] / "notes.md"
+    link.symlink_to(folders["away"] / "secret.txt")
+    session = await editor.new_session()
+    before = len(module_api.requests)
+    args = {
+        "uri": str(from_fs_path(str(link))),
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}},
+        "instruction": "Explain the selected code.",
+        "sessionId": session,
+    }
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="agent.runOnSelection", arguments=[args])
+    )
+    error = await editor.wait_event(session, "error")
+    assert "notes.md is a link to" in error["message"]
+    assert "outside the workspace" in error["message"]
+    assert len(module_api.requests) == before

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from agentls.history import Attachment, ContextPart, Range
 from agentls.session.images import ImageRefused, file_image, pasted_image
 from agentls.session.policy import Policy
+from agentls.workspace.folders import folders_of
 
 if TYPE_CHECKING:
     from agentls.session.state import SessionState, TurnResult
@@ -138,7 +139,9 @@ async def attachment(
         uri, root, policy = item.uri or "", agent.root, agent.policy
         return await asyncio.to_thread(file_image, uri, root, policy, grants)
     if isinstance(item, FileItem):
-        refused = refused_link(item.path, agent.root, agent.policy)
+        # Judged in the workspace folder holding it (workspace/folders.py), the first by default.
+        folder = folders_of(agent.workspace).folder_of(Path(os.path.abspath(item.path)))
+        refused = refused_link(item.path, folder.root if folder else agent.root, agent.policy)
         if refused is not None:
             raise NotAttached(refused)
         text = await item_text(agent.workspace.for_session(session_id), item.path)
@@ -189,7 +192,8 @@ def refused_link(path: Path, root: Path, policy: Policy) -> str | None:
     if real == root or root not in real.parents:
         return f"{named.name} is a link to {real}, outside the workspace; it is not attached"
     rel = real.relative_to(root).as_posix()
-    if policy.rules_with([]).evaluate("read", rel, root=root) != "allow":
+    rules = policy.folder_rules.get(root) or policy.rules_with([])  # that folder's own rules
+    if rules.evaluate("read", rel, root=root) != "allow":
         return (
             f"{named.name} is a link to {rel}, which is not read without asking (a secret, or a "
             "rule that asks or denies); it is not attached"

@@ -1,18 +1,20 @@
 """outline: a file's structure from the language server (textDocument/documentSymbol) as an
 indented tree, each symbol with its kind and its line range, so that the model reads the ranges
 it needs instead of the whole file. A function's local variables are left out (its nested
-functions and classes are kept); the file's length is said."""
+functions and classes are kept), and so are the names a top-level import brings in (some servers
+list them); a range starts at the decorators above its line (jedi's start at `def`, pyright's at
+the decorator), so that reading it shows the whole definition; the file's length is said."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import Field
 
 from agentls.language.render import kind_name, plural
 from agentls.tools.base import Tool, ToolContext, ToolInput, ToolResult, expect_input
-from agentls.tools.support.lookup import as_list, ask, read_source
+from agentls.tools.support.lookup import as_list, ask, is_import, read_source
 
 METHOD = "textDocument/documentSymbol"
 MAX_ENTRIES = 400
@@ -62,8 +64,13 @@ class OutlineTool(Tool):
         await ctx.authorize_path(self.name, path, f"Outline of {rel}", params)
         text = await read_source(ctx, path, rel)
         result = await ask(ctx, METHOD, {"textDocument": {"uri": path.as_uri()}}, path)
-        entries = outline_entries(as_list(result))
-        total = len(text.splitlines())
+        lines = text.splitlines()
+        entries = [
+            with_decorators(e, lines)
+            for e in outline_entries(as_list(result))
+            if e.depth or not is_import(lines, e.first)
+        ]
+        total = len(lines)
         head = f"{rel} ({plural(total, 'line')})"
         if not entries:
             return ToolResult(f"{head}: the language server lists no symbols in it.")
@@ -106,6 +113,14 @@ def outline_entries(items: list[Any], depth: int = 0, parent: int | None = None)
         if isinstance(children, list):
             out.extend(outline_entries(children, depth + 1, kind))
     return sorted(out, key=lambda e: (e.first, e.depth)) if depth == 0 else out
+
+
+def with_decorators(entry: Entry, lines: list[str]) -> Entry:
+    """The entry starting at the first of the decorator lines (`@...`) right above it."""
+    first = entry.first
+    while 0 < first <= len(lines) and lines[first - 1].lstrip().startswith("@"):
+        first -= 1
+    return entry if first == entry.first else replace(entry, first=first)
 
 
 def render_outline(entries: list[Entry], cap: int = MAX_ENTRIES) -> str:
