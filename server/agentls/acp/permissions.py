@@ -3,7 +3,8 @@ options allow once / always (this session, this project; only where "always" is 
 by what it allows) / reject. The answer goes through Agent.approve, like every front end's.
 
 ACP has no words to send back with a rejection; a client may put them in the response's
-`_meta.feedback` (a string), and the model receives them. ask_user's questions: acp/questions.py.
+`_meta.feedback` (a string), and the model receives them. ask_user's questions: acp/questions.py;
+a change of several hunks is asked hunk by hunk: acp/hunk_requests.py.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from agentls.acp.hunk_requests import Ask, ask_by_hunk, asked_by_hunk
 from agentls.acp.questions import form_answer, permission_answer, question_form, question_options
 from agentls.acp.tools import ToolContent, input_content, kind_of, locations_of, text_content
 from agentls.session import Agent, ApprovalError, Question, QuestionPresenter
@@ -171,9 +173,17 @@ class PermissionAsker:
         if question.parent_call_id is not None:
             tool_call = tool_call.model_copy(update={"tool_call_id": question.parent_call_id})
         asks_user = question.query.tool == "ask_user"
+        accepted: dict[Path, str] | None = None
+        by_hunk = asked_by_hunk(question)
         try:
             await self.flush()
-            if asks_user and self.elicits_form:
+            if by_hunk:  # a change of several hunks: one request per hunk (acp/hunk_requests.py)
+                hunks = await ask_by_hunk(
+                    agent.root, question, tool_call, by_hunk, self._asker(shown)
+                )
+                decision, scope, feedback = hunks.decision, hunks.scope, hunks.feedback
+                accepted = hunks.accepted
+            elif asks_user and self.elicits_form:
                 form = question_form(question, shown, tool_call.tool_call_id)
                 message = str(question.query.input.get("question", ""))
                 answer = await self.client.create_elicitation(message=message, mode=form)
@@ -193,6 +203,16 @@ class PermissionAsker:
             log.warning("session/request_permission failed: %s", exc)
             decision, scope, feedback = ("reject", "session", f"the editor did not answer: {exc}")
         try:
-            agent.approve(question.session_id, question.request_id, decision, feedback, scope)
+            agent.approve(
+                question.session_id, question.request_id, decision, feedback, scope, accepted
+            )
         except ApprovalError:
             pass  # expired or cancelled meanwhile
+
+    def _asker(self, session_id: str) -> Ask:
+        async def ask(call: ToolCallUpdate, options: list[PermissionOption]) -> Any:
+            return await self.client.request_permission(
+                session_id=session_id, tool_call=call, options=options
+            )
+
+        return ask
