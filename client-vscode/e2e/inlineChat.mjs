@@ -69,15 +69,9 @@ export async function inlineChat({ page, panel, workspace, openPanel, activeSess
     await page.keyboard.press('Control+I');
     const widget = page.locator('.editor-instance .review-widget').first();
     await widget.waitFor({ timeout: 15_000 });
-    const replyBox = widget.locator('.comment-form .monaco-editor').first();
-    await replyBox.waitFor();
     // The reply box has the focus: the question is typed straight away, Enter sends it.
-    await poll('the reply box focused', () => page.evaluate(() => !!document.activeElement?.closest('.review-widget .comment-form')), 5_000).catch(
-      async () => {
-        log('  the reply box was not focused by Ctrl+I; clicking it');
-        await replyBox.click();
-      },
-    );
+    await poll('the reply box focused', () => page.evaluate(() => !!document.activeElement?.closest('.review-widget .comment-form')), 10_000);
+    await screenshot('inline-chat-open');
     await page.keyboard.type(INLINE_PROMPT, { delay: 5 });
     await screenshot('inline-chat-question');
     await page.keyboard.press('Enter');
@@ -98,6 +92,8 @@ export async function inlineChat({ page, panel, workspace, openPanel, activeSess
       await screenshot(`inline-chat-proposal-sidebar-${width}`);
     }
     await setSidebarWidth(page, 300);
+    // While the proposal waits the turn runs: the widget offers Stop.
+    await widget.locator('[aria-label^="Stop"]').first().waitFor({ timeout: 5000 });
     const before = onDisk();
     await lens('Accept hunk 1/2').click();
     await lens('hunk 1/2 accepted').waitFor({ timeout: 5000 });
@@ -111,18 +107,23 @@ export async function inlineChat({ page, panel, workspace, openPanel, activeSess
     check(onDisk() === expected, `stats.py should have exactly the accepted hunk:\n${onDisk()}`);
     // The model's answer in the thread, the turn over.
     await poll('the answer in the thread', async () => /The edit's result:/.test(await widget.innerText()), 30_000);
-    await widget.locator('.actions [aria-label^="Stop"]').waitFor({ state: 'detached', timeout: 15_000 }).catch(() => undefined);
+    check((await widget.innerText()).includes('Kept 1 of 2 hunks.'), 'the thread should say what was kept');
+    await widget.locator('[aria-label^="Stop"]').first().waitFor({ state: 'detached', timeout: 15_000 });
     await screenshot('inline-chat-answered');
     // The session is in the history, titled from the question; the panel kept its own.
     check((await activeSession(panel())) === panelSession, 'the panel should still show its own session');
     await titleAction(page, 'Session history').click();
     await panel().locator('#history .history-item', { hasText: INLINE_PROMPT }).first().waitFor({ timeout: 10_000 });
     await screenshot('inline-chat-history');
-    await panel().locator(`#history .history-item[data-session-id="${panelSession}"] .history-open`).click();
-    await poll('the history closed', async () => (await activeSession(panel())) === panelSession && (await panel().locator('#history').isHidden()));
+    if (panelSession) {
+      await panel().locator(`#history .history-item[data-session-id="${panelSession}"] .history-open`).click();
+      await poll('the panel back on its session', async () => (await activeSession(panel())) === panelSession && (await panel().locator('#history').isHidden()));
+    } else {
+      await titleAction(page, 'Session history').click(); // no session of its own: the history closes
+    }
     // Close the widget: gone from the editor.
     await widget.hover();
-    await widget.locator('.actions [aria-label^="Close inline chat"]').first().click();
+    await widget.locator('[aria-label^="Close inline chat"]').first().click();
     await page.locator('.editor-instance .review-widget').waitFor({ state: 'detached', timeout: 10_000 });
   } finally {
     rmSync(path, { force: true });

@@ -24,6 +24,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const mentions = new Mentions();
   context.subscriptions.push(mentions);
   let approvals: ApprovalController | undefined;
+  let inline: InlineChats | undefined;
   const reviewViews = new ReviewViews();
   context.subscriptions.push(reviewViews);
   // Code blocks' Copy / Insert / Apply, path links, the editor's theme for their colours.
@@ -68,12 +69,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     host,
     (uri) => vscode.Uri.parse(uri),
     (message) => console.warn(message),
-    (message) => panel.post(message),
+    (message) => {
+      panel.post(message);
+      if (message.type === 'proposal-kept') inline?.kept(message.requestId, message.kept, message.total);
+    },
   );
   const reviews = approvals;
   // Inline chat on a selection (Ctrl+I, "Agent: edit here…"): its proposals are drawn in place.
-  const inline = new InlineChats(host, vscode.Uri.joinPath(context.extensionUri, 'media', 'agentls.svg'));
-  approvals.drawnInPlace = (sessionId) => inline.has(sessionId);
+  inline = new InlineChats(host, vscode.Uri.joinPath(context.extensionUri, 'media', 'agentls.svg'));
+  approvals.drawnInPlace = (sessionId) => inline?.has(sessionId) ?? false;
   context.subscriptions.push(inline);
 
   // Bash (and other non-edit) requests are answered in the panel: show it, keep the focus.
@@ -124,10 +128,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await panel.reveal(true);
     panel.post({ type: 'add-selection', item: { label, detail: name, name, ref: { uri, range: wire } }, session });
   });
-  command('agentls.inlineChat', (uriArg, rangeArg) => inline.open(uriArg, rangeArg));
-  command('agentls.inlineChat.submit', (reply) => inline.submit(reply));
-  command('agentls.inlineChat.stop', (thread) => inline.stop(thread));
-  command('agentls.inlineChat.close', (thread) => inline.closeCommand(thread));
+  const chats = inline;
+  command('agentls.inlineChat', (uriArg, rangeArg) => chats.open(uriArg, rangeArg));
+  command('agentls.inlineChat.submit', (reply) => chats.submit(reply));
+  command('agentls.inlineChat.stop', (thread) => chats.stop(thread));
+  command('agentls.inlineChat.close', (thread) => chats.closeCommand(thread));
   // The key of the chosen model's provider (or of the variable a caller names: the panel's "Set
   // API key" button), kept in secret storage and used by the running server at once.
   command('agentls.setApiKey', async (arg) => {

@@ -82,6 +82,8 @@ export class InlineChat {
   /** The edit proposal of this chat's session waiting for an answer (its request id). */
   waiting?: string;
   private readonly exchanges: Exchange[] = [];
+  /** What was kept of a proposal answered hunk by hunk ("Kept 1 of 2 hunks."), by request id. */
+  private readonly keptNotes = new Map<string, string>();
   private readonly subscription: { dispose(): void };
   private closed = false;
   private renderTimer?: ReturnType<typeof setTimeout>;
@@ -128,6 +130,11 @@ export class InlineChat {
     const mode: PromptMode = this.running ? 'steer' : 'queue';
     this.setRunning(true);
     await this.host.prompt(question, undefined, mode, [], this.sessionId);
+  }
+
+  /** The editor's hunk lenses answered the waiting proposal: `kept` of its `total` hunks. */
+  kept(requestId: string, kept: number, total: number): void {
+    if (requestId === this.waiting) this.keptNotes.set(requestId, kept ? `Kept ${kept} of ${total} hunks.` : 'Rejected.');
   }
 
   /** Stop the running turn (the widget's Stop). A waiting proposal is rejected by the stop. */
@@ -210,7 +217,9 @@ export class InlineChat {
       case 'permission-resolved':
         if (event.requestId === this.waiting) {
           this.waiting = undefined;
-          this.note(DECISIONS[event.decision] ?? event.decision);
+          const kept = event.decision === 'once' ? this.keptNotes.get(event.requestId) : undefined;
+          this.keptNotes.delete(event.requestId);
+          this.note(kept ?? DECISIONS[event.decision] ?? event.decision);
         }
         return;
       case 'error':

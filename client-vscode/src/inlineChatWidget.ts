@@ -45,7 +45,16 @@ class CommentThreadView implements InlineThread {
   }
 }
 
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function threadOf(arg: unknown): vscode.CommentThread | undefined {
+  if (typeof arg !== 'object' || arg === null) return undefined;
+  return 'thread' in arg ? (arg as vscode.CommentReply).thread : 'uri' in arg && 'comments' in arg ? (arg as vscode.CommentThread) : undefined;
+}
+
 export class InlineChats implements vscode.Disposable {
+  /** The selection offered as a commenting range while the inline chat opens. */
+  private armed?: { uri: string; range: vscode.Range; offered: () => void };
   private readonly controller: vscode.CommentController;
   private readonly chats = new Map<vscode.CommentThread, InlineChat>();
   /** The chat last opened or written in (what Escape and a bare Close mean). */
@@ -70,48 +79,82 @@ export class InlineChats implements vscode.Disposable {
   }
 
   /** Open the inline chat at a selection: the arguments (a code action's uri and range), else the
-   * active editor's selection (its line when nothing is selected). */
-  async open(uriArg?: unknown, rangeArg?: unknown): Promise<InlineChat | undefined> {
+   * active editor's selection (its line when nothing is selected). The widget is VS Code's own new
+   * comment (workbench.action.addComment on a commenting range offered only for this selection),
+   * so its reply box has the focus at once; the chat starts when its first text is sent. */
+  async open(uriArg?: unknown, rangeArg?: unknown): Promise<void> {
     const active = vscode.window.activeTextEditor;
     const document =
       uriArg instanceof vscode.Uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === uriArg.toString()) : active?.document;
     if (!document || document.uri.scheme !== 'file') {
       void vscode.window.showInformationMessage('agentls: open a file and select the code to ask about.');
-      return undefined;
+      return;
     }
     let range: vscode.Range = rangeArg instanceof vscode.Range ? rangeArg : (active?.selection ?? new vscode.Range(0, 0, 0, 0));
     if (range.isEmpty) range = document.lineAt(range.start.line).range;
-    const thread = this.controller.createCommentThread(document.uri, range, []);
+    const editor = await vscode.window.showTextDocument(document, { selection: range, preserveFocus: false });
+    editor.selection = new vscode.Selection(range.start, range.end);
+    // Offer this selection (alone) as a commenting range, wait until VS Code has asked for it.
+    const offered = new Promise<void>((resolve) => {
+      this.armed = { uri: document.uri.toString(), range, offered: resolve };
+    });
+    this.controller.commentingRangeProvider = this.ranges; // assigned again: VS Code asks anew
+    const asked = await Promise.race([offered.then(() => true), sleep(2000).then(() => false)]);
+    if (asked) {
+      await sleep(150); // the answer reaches the editor
+      await vscode.commands.executeCommand('setContext', 'agentls.inlineChatNew', true);
+      await vscode.commands.executeCommand('workbench.action.addComment');
+    } else {
+      // No new comment (commenting turned off?): a thread of our own, its reply box a click away.
+      this.adopt(this.controller.createCommentThread(document.uri, range, []));
+    }
+    this.armed = undefined;
+  }
+
+  private readonly ranges: vscode.CommentingRangeProvider = {
+    provideCommentingRanges: (document: vscode.TextDocument): vscode.Range[] => {
+      const armed = this.armed;
+      if (!armed || armed.uri !== document.uri.toString()) return [];
+      setTimeout(armed.offered, 0);
+      return [armed.range];
+    },
+  };
+
+  /** A thread becomes an inline chat: the new comment when its first text is sent. */
+  private adopt(thread: vscode.CommentThread): InlineChat {
     thread.canReply = true;
     thread.contextValue = IDLE;
     thread.label = 'agentls';
     thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
-    const wire = { start: { line: range.start.line, character: range.start.character }, end: { line: range.end.line, character: range.end.character } };
-    const chat = new InlineChat(this.host, new CommentThreadView(thread, this.agentIcon), { uri: document.uri.toString(), range: wire });
+    const r = thread.range ?? new vscode.Range(0, 0, 0, 0);
+    const wire = { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
+    const chat = new InlineChat(this.host, new CommentThreadView(thread, this.agentIcon), { uri: thread.uri.toString(), range: wire });
     this.chats.set(thread, chat);
     this.last = chat;
-    // The reply box takes the focus (the cursor is on the thread's lines).
-    if (active?.document === document) {
-      void vscode.commands.executeCommand('workbench.action.focusCommentOnCurrentLine').then(undefined, () => undefined);
-    }
     return chat;
   }
 
   private chatOf(arg: unknown): InlineChat | undefined {
-    const thread =
-      typeof arg === 'object' && arg !== null && 'thread' in arg ? (arg as vscode.CommentReply).thread : (arg as vscode.CommentThread | undefined);
+    const thread = threadOf(arg);
     const chat = thread ? this.chats.get(thread) : undefined;
     return chat ?? (this.last && !this.last.isClosed ? this.last : undefined);
   }
 
-  /** The reply box's Send (a CommentReply). */
+  /** The reply box's Send (a CommentReply): the first text of a new comment starts its chat. */
   async submit(reply: unknown): Promise<void> {
-    const chat = this.chatOf(reply);
+    const thread = threadOf(reply);
     const text = typeof reply === 'object' && reply !== null && 'text' in reply ? String((reply as vscode.CommentReply).text) : '';
-    if (!chat || !text.trim()) return;
+    if (!thread || !text.trim()) return;
+    const chat = this.chats.get(thread) ?? this.adopt(thread);
+    void vscode.commands.executeCommand('setContext', 'agentls.inlineChatNew', false);
     this.last = chat;
-    // The box is emptied by setting the thread's comments (the question shows as one at once).
-    await chat.submit(text);
+    // Not awaited: VS Code empties the reply box once this command returns, not at the turn's end.
+    void chat.submit(text);
+  }
+
+  /** A proposal was answered hunk by hunk (approvals.ts): its chat says how many were kept. */
+  kept(requestId: string, kept: number, total: number): void {
+    for (const chat of this.chats.values()) chat.kept(requestId, kept, total);
   }
 
   async stop(arg: unknown): Promise<void> {
@@ -121,6 +164,7 @@ export class InlineChats implements vscode.Disposable {
   async closeCommand(arg: unknown): Promise<void> {
     const chat = this.chatOf(arg);
     if (chat) await this.close(chat);
+    else threadOf(arg)?.dispose(); // a new comment not sent yet
   }
 
   /** The session ids of the open chats (their proposals are drawn in place, not in a diff). */

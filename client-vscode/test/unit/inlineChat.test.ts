@@ -160,6 +160,18 @@ describe('inline chat', () => {
     expect(thread.answer).toMatch(/Accepted\.$/);
   });
 
+  it('says how many hunks were kept when the proposal was answered hunk by hunk', async () => {
+    const { host, thread, chat } = await setUp();
+    await chat.submit('Shorten these docstrings.');
+    host.handleEvent(
+      ev({ type: 'permission-request', sessionId: 'ses_inline1', requestId: 'r1', callId: 'c1', tool: 'edit', title: 'Edit calc.py', input: {}, edit: TWO_HUNKS }),
+    );
+    chat.kept('r0', 2, 2); // another proposal's: not this one
+    chat.kept('r1', 1, 2);
+    host.handleEvent(ev({ type: 'permission-resolved', sessionId: 'ses_inline1', requestId: 'r1', decision: 'once' }));
+    expect(thread.answer).toMatch(/Kept 1 of 2 hunks\.$/);
+  });
+
   it('refines a waiting proposal: a follow-up rejects it with the follow-up as feedback, no new prompt', async () => {
     const { server, host, thread, chat } = await setUp();
     await chat.submit('Shorten these docstrings.');
