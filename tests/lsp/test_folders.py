@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path
 
 from messages_api import MessagesAPIServer, reply, text, tool_use
@@ -199,3 +200,23 @@ async def test_a_link_in_the_second_folder_to_a_file_outside_is_not_attached(
     assert "notes.md is a link to" in error["message"]
     assert "outside the workspace" in error["message"]
     assert len(module_api.requests) == before
+
+
+async def test_a_code_block_is_applied_to_a_file_of_the_second_folder(
+    editor: Editor, folders: dict[str, Path]
+) -> None:
+    session = await editor.new_session()
+    params = {"sessionId": session, "path": "lib/applied.py", "text": "APPLIED = True\n"}
+    answer = asyncio.ensure_future(editor.request("agent/proposeEdit", params))
+    request = await editor.wait_event(session, "permission-request")
+    assert request["title"] == "Create lib/applied.py"
+    await editor.request(
+        "agent/approve",
+        {"sessionId": session, "requestId": request["requestId"], "decision": "once"},
+    )
+    await answer
+    assert (folders["lib"] / "applied.py").read_text() == "APPLIED = True\n"
+    hook = {"sessionId": session, "path": "lib/.git/hooks/post-merge", "text": "evil\n"}
+    with pytest.raises(JsonRpcException) as caught:
+        await editor.request("agent/proposeEdit", hook)
+    assert "protected" in str(caught.value)

@@ -17,6 +17,7 @@ from agentls.protocol.propose import ProposeDecision
 from agentls.session.questions import AskContext
 from agentls.tools.base import PermissionQuery
 from agentls.tools.support.text import unified_diff
+from agentls.workspace.folders import Folders, folders_of
 
 if TYPE_CHECKING:
     from agentls.session.agent import Agent
@@ -35,17 +36,19 @@ class Proposal:
     applied: bool
 
 
-def proposed_path(root: Path, raw: str) -> Path:
-    """The file in the workspace `raw` names; ProposalRefused when it is none, or protected, or a
-    directory."""
+def proposed_path(root: Path | Folders, raw: str) -> Path:
+    """The file in the workspace `raw` names (in any of its folders: workspace/folders.py);
+    ProposalRefused when it is none, or protected, or a directory."""
+    folders = root if isinstance(root, Folders) else Folders.single(root)
     if not raw.strip() or "\0" in raw:
         raise ProposalRefused("give a file path inside the workspace")
-    path = Path(raw) if Path(raw).is_absolute() else root / raw
+    path = Path(raw) if Path(raw).is_absolute() else folders.join(raw)
     resolved = path.resolve()
-    if root not in resolved.parents:
+    folder = folders.folder_of(resolved)
+    if folder is None or resolved == folder.root:
         raise ProposalRefused(f"{raw} is not inside the workspace")
-    rel = resolved.relative_to(root).as_posix()
-    if is_protected_path(rel, root):
+    rel = folders.relative(resolved)
+    if is_protected_path(resolved.relative_to(folder.root).as_posix(), folder.root):
         raise ProposalRefused(f"{rel} is protected; agentls does not change it")
     if resolved.is_dir():
         raise ProposalRefused(f"{rel} is a directory")
@@ -57,9 +60,9 @@ async def propose_edit(agent: Agent, session_id: str, raw_path: str, text: str) 
     once allowed. KeyError for an unknown session; ProposalRefused for a path it may not change
     or a file that is not text."""
     await agent.session(session_id)  # KeyError if unknown
-    root = agent.root
-    path = proposed_path(root, raw_path)
-    rel = path.relative_to(root).as_posix()
+    folders = folders_of(agent.workspace)
+    path = proposed_path(folders, raw_path)
+    rel = folders.relative(path)
     workspace = agent.workspace.for_session(session_id)  # the one edit pipeline, for the session
     try:
         old: str | None = await workspace.read_text(path)
