@@ -66,6 +66,9 @@ class ToolPart(WireModel):
     output: str | None = None
     title: str | None = None
     images: list[ToolImage] | None = None
+    # A proposal of several hunks the user accepted in part: for each hunk, in order (file by
+    # file), whether it was kept as proposed. None: not asked, or accepted or rejected whole.
+    kept_hunks: list[bool] | None = None
 
     @property
     def finished(self) -> bool:

@@ -366,3 +366,35 @@ async def test_code_actions_accept_or_reject_the_hunk_under_the_cursor(
     await asyncio.wait_for(turn, 20)
     assert editor.buffers[editor.uri("ca.py")].text == OLD
     assert "changed your proposal" not in tool_result(module_api)
+
+
+async def test_what_was_kept_of_each_hunk_is_stored_with_the_call(
+    panel: Editor, module_api: MessagesAPIServer
+) -> None:
+    # The panel's card says "1 of 2 hunks kept" after a window reload: read from the history.
+    editor = panel
+    session, request, turn = await propose(editor, module_api, "kept.py", OLD, NEW)
+    document, edits = hunks_of(request)
+    await editor.request("agent/approve", answer(session, request, only(document, edits[1:])))
+    await asyncio.wait_for(turn, 20)
+    history = await editor.request("agent/getMessages", {"sessionId": session})
+    parts = [p for m in history["messages"] for p in m["parts"] if p["type"] == "tool"]
+    write = next(p for p in parts if p["tool"] == "write")
+    assert write["keptHunks"] == [False, True]
+    read = next(p for p in parts if p["tool"] == "read")
+    assert "keptHunks" not in read or read["keptHunks"] is None
+
+
+async def test_a_whole_accept_stores_no_hunks(panel: Editor, module_api: MessagesAPIServer) -> None:
+    editor = panel
+    session, request, turn = await propose(editor, module_api, "whole.py", OLD, NEW)
+    await editor.request("agent/approve", answer(session, request))
+    await asyncio.wait_for(turn, 20)
+    history = await editor.request("agent/getMessages", {"sessionId": session})
+    write = next(
+        p
+        for m in history["messages"]
+        for p in m["parts"]
+        if p["type"] == "tool" and p["tool"] == "write"
+    )
+    assert write.get("keptHunks") is None

@@ -74,6 +74,9 @@ export interface ToolItem extends ItemBase {
   isError?: boolean;
   progress?: string;
   permission?: Permission;
+  /** A proposal of several hunks accepted in part, read from the history: whether each hunk was
+   * kept (the card says "1 of 2 hunks kept" after a reload, when the live answer is gone). */
+  keptHunks?: boolean[];
   /** A task call's sub-agent: its own transcript (model/subagents.ts), and its agent type. */
   sub?: SessionView;
   agent?: string;
@@ -552,6 +555,7 @@ export function viewFromMessages(
           output: part.output ?? undefined,
           isError: status === 'error' || status === 'cancelled' || status === 'interrupted',
           reverted,
+          ...(part.keptHunks?.length ? { keptHunks: part.keptHunks } : {}),
         });
       }
     }

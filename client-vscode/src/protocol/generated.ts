@@ -518,6 +518,7 @@ export interface ToolPart {
   input: {
     [k: string]: unknown | undefined;
   };
+  keptHunks?: boolean[] | null;
   output?: string | null;
   status?: 'pending' | 'running' | 'completed' | 'error' | 'cancelled' | 'interrupted';
   title?: string | null;

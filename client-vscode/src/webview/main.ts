@@ -4,7 +4,7 @@ import type { AgentEvent, McpServerInfo, SessionInfo } from '../protocol/generat
 import type { ApproveDecision, ApproveScope, HostMessage, PanelMessage, PanelState } from '../model/messages';
 import { mcpList } from '../model/mcp';
 import { renderPinned } from './todo';
-import { HunkCards, ProposalList } from './proposals';
+import { HunkCards, ProposalList, keptHunksLine } from './proposals';
 import { CommandMenu } from './commands';
 import { ImageTray, thumbnails } from './images';
 import { ModelPicker } from './models';
@@ -358,6 +358,7 @@ function renderTool(view: SessionView, item: ToolItem): HTMLElement {
   if (summary && !pending) body.append(summary);
   const permission = permissionBlock(view, item, pending ? summary : null);
   if (permission) body.append(permission);
+  else if (item.keptHunks) body.append(keptHunksLine(item.keptHunks)); // from the history
   if (item.progress) body.append(h('div', { class: 'progress' }, item.progress));
   if (item.sub) {
     // The sub-agent's own transcript; its questions are answered in its session.

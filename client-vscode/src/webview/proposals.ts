@@ -147,3 +147,12 @@ function span(cls: string, text: string): HTMLSpanElement {
   el.textContent = text;
   return el;
 }
+
+/** A stored call's line of what was kept of its hunks ("1 of 2 hunks kept"): the history keeps
+ * it (the tool part's keptHunks), so the card says it after a window reload too. */
+export function keptHunksLine(kept: readonly boolean[]): HTMLElement {
+  const line = document.createElement('div');
+  line.className = 'permission resolved decision-once hunks-kept';
+  line.textContent = keptLabel(kept.filter(Boolean).length, kept.length);
+  return line;
+}

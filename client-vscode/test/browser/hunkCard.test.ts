@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { HostMessage, PanelMessage } from '../../src/model/messages';
-import { emptyView } from '../../src/model/transcript';
+import { emptyView, viewFromMessages } from '../../src/model/transcript';
 import type { CardHunk } from '../../src/reviewHunks';
 import { extensionRoot } from '../support/fixture';
 import { CHROMIUM, openPanel } from '../support/browserPanel';
@@ -87,6 +87,24 @@ describe.skipIf(!existsSync(CHROMIUM))("a proposal's hunks in its card (Chromium
     expect(await card().locator('.hunk-state').allTextContents()).toEqual(['kept', 'not kept']);
     expect(await card().locator('.hunk-row button').count()).toBe(0);
     await page.screenshot({ path: join(extensionRoot, 'test-artifacts', 'panel-hunk-card-kept.png') });
+    expect(errors).toEqual([]);
+  });
+
+  it('still says "1 of 2 hunks kept" after a window reload, from the stored call', async () => {
+    // A reload: the panel starts over with the session's history (agent/getMessages), where the
+    // call keeps what was kept of each hunk; the live answer and its hunks are gone.
+    await page.goto(`${http.origin}/panel.html`);
+    await expect.poll(posted).toContainEqual({ type: 'ready' });
+    const view = viewFromMessages(sessionId, [
+      { id: 'm1', role: 'user', createdAt: 1, parts: [{ type: 'text', text: 'shorten the docstrings' }] },
+      {
+        id: 'm2', role: 'assistant', createdAt: 2,
+        parts: [{ type: 'tool', callId: 'c1', tool: 'edit', input: { path: 'calc.py' }, status: 'completed', output: 'Edited calc.py as the user accepted it.', title: 'Edit calc.py', keptHunks: [true, false] }],
+      },
+    ]);
+    await send({ type: 'state', state: { connection: 'running', sessions: [], activeSessionId: sessionId, view } });
+    await card().locator('summary').first().click();
+    await expect.poll(() => card().locator('.hunks-kept').textContent()).toBe('1 of 2 hunks kept');
     expect(errors).toEqual([]);
   });
 });

@@ -19,6 +19,7 @@ from agentls.permission.grants import Grant, grant_for
 from agentls.permission.rules import PathFilter, PermissionRules
 from agentls.permission.types import SEVERITY
 from agentls.session.folder_access import in_other_folder, kept_from_review, scope_of
+from agentls.session.hunk_choice import kept_hunks_of
 from agentls.session.modes import approve_plan, plan_refusal, set_todos
 from agentls.session.policy import Policy
 from agentls.session.questions import AskContext, Asker, ask_user, unattended_refusal
@@ -181,6 +182,8 @@ class ToolCalls:
             )
         if ctx is not None and ctx.notes:
             result.output = "\n\n".join([result.output, *ctx.notes])
+        if ctx is not None and ctx.kept_hunks is not None:
+            part.kept_hunks = ctx.kept_hunks  # stored: the panel says "1 of 2 hunks kept"
         part.status = "error" if result.is_error else "completed"
         # Tool output is data from anywhere (file names, command output): storable UTF-8.
         part.output = clean_text(result.output)
@@ -207,6 +210,7 @@ class CallContext(PathAuthorization):
         self.ledger = env.state.ledger
         self.call_id = part.call_id
         self.session_id = env.session_id
+        self.kept_hunks: list[bool] | None = None  # a partial accept's hunks (ToolPart.kept_hunks)
         settings = env.policy.settings
         self.sandbox = SandboxPolicy.from_settings(settings)
         # Said to the model after the tool's own output (e.g. that "always" was not offered).
@@ -356,6 +360,7 @@ class CallContext(PathAuthorization):
             return None
         if answer.decision == "once":
             if answer.accepted is not None:
+                self.kept_hunks = kept_hunks_of(query, answer.accepted)
                 return Accepted(answer.accepted, (answer.feedback or "").strip() or None)
             return None
         if answer.decision == "always":

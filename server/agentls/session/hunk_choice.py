@@ -91,3 +91,9 @@ def _same(a: Hunk, b: Hunk) -> bool:
 def kept_label(kept: Sequence[bool]) -> str:
     """ "1 of 2 hunks kept", as the VS Code panel's card says it."""
     return f"{sum(kept)} of {len(kept)} hunk{'s' if len(kept) != 1 else ''} kept"
+
+
+def kept_hunks_of(query: PermissionQuery, accepted: dict[Path, str]) -> list[bool] | None:
+    """What a partial accept kept of a proposal of two hunks or more (kept_of), stored with the
+    call's result; None for a proposal of one hunk."""
+    return kept_of(query, accepted) if len(proposal_hunks(query)) > 1 else None
