@@ -26,6 +26,8 @@ NAMES = [
     "callers",
     "callees",
     "rename",
+    "code_actions",
+    "apply_code_action",
     "todowrite",
     "ask_user",
     "exit_plan",
@@ -87,6 +89,7 @@ def test_default_tools_and_schemas() -> None:
         "type_definition",
         "implementation",
         "callees",
+        "code_actions",
     }
 
 

@@ -25,6 +25,8 @@ KINDS: dict[str, ToolKind] = {
     "write": "edit",
     "edit": "edit",
     "rename": "edit",
+    "apply_code_action": "edit",
+    "code_actions": "search",
     "glob": "search",
     "grep": "search",
     "list": "search",

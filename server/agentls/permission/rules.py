@@ -48,6 +48,8 @@ RULES_OF: dict[str, str] = {
     "implementation": "read",
     "callees": "read",
     "rename": "edit",
+    "code_actions": "read",
+    "apply_code_action": "edit",
 }
 
 

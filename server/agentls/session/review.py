@@ -46,7 +46,7 @@ from agentls.workspace.protocol import Workspace
 EventSink = Callable[[Any], None]
 
 # The tools whose "ask" review "after" answers by applying the change at once.
-REVIEWED_TOOLS = frozenset({"edit", "write", "rename"})
+REVIEWED_TOOLS = frozenset({"edit", "write", "rename", "apply_code_action"})
 
 
 class ReviewFailed(Exception):

@@ -33,9 +33,11 @@ LANGUAGE_TOOLS = (
     "callers",
     "callees",
     "rename",
+    "code_actions",
+    "apply_code_action",
 )
 # A tool that changes files or runs commands: with one of these, the safety lines are sent.
-CHANGING_TOOLS = ("edit", "write", "bash", "rename")
+CHANGING_TOOLS = ("edit", "write", "bash", "rename", "apply_code_action")
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,7 @@ def language_line(s: Surroundings) -> str | None:
     if not names or s.languages is None:
         return None
     lines = []
-    finders = [n for n in names if n != "outline"]
+    finders = [n for n in names if n not in ("outline", "code_actions", "apply_code_action")]
     if finders:
         lines.append(
             f"- To find where code is defined or used{', or to rename it' if 'rename' in names else ''}, "
@@ -125,6 +127,12 @@ def language_line(s: Surroundings) -> str | None:
             "- Before reading a long file, take its `outline` (its classes and functions with "
             "their line ranges), then `read` only the ranges you need (offset, limit) instead of "
             "the whole file; read a file whole only when it is short or you need all of it."
+        )
+    if {"code_actions", "apply_code_action"} <= set(names):
+        lines.append(
+            "- For a fix of a diagnostic, organizing imports or a refactoring the language server "
+            "knows, list the `code_actions` at those lines and apply one with "
+            "`apply_code_action` rather than editing by hand."
         )
     return "\n".join(lines) or None
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from agentls.tools.apply_code_action import ApplyCodeActionTool
 from agentls.tools.ask_user import AskUserTool
 from agentls.tools.base import Tool
 from agentls.tools.bash import BashTool
 from agentls.tools.callees import CalleesTool
 from agentls.tools.callers import CallersTool
+from agentls.tools.code_actions import CodeActionsTool
 from agentls.tools.definition import DefinitionTool
 from agentls.tools.edit import EditTool
 from agentls.tools.exit_plan import ExitPlanTool
@@ -52,6 +54,8 @@ def default_tools() -> list[Tool]:
         CallersTool(),
         CalleesTool(),
         RenameTool(),
+        CodeActionsTool(),
+        ApplyCodeActionTool(),
         # The session's own: the todo list, a question to the user, and leaving plan mode.
         TodoWriteTool(),
         AskUserTool(),
