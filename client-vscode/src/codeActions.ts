@@ -6,10 +6,13 @@
 import { posix } from 'node:path';
 import type { AgentConnection } from './hostTypes';
 import type { CodeHostMessage, CodeMessage, CodeTheme } from './model/codeBlocks';
+import { insideFolders, type FolderRef } from './folders';
 
 export interface CodeEditor {
   /** The workspace folder's path (none: no folder open). */
   root(): string | undefined;
+  /** Every workspace folder, named as the server names them (folders.ts); none: root() alone. */
+  folders?(): readonly FolderRef[];
   isFile(path: string): Promise<boolean>;
   /** Open the file (an absolute path) with the cursor at `line` (1-based). */
   open(path: string, line?: number): Promise<void>;
@@ -71,9 +74,17 @@ export class CodeActions {
     }
   }
 
-  private async openPath(path: string, line?: number): Promise<void> {
+  /** The file `path` names inside the workspace ("lib/x.py" in the folder lib when there are
+   * several), or undefined. */
+  private inside(path: string): string | undefined {
+    const folders = this.editor.folders?.();
+    if (folders && folders.length > 1) return insideFolders(path, folders);
     const root = this.editor.root();
-    const full = root ? insideWorkspace(root, path) : undefined;
+    return root ? insideWorkspace(root, path) : undefined;
+  }
+
+  private async openPath(path: string, line?: number): Promise<void> {
+    const full = this.inside(path);
     if (!full) {
       this.editor.info(`agentls: ${path} is not inside the workspace; only workspace files are opened.`);
       return;
@@ -86,8 +97,7 @@ export class CodeActions {
   }
 
   private async apply(client: AgentConnection | undefined, sessionId: string | undefined, path: string, text: string): Promise<void> {
-    const root = this.editor.root();
-    if (!root || !insideWorkspace(root, path)) {
+    if (!this.inside(path)) {
       this.editor.error(`agentls: cannot apply to ${path}: it is not inside the workspace.`);
       return;
     }

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import type { CodeEditor } from './codeActions';
 import { findTheme, loadTheme, type ContributedTheme } from './codeTheme';
 import type { CodeTheme } from './model/codeBlocks';
+import { nameFolders } from './folders';
 
 async function readText(uri: vscode.Uri): Promise<string> {
   return new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
@@ -27,6 +28,7 @@ async function currentTheme(): Promise<CodeTheme | undefined> {
 export function codeEditor(extensionUri: vscode.Uri): CodeEditor {
   return {
     root: () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath,
+    folders: () => nameFolders((vscode.workspace.workspaceFolders ?? []).map((f) => ({ name: f.name, path: f.uri.fsPath }))),
     isFile: async (path) => {
       try {
         return (await vscode.workspace.fs.stat(vscode.Uri.file(path))).type === vscode.FileType.File;

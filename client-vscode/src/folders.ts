@@ -5,6 +5,7 @@
  * With several folders the agent names a file "<folder>/<path>"; these turn such a name back
  * into a file.
  */
+import { posix } from 'node:path';
 
 export interface FolderRef {
   readonly name: string;
@@ -48,4 +49,14 @@ export function agentPathToFile(path: string, folders: readonly FolderRef[]): st
     if (folder) return rest.length ? `${folder.path}/${rest.join('/')}` : folder.path;
   }
   return `${first.path}/${path}`;
+}
+
+/** The absolute path a path names (see agentPathToFile) when it lies inside one of the folders;
+ * undefined for anything outside them all ("..", another absolute path). */
+export function insideFolders(path: string, folders: readonly FolderRef[]): string | undefined {
+  const named = agentPathToFile(path, folders);
+  if (named === undefined) return undefined;
+  const full = posix.normalize(named);
+  const inside = folders.some((f) => full.startsWith(posix.normalize(f.path).replace(/\/+$/, '') + '/'));
+  return inside ? full : undefined;
 }
