@@ -62,6 +62,29 @@ async def test_changed_since_read_refused(root: Path, run: RunTool, ctx: ToolTes
     assert (root / "a.txt").read_text() == "v2 by the user\n"
 
 
+async def test_changed_since_read_on_other_lines_is_merged(
+    root: Path, run: RunTool, ctx: ToolTestContext
+) -> None:
+    (root / "m.txt").write_text("one\ntwo\nthree\nfour\nfive\n")
+    await run(read, path="m.txt")
+    (root / "m.txt").write_text("one\ntwo\nthree\nfour\nfive, by the user\n")
+    result = await run(write, path="m.txt", content="ONE\ntwo\nthree\nfour\nfive\n")
+    assert (root / "m.txt").read_text() == "ONE\ntwo\nthree\nfour\nfive, by the user\n"
+    assert "your content was merged into it, their lines kept" in result.output
+    # The user is asked about the agent's own change only, on their text.
+    diff = ctx.queries[-1].diff
+    assert diff is not None and "+ONE\n" in diff and "five" not in diff
+
+
+async def test_changed_since_read_on_the_same_lines_names_them(root: Path, run: RunTool) -> None:
+    (root / "s.txt").write_text("one\ntwo\nthree\nfour\nfive\n")
+    await run(read, path="s.txt")
+    (root / "s.txt").write_text("one\ntwo\nthree\nfour\nfive, by the user\n")
+    with pytest.raises(ToolError, match="changed since you last read it .* on line 5"):
+        await run(write, path="s.txt", content="one\ntwo\nthree\nfour\nFIVE\n")
+    assert (root / "s.txt").read_text() == "one\ntwo\nthree\nfour\nfive, by the user\n"
+
+
 async def test_crlf_file_keeps_crlf(root: Path, run: RunTool) -> None:
     (root / "w.bat").write_bytes(b"echo one\r\necho two\r\n")
     await run(read, path="w.bat")

@@ -4,6 +4,7 @@ itself is agentls.workspace.protocol)."""
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,14 +30,31 @@ def content_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
+# The texts the agent read, kept (besides their hashes) so a write made from one can be merged
+# into what the user changed since (workspace/merge.py): the last few, none very large.
+KEPT_TEXTS = 32
+KEPT_TEXT_CHARS = 512 * 1024
+
+
 class ReadLedger:
-    """Which files the agent has read in this session, and the content it saw then (staleness)."""
+    """Which files the agent has read in this session, and the content it saw then (staleness;
+    the text itself for the last KEPT_TEXTS files that are not large)."""
 
     def __init__(self) -> None:
         self._seen: dict[Path, str] = {}
+        self._texts: OrderedDict[Path, str] = OrderedDict()
 
     def record(self, path: Path, text: str) -> None:
         self._seen[path] = content_hash(text)
+        self._texts.pop(path, None)
+        if len(text) <= KEPT_TEXT_CHARS:
+            self._texts[path] = text
+            while len(self._texts) > KEPT_TEXTS:
+                self._texts.popitem(last=False)
+
+    def text_read(self, path: Path) -> str | None:
+        """The text the agent last saw of `path`, when it is kept (None: not read, or not kept)."""
+        return self._texts.get(path)
 
     def has_read(self, path: Path) -> bool:
         return path in self._seen
@@ -46,6 +64,7 @@ class ReadLedger:
 
     def forget(self, path: Path) -> None:
         self._seen.pop(path, None)
+        self._texts.pop(path, None)
 
 
 @dataclass

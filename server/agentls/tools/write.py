@@ -13,11 +13,28 @@ from agentls.tools.support.file_writes import (
     outcome_lines,
 )
 from agentls.tools.support.text import line_count, plural, to_crlf, uses_crlf
+from agentls.workspace.hunks import unified_diff
+from agentls.workspace.merge import merge
 
 
 class WriteInput(ToolInput):
     path: str = Field(description="The file to write: relative to the workspace root, or absolute.")
     content: str = Field(description="The complete new text of the file.")
+
+
+def merged_since_read(read: str | None, current: str, content: str, rel: str) -> str:
+    """The whole-file content the model wrote from the text it `read`, merged into the file's
+    text now (workspace/merge.py): what the user changed since on other lines is kept; ToolError
+    when the read text is not kept or the same lines changed."""
+    merged = merge(read, current, content) if read is not None else None
+    if merged is None or merged.text is None:
+        where = f" on {merged.where()}, lines your content changes too" if merged else ""
+        raise ToolError(
+            f"{rel} has changed since you last read it (the user or another tool modified "
+            f"it){where}. Read it again and redo your change on the current content; nothing was "
+            "written."
+        )
+    return merged.text
 
 
 class WriteTool(Tool):
@@ -48,10 +65,12 @@ class WriteTool(Tool):
                     "(read tool), then write it; or use edit to change part of it."
                 )
             if not is_large(current) and ctx.ledger.changed_since_read(path, current):
-                raise ToolError(
-                    f"{rel} has changed since you last read it (the user or another tool modified "
-                    "it). Read it again and redo your change on the current content; nothing was "
-                    "written."
+                content = merged_since_read(ctx.ledger.text_read(path), current, content, rel)
+                kept = unified_diff(params.content, content, f"{rel} (yours)", f"{rel} (merged)")
+                notes.append(
+                    f"{rel} had changed since you last read it (the user or another tool edited "
+                    "other lines): your content was merged into it, their lines kept, as this "
+                    f"diff shows (yours -> merged).\n{kept.rstrip()}"
                 )
             if uses_crlf(current) and "\n" in content and "\r\n" not in content:
                 content = to_crlf(content)

@@ -262,6 +262,10 @@ local function on_event(_, event)
     ask_permission(event)
   elseif kind == 'permission-resolved' then
     review.finish(event.requestId) -- answered elsewhere, timed out or cancelled
+  elseif kind == 'proposal-rebased' and event.conflict then
+    -- The user changed lines the waiting proposal changes too: it cannot be accepted.
+    line('[conflict] you changed ' .. (event.lines or 'lines') .. ' of ' .. (event.path or '')
+      .. ' while the proposal waited, lines it changes too: reject it, or undo your change')
   elseif kind == 'error' then
     line('[error] ' .. (event.message or ''))
   elseif kind == 'turn-end' then
