@@ -15,6 +15,7 @@ from agentls.language.edits import apply_text_edits, edits_by_file
 from agentls.language.errors import LanguageUnavailable
 from agentls.language.headless import HeadlessLanguages, use_launcher
 from agentls.tools.support.sandbox import language_server_prefix
+from tests.security.sandbox_support import require_bwrap
 from tests.tools.code_action_support import SORTED, UNSORTED, ruff_servers
 
 EXECUTE = "workspace/executeCommand"
@@ -23,6 +24,7 @@ EXECUTE = "workspace/executeCommand"
 @pytest.fixture
 def sandboxed() -> Iterator[None]:
     """Headless servers started in the sandbox, as the Agent has them (session/agent.py)."""
+    require_bwrap()
     use_launcher(language_server_prefix)
     yield
     use_launcher(None)
