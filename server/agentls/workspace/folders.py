@@ -202,6 +202,7 @@ def folders_prompt(folders: Folders) -> str:
         "<workspace_folders>\nThis workspace has several folders; each is inside the workspace:\n"
         f"{folders.describe()}\n"
         "Tools name a file by its folder's name, then its path in that folder "
-        f"({first}/src/app.py); give paths the same way. bash runs in the first folder ({first})."
+        f"({first}/src/app.py); give paths the same way. glob, grep and list without a path "
+        f"search every folder; bash runs in the first folder ({first})."
         "\n</workspace_folders>"
     )
