@@ -43,6 +43,8 @@ def test_run_edits_a_file_in_the_second_folder(
         reply(tool_use("read", {"path": "lib/util.py"})),
         reply(tool_use("edit", {"path": "lib/util.py", "old_string": "1", "new_string": "2"})),
         reply(tool_use("glob", {"pattern": "*.py"})),
+        reply(tool_use("grep", {"pattern": "import|VALUE"})),
+        reply(tool_use("list", {})),
         reply(text("done")),
     )
     proc = agentls("run", "--folder", str(app), "--folder", str(lib), "--yes", "go", env=env)
@@ -50,8 +52,12 @@ def test_run_edits_a_file_in_the_second_folder(
     assert (lib / "util.py").read_text() == "VALUE = 2\n"
     system = json.dumps(api.requests[0].body["system"])
     assert "Library rule: no imports in util.py." in system
-    found = json.dumps(api.requests[-1].body["messages"][-1]["content"])
-    assert "app/main.py" in found and "lib/util.py" in found
+    # glob, grep and list without a path: every folder, each file named by its folder.
+    for request in api.requests[-3:-1]:
+        found = json.dumps(request.body["messages"][-1]["content"])
+        assert "app/main.py" in found and "lib/util.py" in found, found
+    listed = api.requests[-1].body["messages"][-1]["content"][0]["content"]
+    assert listed.startswith("app/\n  main.py") and "lib/\n  AGENTS.md\n  util.py" in listed
 
 
 def test_the_second_folders_config_rules_its_paths(
