@@ -10,3 +10,10 @@ from pathlib import Path
 def config_home() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "agentls"
+
+
+def claude_home() -> Path:
+    """Claude Code's user folder, whose skills, agents, commands, settings and hooks agentls
+    reads as well: $CLAUDE_CONFIG_DIR, else ~/.claude."""
+    configured = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(configured).expanduser() if configured else Path.home() / ".claude"

@@ -24,6 +24,7 @@ from agentls.session.modes import approve_plan, plan_refusal, set_todos
 from agentls.session.policy import Policy
 from agentls.session.questions import AskContext, Asker, ask_user, unattended_refusal
 from agentls.session.review import PendingReview, applies_at_once
+from agentls.session.skill_use import load_skill, reads_skill_file, turn_grants
 from agentls.session.state import SessionState
 from agentls.store import Store, StoreError
 from agentls.tools.base import (
@@ -218,8 +219,10 @@ class CallContext(PathAuthorization):
 
     @property
     def rules(self) -> PermissionRules:
-        """The configured rules, then the project's grants, then the session's."""
-        return self._policy.rules_with(self._env.state.grants)
+        """The configured rules, then the project's grants, then the session's (and what the
+        skills loaded in this turn allow)."""
+        state = self._env.state
+        return self._policy.rules_with([*state.grants, *turn_grants(state)])
 
     def is_outside(self, path: Path) -> bool:
         return self.folders.is_outside(path)
@@ -314,7 +317,10 @@ class CallContext(PathAuthorization):
         # list, so they can only turn this "ask" into "allow".
         policy = self._policy
         action = evaluate(policy.rules)
-        if action == "ask" and (policy.project_grants or self._env.state.grants):
+        state = self._env.state
+        if action == "deny" and reads_skill_file(policy.rules, state, query.tool, query.subject):
+            action = "allow"  # a file of a skill loaded in this turn (skill_use.py)
+        if action == "ask" and (policy.project_grants or state.grants or turn_grants(state)):
             action = evaluate(self.rules)
         return action
 
@@ -402,6 +408,11 @@ class CallContext(PathAuthorization):
         self._env.emit(
             ProgressEvent(session_id=self.session_id, call_id=self.call_id, message=message)
         )
+
+    async def load_skill(self, name: str) -> str:
+        """skill: a skill's instructions; its allowed-tools allowed for the rest of the turn."""
+        env = self._env
+        return load_skill(env.state, env.root, env.policy.settings.workspace_trusted, name)
 
     async def set_todos(self, todos: list[TodoItem]) -> None:
         """todowrite: the session's todo list (see modes.set_todos)."""

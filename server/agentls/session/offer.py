@@ -106,9 +106,11 @@ def make_offer(
     front_end: FrontEnd,
     mode: str,
     attended: bool = True,
+    skills: str | None = None,
 ) -> Offer:
     """The offer of one request of a session in `mode`; `attended`: someone can answer a question
-    (ask_user is left out when no one can)."""
+    (ask_user is left out when no one can); `skills`: the list of skills the prompt gives (the
+    skill tool is left out without one)."""
     described = languages_described(languages, settings, front_end)
     hidden: set[str] = set() if attended else set(ASKS_USER)
     if described is None:
@@ -117,6 +119,8 @@ def make_offer(
         hidden.update(unanswered(registry, languages, settings))
     if mode != "plan":
         hidden.update(PLAN_ONLY)
+    if not skills:
+        hidden.add("skill")
     names: Iterable[str] = registry.names()
     hidden.update(name for name in names if denied_outright(rules, name))
     offered = frozenset(n for n in registry.names() if n not in hidden)
@@ -126,5 +130,6 @@ def make_offer(
             tools=offered,
             languages=described,
             verify_commands=bool(settings.verify_commands),
+            skills=skills,
         ),
     )

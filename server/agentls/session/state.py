@@ -54,6 +54,8 @@ class SessionState:
     api: ApiHistory = field(default_factory=ApiHistory)
     ledger: ReadLedger = field(default_factory=ReadLedger)
     grants: list[Rule] = field(default_factory=list)
+    # What the skills loaded in a turn allow (session/skill_use.py): that turn's task, its rules.
+    skill_grants: tuple[object, list[Rule]] = (None, [])
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     queue: list[Ticket] = field(default_factory=list)
     task: asyncio.Task[TurnResult] | None = None

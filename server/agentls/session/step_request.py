@@ -12,6 +12,7 @@ from agentls.model.thinking import effort_request, thinking_request
 from agentls.session.instructions import Instructions
 from agentls.session.offer import make_offer
 from agentls.session.policy import Policy
+from agentls.session.skills import available_skills, skills_prompt
 from agentls.session.state import SessionState
 from agentls.session.system_prompt import PromptKind, build_system
 from agentls.tools.registry import ToolRegistry
@@ -30,6 +31,10 @@ def step_request(
     instructions: Instructions,
 ) -> ModelRequest:
     settings = policy.settings
+    # Skills for the user's own turns (a sub-agent has its task's instructions).
+    skills = (
+        {} if prompt.kind == "subagent" else available_skills(root, settings.workspace_trusted)[0]
+    )
     offer = make_offer(
         registry,
         languages=languages,
@@ -38,6 +43,7 @@ def step_request(
         front_end=prompt.front_end,
         mode=state.record.mode,
         attended=prompt.attended,
+        skills=skills_prompt(skills) or None,
     )
     system = build_system(root, state.record.mode, prompt=prompt, surroundings=offer.surroundings)
     max_output = model_info(model).max_output

@@ -60,11 +60,14 @@ class Surroundings:
 
     `languages`: who answers the language tools ("the editor's language servers", "pyright
     (.py), from languageServers"); None when nothing does (the language tools are not offered).
-    `verify_commands`: whether `verifyCommands` are configured (they run after an edit)."""
+    `verify_commands`: whether `verifyCommands` are configured (they run after an edit).
+    `skills`: the skills' names and descriptions (session/skills.py), when the skill tool is
+    offered."""
 
     tools: frozenset[str]
     languages: str | None = None
     verify_commands: bool = False
+    skills: str | None = None
 
 
 INTRO: dict[FrontEnd, str] = {
@@ -226,6 +229,8 @@ def main_prompt(prompt: PromptKind, s: Surroundings) -> str:
         )
     else:
         parts.append("Be concise: answer with what you found, with file paths and lines.")
+    if s.skills and "skill" in s.tools:
+        parts.append(s.skills)
     if prompt.kind == "command":
         what = f": {prompt.description.strip().rstrip('.')}" if prompt.description.strip() else ""
         parts.append(

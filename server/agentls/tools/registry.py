@@ -24,6 +24,7 @@ from agentls.tools.outline import OutlineTool
 from agentls.tools.read import ReadTool
 from agentls.tools.references import ReferencesTool
 from agentls.tools.rename import RenameTool
+from agentls.tools.skill import SkillTool
 from agentls.tools.symbols import SymbolsTool
 from agentls.tools.task import TaskTool
 from agentls.tools.todowrite import TodoWriteTool
@@ -57,6 +58,7 @@ def default_tools() -> list[Tool]:
         CodeActionsTool(),
         ApplyCodeActionTool(),
         # The session's own: the todo list, a question to the user, and leaving plan mode.
+        SkillTool(),
         TodoWriteTool(),
         AskUserTool(),
         ExitPlanTool(),

@@ -99,6 +99,9 @@ HOME_READABLE = (
     ".elan",
     ".nix-profile",
     ".npm-global",
+    # The user's skills (session/skills.py): their scripts run in the sandbox, read-only.
+    ".claude/skills",
+    ".agents/skills",
 )
 # The secret files found in those folders, by folder: (when, files, complete). Toolchain folders
 # change rarely; a list younger than this is used again, so a command does not walk them.
@@ -313,6 +316,7 @@ def home_readable(extra: Sequence[str] = ()) -> list[Path]:
     home = Path(os.path.realpath(Path.home()))
     names = [*HOME_READABLE, *extra]
     candidates = [home / os.path.expanduser(n) for n in names]
+    candidates.append(config_home() / "skills")  # the rest of agentls's config stays hidden
     candidates += [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
     shown: list[Path] = []
     for path in candidates:
