@@ -71,7 +71,14 @@ def test_the_editors_declared_language_requests_offer_them() -> None:
     declared = Declared({"textDocument/definition", "textDocument/references"})
     made = offer(Settings(), declared, front_end="editor")
     # A tool that asks one method is offered only when the editor declared it.
-    asks_one = {"outline", "type_definition", "implementation", "callees"}
+    asks_one = {
+        "outline",
+        "type_definition",
+        "implementation",
+        "callees",
+        "code_actions",
+        "apply_code_action",
+    }
     assert set(LANGUAGE_TOOLS) - asks_one <= made.surroundings.tools
     assert asks_one <= made.hidden
     everything = Declared(
@@ -80,6 +87,7 @@ def test_the_editors_declared_language_requests_offer_them() -> None:
             "textDocument/typeDefinition",
             "textDocument/implementation",
             "callHierarchy/outgoingCalls",
+            "textDocument/codeAction",
         }
     )
     assert set(LANGUAGE_TOOLS) <= offer(Settings(), everything, "editor").surroundings.tools

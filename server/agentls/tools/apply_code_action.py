@@ -59,6 +59,8 @@ class ApplyCodeActionTool(Tool):
         "for approval as one edit and applied at once. Read each file it changes first."
     )
     input_model = ApplyCodeActionInput
+    # Offered only where a language server answers it (session/offer.py).
+    language_method = "textDocument/codeAction"
 
     def title(self, raw: dict[str, object]) -> str:
         title = raw.get("title")

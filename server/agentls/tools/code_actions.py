@@ -32,6 +32,8 @@ class CodeActionsTool(Tool):
     )
     input_model = CodeActionsInput
     read_only = True
+    # Offered only where a language server answers it (session/offer.py).
+    language_method = "textDocument/codeAction"
 
     def title(self, raw: dict[str, object]) -> str:
         path = raw.get("path")
