@@ -2,13 +2,16 @@
 // functions are selected and Ctrl+I opens the inline chat under them (a comment thread with a reply
 // box); the question typed there (e2e.json's prompts) runs in a session of its own: the thread
 // shows the agent reading the file, the proposal of two hunks is drawn in the editor with a lens
-// above each hunk (no diff editor), one hunk is accepted and the other rejected from their lenses,
-// and stats.py on disk has exactly the accepted hunk. The panel still shows its own session; the
+// above each hunk (no diff editor); a follow-up typed in the thread rejects it with the follow-up
+// as the note and the model proposes again; of that proposal one hunk is accepted and the other
+// rejected from their lenses, and stats.py on disk has exactly the accepted hunk. The panel still shows its own session; the
 // inline one is in the history, titled from the question. Screenshots at two sidebar widths.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const INLINE_PROMPT = 'Shorten these docstrings.'; // e2e.json's prompts
+const FOLLOW_UP = 'Keep the word all in the first one.';
+const REPLY_PROMPT = 'Ask agentls about this code, or what to change'; // the thread's reply button
 const STATS = [
   'def total(values: list[float]) -> float:',
   '    """Add up all of the values in the list and return their sum."""',
@@ -94,6 +97,23 @@ export async function inlineChat({ page, panel, workspace, openPanel, activeSess
     await setSidebarWidth(page, 300);
     // While the proposal waits the turn runs: the widget offers Stop.
     await widget.locator('[aria-label^="Stop"]').first().waitFor({ timeout: 5000 });
+    // A follow-up refines it: the proposal is rejected with the follow-up as the user's note, and
+    // the model (told the note) proposes again in the same turn.
+    await widget.getByText(REPLY_PROMPT).first().click();
+    await page.keyboard.type(FOLLOW_UP, { delay: 5 });
+    await page.keyboard.press('Enter');
+    await poll('the note reaching the model', async () => (await widget.innerText()).includes(`Their feedback: ${FOLLOW_UP}`), 30_000);
+    await poll('the second proposal', async () => (await widget.innerText()).split('Proposed:').length === 3, 30_000);
+    check((await widget.innerText()).includes('Asked for another proposal.'), 'the thread should say the follow-up asked for another proposal');
+    await lens('Accept hunk 1/2').waitFor({ timeout: 15_000 });
+    await poll('the second proposal drawn in the editor', () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll('.editor-instance .view-lines span')].some((el) =>
+          [el.textContent ?? '', getComputedStyle(el, '::after').content].some((t) => t.replace(/\u00a0/g, ' ').includes('The sum of all the values.')),
+        ),
+      ),
+    );
+    await screenshot('inline-chat-refined');
     const before = onDisk();
     await lens('Accept hunk 1/2').click();
     await lens('hunk 1/2 accepted').waitFor({ timeout: 5000 });
@@ -102,8 +122,8 @@ export async function inlineChat({ page, panel, workspace, openPanel, activeSess
     // The optional note for the rejected hunk: Enter sends none.
     await page.locator('.quick-input-widget', { hasText: 'Accept 1 of 2 hunks' }).waitFor();
     await page.keyboard.press('Enter');
-    await poll('the accepted hunk on disk', async () => onDisk().includes('"""The sum of the values."""'), 15_000);
-    const expected = STATS.replace('Add up all of the values in the list and return their sum.', 'The sum of the values.');
+    await poll('the accepted hunk on disk', async () => onDisk().includes('"""The sum of all the values."""'), 15_000);
+    const expected = STATS.replace('Add up all of the values in the list and return their sum.', 'The sum of all the values.');
     check(onDisk() === expected, `stats.py should have exactly the accepted hunk:\n${onDisk()}`);
     // The model's answer in the thread, the turn over.
     await poll('the answer in the thread', async () => /The edit's result:/.test(await widget.innerText()), 30_000);
@@ -121,9 +141,10 @@ export async function inlineChat({ page, panel, workspace, openPanel, activeSess
     } else {
       await titleAction(page, 'Session history').click(); // no session of its own: the history closes
     }
-    // Close the widget: gone from the editor.
-    await widget.hover();
-    await widget.locator('[aria-label^="Close inline chat"]').first().click();
+    // Close the widget (its × is there; Escape in its reply box is the same): gone from the editor.
+    await widget.locator('[aria-label^="Close inline chat"]').first().waitFor();
+    await widget.getByText(REPLY_PROMPT).first().click();
+    await page.keyboard.press('Escape');
     await page.locator('.editor-instance .review-widget').waitFor({ state: 'detached', timeout: 10_000 });
   } finally {
     rmSync(path, { force: true });
