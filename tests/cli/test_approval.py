@@ -183,3 +183,21 @@ def test_a_command_question_says_whether_it_runs_sandboxed(
     assert "Allow bash `touch made`? [y]es once" in shown
     assert "[p]ick hunks" not in shown  # not a change to files
     assert not (workspace / "made").exists()
+
+
+def test_a_plan_is_shown_and_sent_back_with_a_note(
+    api: MessagesAPIServer,
+    env: dict[str, str],
+    workspace: Path,  # noqa: F811
+) -> None:
+    plan = "1. Read m.py\n2. Change a"
+    api.enqueue(reply(tool_use("exit_plan", {"plan": plan})), reply(text("ok")))
+    code, shown = answer_in_turn(
+        ["run", "--plan", "--cwd", str(workspace), "plan it"],
+        plain(env),
+        [(b"keep planning: ", b"e"), (b"Note for the agent (Enter to send): ", b"also b\n")],
+    )
+    assert code == 0, shown
+    assert plan in shown
+    result = tool_result(api.requests[-1].body)
+    assert "also b" in str(result["content"])

@@ -21,7 +21,8 @@ The modules, one concern each:
   policy checks on them (prompt_with_items, the Agent inherits it);
 - commands.py: /NAME prompts (built-ins, the user's and a trusted workspace's templates);
 - proposals.py: a change the user proposes from the editor (agent/proposeEdit), asked about and
-  applied as the agent's edits are;
+  applied as the agent's edits are; hunk_choice.py: a proposal as hunks a front end asks about
+  one by one, and the accepted texts a choice of them makes;
 - steering.py: a prompt that joins the running turn at its next step boundary;
 - heap.py: the garbage collector's freezing policy;
 - retry.py: a turn that ended with an error goes on from its failed step (agent/retry);
