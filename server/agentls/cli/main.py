@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     from agentls.cli.review import add_review_commands
     from agentls.cli.rewind import add_rewind_command
     from agentls.cli.session_admin import add_session_commands
+    from agentls.cli.skills import add_skills_command
 
     parser = argparse.ArgumentParser(
         prog="agentls", description="A coding agent that lives in a language server."
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.add_argument("--limit", type=int, default=50)
     sessions.add_argument("--search", default=None, help="only those whose title or text has it")
     add_session_commands(sub)  # export, rename, delete, fork
+    add_skills_command(sub)
     add_review_commands(sub, run)  # review, run --review
     add_rewind_command(sub)
 
@@ -154,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _command(args: argparse.Namespace) -> int:
     """Run the command of the parsed arguments (every one but serve)."""
+    if args.command == "skills":
+        from agentls.cli.skills import skills_command
+
+        return skills_command(args)
     if args.command == "models":
         from agentls.cli.models import models_command
 

@@ -59,10 +59,16 @@ def _trust(store: TrustStore, file: Path) -> int:
 
     try:
         data = read_workspace_bytes(file)
+        if data is None and file.exists():
+            return _fail(f"{file} is not a regular file that can be read")
         if data is None:
-            return _fail(
-                f"no {file} to trust (a workspace's settings live in .agentls/config.json)"
-            )
+            # Nothing configured, but trust is what lets the workspace's own skills, agents,
+            # commands and hooks (.claude/, .agents/, .opencode/, .agentls/) count: an empty
+            # config holds it.
+            file.parent.mkdir(exist_ok=True)
+            data = b"{}\n"
+            file.write_bytes(data)
+            print(f"Created {file} (empty) to hold this workspace's trust.")
         layer = parse_json_object(file, data)
     except ValueError as exc:
         return _fail(f"cannot trust it: {exc}")
@@ -89,7 +95,21 @@ def _trust(store: TrustStore, file: Path) -> int:
             print(f"  {line}")
     else:
         print("It enables nothing an untrusted workspace could not already do.")
+    _say_workspace_customizations(file.parent.parent)
     return EXIT_OK
+
+
+def _say_workspace_customizations(root: Path) -> None:
+    """What trusting the workspace lets count besides its config: its own skills."""
+    from agentls.session.skills import load_skills
+
+    nowhere = root / ".agentls" / "no-such-folder"  # only the workspace's own are wanted
+    skills, problems = load_skills(root, nowhere, nowhere, True, nowhere)
+    own = [s for s in skills.values() if s.source == "workspace"]
+    if own:
+        print(f"Its skills now count: {', '.join(s.name for s in own)}")
+    for problem in problems:
+        print(f"  (not used: {problem})")
 
 
 def _trust_mcp_json(store: TrustStore, file: Path) -> int:

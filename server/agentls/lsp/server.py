@@ -8,6 +8,7 @@ wires the features to it:
 - editor.py: documents, code actions, agent.runOnSelection, agent/diagnostics, context;
 - mcp_status.py: agent/mcpStatus (the MCP servers, their state and tools);
 - commands.py: agent/listCommands (the /commands a prompt runs);
+- skills.py: agent/listSkills (the skills the agent can load);
 - models.py: agent/listModels, agent/setModel (the panel's model picker);
 - credentials.py: agent/setApiKey (a provider's key from the editor, used at once);
 - session_admin.py: agent/renameSession, deleteSession, forkSession, exportSession;
@@ -38,6 +39,7 @@ from agentls.lsp import (
     session_admin,
     sessions,
     settings,
+    skills,
 )
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.transport import answering_store_errors, run_stdio
@@ -60,6 +62,7 @@ REQUESTS: dict[str, Callable[..., Any]] = {
     "agent/diagnostics": editor.diagnostics,
     "agent/mcpStatus": mcp_status.mcp_status,
     "agent/listCommands": commands.list_commands,
+    "agent/listSkills": skills.list_skills,
     "agent/listModels": models.list_models,
     "agent/setModel": models.set_model,
     "agent/setApiKey": credentials.set_api_key,

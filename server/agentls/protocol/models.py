@@ -25,6 +25,7 @@ from agentls.protocol.review import (
     UnrevertParams,
     UnrevertResult,
 )
+from agentls.protocol.skills import ListSkillsParams, ListSkillsResult
 from agentls.wire import WireModel
 
 PROTOCOL_VERSION = 1
@@ -533,6 +534,7 @@ REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/review": (ReviewParams, ReviewResult),
     "agent/mcpStatus": (McpStatusParams, McpStatusResult),
     "agent/listCommands": (ListCommandsParams, ListCommandsResult),
+    "agent/listSkills": (ListSkillsParams, ListSkillsResult),
     "agent/listModels": (ListModelsParams, ListModelsResult),
     "agent/setModel": (SetModelParams, SetModelResult),
     "agent/setApiKey": (SetApiKeyParams, SetApiKeyResult),

@@ -73,9 +73,17 @@ def skill_dirs(
         ("user", config / "skills"),
     ]
     if trusted and root is not None:
-        for name in (".claude", ".agents", ".opencode", ".agentls"):
+        for name in WORKSPACE_SKILL_PARENTS:
             dirs.append(("workspace", root / name / "skills"))
     return dirs
+
+
+WORKSPACE_SKILL_PARENTS = (".claude", ".agents", ".opencode", ".agentls")
+
+
+def has_workspace_skills(root: Path) -> bool:
+    """Whether the workspace has a skills folder of its own (they count once it is trusted)."""
+    return any((root / name / "skills").is_dir() for name in WORKSPACE_SKILL_PARENTS)
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
@@ -94,7 +102,10 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     try:
         meta = yaml.safe_load("".join(lines[1:end])) or {}
     except yaml.YAMLError as exc:
-        raise SkillError(f"its front matter is not valid YAML ({exc})") from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "cannot be parsed"
+        raise SkillError(f"its front matter is not valid YAML ({where}{problem})") from None
     if not isinstance(meta, dict):
         raise SkillError("its front matter is not a mapping of keys to values")
     return meta, "".join(lines[end + 1 :])
