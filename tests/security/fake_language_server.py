@@ -37,6 +37,7 @@ CAPS = {
     "workspaceSymbolProvider": True,
     "documentSymbolProvider": True,
     "callHierarchyProvider": True,
+    "codeActionProvider": True,
 }
 while True:
     msg = read()

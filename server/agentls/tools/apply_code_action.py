@@ -121,7 +121,9 @@ class ApplyCodeActionTool(Tool):
             if not o.applied
         ]
         if failed:
-            raise ToolError(f"{name!r} was not applied (no file was changed): " + "; ".join(failed))
+            raise ToolError(
+                f"{name!r} was not applied: " + "; ".join(failed) + ". Nothing was changed."
+            )
         lines.append(f"Applied {name!r}: {plural(len(changes), 'file')} changed.")
         for change, outcome in zip(changes, outcomes, strict=True):
             lines.append(f"  {ctx.relative(change.path)}")
@@ -156,11 +158,13 @@ class ApplyCodeActionTool(Tool):
         elif command is not None:
             found = await _run_command(ctx, command, path, name)
         else:
-            raise ToolError(f"The action {name!r} has neither an edit nor a command.")
+            raise ToolError(
+                f"The action {name!r} has neither an edit nor a command; nothing was changed."
+            )
         try:
             return [edits_by_file(e, f"the action {name!r}", _FILE_OPS) for e in found], notes
         except UnsupportedEdit as exc:
-            raise ToolError(f"Not applied: {exc}.") from None
+            raise ToolError(f"Not applied: {exc}. Nothing was changed.") from None
 
 
 async def _run_command(
@@ -200,14 +204,17 @@ async def _changes(
             if path not in old:
                 current = await current_text(ctx, path, rel)
                 if current is None:
-                    raise ToolError(f"Not applied: {name!r} edits {rel}, which does not exist.")
+                    raise ToolError(
+                        f"Not applied: {name!r} edits {rel}, which does not exist. Nothing was "
+                        "changed."
+                    )
                 if not ctx.ledger.has_read(path):
                     unread.append(rel)
                 old[path] = new[path] = current
             try:
                 new[path] = apply_text_edits(new[path], file_edits)
             except UnsupportedEdit as exc:
-                raise ToolError(f"Not applied: {rel}: {exc}.") from None
+                raise ToolError(f"Not applied: {rel}: {exc}. Nothing was changed.") from None
     if unread:
         raise ToolError(
             f"{name!r} changes {plural(len(unread), 'file')} you have not read in this session: "

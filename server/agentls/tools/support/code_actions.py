@@ -5,6 +5,7 @@ whether it only runs a command."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,10 @@ from pydantic import Field, model_validator
 from agentls.language.positions import utf16_length
 from agentls.tools.base import ToolContext, ToolError, ToolInput
 from agentls.tools.support.lookup import as_list, ask, ask_if_offered, read_source
+
+# How long the diagnostics of the lines are waited for (a server that publishes none is not waited
+# for longer: its actions are asked without them).
+DIAGNOSTICS_WAIT_S = 5.0
 
 
 class RangeInput(ToolInput):
@@ -74,11 +79,12 @@ async def fetch_actions(
     last = lines[end_line - 1] if lines else ""
     uri = path.as_uri()
     first0, last0 = params.line - 1, end_line - 1
-    try:  # the diagnostics there: the quick fixes are for them
-        _, report = await ask_if_offered(
-            ctx, "textDocument/diagnostic", {"textDocument": {"uri": uri}}, path
+    try:  # the diagnostics there: the quick fixes are for them (a bounded wait: none is fine)
+        _, report = await asyncio.wait_for(
+            ask_if_offered(ctx, "textDocument/diagnostic", {"textDocument": {"uri": uri}}, path),
+            DIAGNOSTICS_WAIT_S,
         )
-    except ToolError:
+    except (ToolError, TimeoutError):
         report = None
     items = report.get("items") if isinstance(report, dict) else None
     diagnostics = [d for d in items or [] if _overlaps(d, first0, last0)]
