@@ -7,8 +7,8 @@ key to answer it:
   e  no, with a note (a line)     accepted as a partial accept (Agent.approve with `accepted`)
   n  no
 
-Colours (through rich) only at a terminal without NO_COLOR (cli/terminal.py colours); else the
-same text, plain. Everything shown is made visible first (cli/terminal.py visible).
+Colours (through rich) only at a terminal without NO_COLOR (cli/render.py wants_colour); else
+the same text, plain. Everything shown is made visible first (cli/terminal.py visible).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from agentls.cli.terminal import colours, raw_stream, visible
+from agentls.cli.render import make_console, wants_colour
+from agentls.cli.terminal import raw_stream, visible
 from agentls.session.hunk_choice import ProposedHunk, accepted_texts, proposal_hunks
 
 # The lines of a unified diff and their colour.
@@ -32,25 +33,15 @@ LineReader = Callable[[], Any]  # read_terminal_line
 
 def write_styled(out: TextIO, lines: list[tuple[str, str]]) -> None:
     """Each (text, style) in order: coloured at a terminal (rich styles), else plain text."""
-    if not colours(out):
+    if not wants_colour(out):
         out.write("".join(text for text, _ in lines))
         return
-    from rich.console import Console
     from rich.text import Text
 
-    console = Console(
-        file=raw_stream(out),
-        force_terminal=True,
-        color_system="standard",
-        highlight=False,
-        markup=False,
-        emoji=False,
-        soft_wrap=True,
-    )
     styled = Text()
     for text, style in lines:
         styled.append(visible(text), style=style or None)
-    console.print(styled, end="")
+    make_console(raw_stream(out)).print(styled, end="", soft_wrap=True)
     out.flush()
 
 

@@ -6,7 +6,6 @@ what follows it."""
 
 from __future__ import annotations
 
-import os
 import re
 from typing import TextIO, cast
 
@@ -43,14 +42,3 @@ def visible_stream(inner: TextIO) -> TextIO:
 def raw_stream(stream: TextIO) -> TextIO:
     """The stream under a visible_stream (colours are written there, around text made visible)."""
     return stream.inner if isinstance(stream, _Visible) else stream
-
-
-def colours(stream: TextIO) -> bool:
-    """Whether to write colours to `stream`: it is a terminal, NO_COLOR is not set (any value
-    but empty, https://no-color.org) and TERM is not "dumb"; else plain text."""
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
-        return False
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False
