@@ -2,7 +2,7 @@
 real store) with real language servers run headless: ruff's organize-imports asked about once as
 one edit and reverted with the turn; the edit rules of the file it changes; an unread file and an
 unknown title refused; pyright's create-type-stub, a command that writes files itself, refused
-with nothing written."""
+with nothing written; under review "after", applied at once and pending review."""
 
 from __future__ import annotations
 
@@ -134,3 +134,24 @@ async def test_a_command_that_writes_files_itself_is_refused(
     assert not (h.root / "typings").exists()
     assert app.read_text() == "import fakepkg\n\nprint(fakepkg.f(1))\n"
     assert h.of_type("permission-request") == []
+
+
+async def test_under_review_after_the_action_is_applied_at_once_and_pending(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    h = await make_harness({"languageServers": ruff_servers(), "review": "after"})
+    app = h.root / "app.py"
+    app.write_text(UNSORTED)
+    api.enqueue(
+        reply(tool_use("read", {"path": "app.py"})),
+        reply(tool_use("apply_code_action", ORGANIZE)),
+        reply(text("sorted")),
+    )
+    session = await h.agent.new_session()
+    result = await asyncio.wait_for(h.agent.prompt(session.id, "sort the imports"), 60)
+    assert result.text == "sorted", result.error
+    assert h.of_type("permission-request") == [] and app.read_text() == SORTED
+    [pending] = await h.agent.list_review(session.id)
+    assert pending.path == str(app)
+    files, conflict = await h.agent.review(session.id, "app.py", "undo")
+    assert conflict is None and files == [] and app.read_text() == UNSORTED
