@@ -180,6 +180,34 @@ async def test_a_file_the_user_changed_is_a_conflict_left_alone(
     assert editor.buffers[editor.uri("theirs.py")].text == "theirs = 'mine now'\n"
 
 
+async def test_a_file_the_user_changed_elsewhere_is_restored_with_their_lines_kept(
+    vscode_like: Editor, module_api: MessagesAPIServer
+) -> None:
+    editor, api = vscode_like, module_api
+    before = "top = 1\n\n\n\nbottom = 1\n"
+    (editor.root / "both.py").write_text(before)
+    api.enqueue(
+        reply(tool_use("read", {"path": "both.py"})),
+        reply(
+            tool_use("edit", {"path": "both.py", "old_string": "top = 1", "new_string": "top = 2"})
+        ),
+        reply(text("edited")),
+    )
+    session = await editor.new_session()
+    await editor.prompt(session, "edit the top")
+    [checkpoint] = await user_ids(editor, session)
+    # The user changes the bottom line after the agent's edit of the top one.
+    editor.type_text("both.py", "top = 2\n\n\n\nbottom = 'mine'\n")
+
+    result = await revert(editor, session, checkpoint, scope="code")
+    assert result["files"] == [editor.uri("both.py")] and result.get("conflicts", []) == []
+    assert editor.buffers[editor.uri("both.py")].text == "top = 1\n\n\n\nbottom = 'mine'\n"
+    # The redo merges the same way: the agent's line back, the user's kept.
+    result = await unrevert(editor, session)
+    assert result["files"] == [editor.uri("both.py")]
+    assert editor.buffers[editor.uri("both.py")].text == "top = 2\n\n\n\nbottom = 'mine'\n"
+
+
 async def test_revert_to_a_checkpoint_older_than_the_compaction(
     vscode_like: Editor, module_api: MessagesAPIServer, module_root: Path
 ) -> None:

@@ -669,6 +669,25 @@ export interface SessionInfo {
   updatedAt: number;
   usage: Usage;
 }
+/**
+ * `agent/listSkills`: the skills the agent can load with its skill tool (and that a prompt
+ * "/NAME args" uses): folders with a SKILL.md in ~/.claude/skills, ~/.agents/skills,
+ * ~/.config/agentls/skills and, when the workspace is trusted, its .claude/skills,
+ * .agents/skills, .opencode/skills and .agentls/skills; a later one of a name wins.
+ */
+export interface ListSkillsParams {}
+export interface ListSkillsResult {
+  problems: string[];
+  skills: SkillInfo[];
+  untrustedWorkspaceSkills: boolean;
+}
+export interface SkillInfo {
+  allowedTools: string[];
+  description: string;
+  name: string;
+  path: string;
+  source: 'user' | 'workspace';
+}
 export interface McpServerInfo {
   error?: string | null;
   name: string;
@@ -802,7 +821,8 @@ export interface RevertResult {
 /**
  * `agent/review`: keep or undo a file's pending change, all of it or some hunks (indexes
  * from agent/listReview, or the review event). Undo goes through the editor as a workspace
- * edit; a file the user changed since the agent's edit is a conflict, never overwritten.
+ * edit, merged into what the user changed since (their lines kept); lines the user changed that
+ * the undo changes too are a conflict, never overwritten.
  */
 export interface ReviewParams {
   action: 'keep' | 'undo';
@@ -896,6 +916,7 @@ export interface AgentRequests {
   'agent/listModels': { params: ListModelsParams; result: ListModelsResult };
   'agent/listReview': { params: ListReviewParams; result: ListReviewResult };
   'agent/listSessions': { params: ListSessionsParams; result: ListSessionsResult };
+  'agent/listSkills': { params: ListSkillsParams; result: ListSkillsResult };
   'agent/mcpStatus': { params: McpStatusParams; result: McpStatusResult };
   'agent/newSession': { params: NewSessionParams; result: NewSessionResult };
   'agent/prompt': { params: PromptParams; result: PromptResult };

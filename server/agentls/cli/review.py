@@ -1,7 +1,8 @@
 """`agentls review --session S`: the agent's edits pending review (the `review: "after"` setting,
 or `agentls run --review after`), each file with its hunks; `--keep PATH` / `--undo PATH` (all of
-it, or `--hunk N` ...), `--keep-all`. An undo writes the file back on disk; a file changed since
-the agent's edit is a conflict and is left as it is. Through the Agent (session/review.py)."""
+it, or `--hunk N` ...), `--keep-all`. An undo writes the file back on disk, merged into what the
+user changed since on other lines; lines both changed are a conflict, left as they are. Through
+the Agent (session/review.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Review "after" requests: agent/listReview (the files pending review, with their hunks) and
 agent/review (keep or undo a file, or some of its hunks; an undo is a workspace edit the editor
-applies, and a file the user changed since the agent's edit is a conflict, never overwritten).
+applies, merged into what the user changed since; lines both changed are a conflict, never
+overwritten).
 Each validates its params, asks the Agent (session/review.py) and answers with the result model.
 Paths are absolute; agent/review also takes one relative to the workspace, or a file URI."""
 

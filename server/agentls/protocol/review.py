@@ -50,7 +50,8 @@ class ListReviewResult(Result):
 class ReviewParams(Params):
     """`agent/review`: keep or undo a file's pending change, all of it or some hunks (indexes
     from agent/listReview, or the review event). Undo goes through the editor as a workspace
-    edit; a file the user changed since the agent's edit is a conflict, never overwritten."""
+    edit, merged into what the user changed since (their lines kept); lines the user changed that
+    the undo changes too are a conflict, never overwritten."""
 
     session_id: str
     path: str
