@@ -35,9 +35,12 @@ async def commands_command(args: argparse.Namespace) -> int:
     for command in commands:
         as_agent = f", as {command.agent}" if command.agent else ""
         print(f"/{command.name:<{width}} {command.description}  ({command.source}{as_agent})")
-    if not settings.workspace_trusted and (root / ".agentls" / "commands").is_dir():
+    unused = [
+        d for d in (root / ".agentls" / "commands", root / ".claude" / "commands") if d.is_dir()
+    ]
+    if not settings.workspace_trusted and unused:
         print(
-            f"(the commands of {root / '.agentls' / 'commands'} are not used: this workspace is "
+            f"(the commands of {' and '.join(map(str, unused))} are not used: this workspace is "
             f"not trusted; `agentls trust {root}` trusts its .agentls/config.json)",
             file=sys.stderr,
         )

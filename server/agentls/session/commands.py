@@ -11,6 +11,14 @@ of the `agents` setting (its instructions before the text, its tools, its model 
 names one; see turn_setup.py), in the same session and for that turn only; an unknown NAME is a
 CommandError.
 `$ARGUMENTS` stands for what follows the name (appended when the template does not say it).
+
+Claude Code's commands count too: `~/.claude/commands/**/*.md` (the user's; $CLAUDE_CONFIG_DIR
+for ~/.claude when set) and, in a trusted
+workspace, `.claude/commands/**/*.md`, in its format (YAML front matter `description`,
+`allowed-tools`, `model`, `argument-hint`; `$1`, `$2`, ... for the words after the name). A file
+in a subfolder runs by its name and as `/folder:name`. By name, later wins: the user's Claude Code
+commands, the user's own, the workspace's Claude Code commands, the workspace's own. A file naming
+a tool agentls lacks in `allowed-tools` is listed but refused when run, saying why.
 `@path` attaches that workspace file as prompt context, through the `read` rules: a file outside
 the workspace, a secret (.env, keys: they ask) or one the rules deny is refused, and the prompt is
 not sent.
@@ -21,6 +29,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -28,16 +37,17 @@ from typing import Any, Literal, Protocol
 from agentls.config import AgentType, Settings
 from agentls.history import ContextPart, Usage
 from agentls.model.base import Provider
+from agentls.session.claude_formats import claude_user_dir, resolve_model
 from agentls.session.compaction import Compactor, context_tokens
 from agentls.session.images import read_regular
 from agentls.session.policy import Policy
 from agentls.session.state import SessionState, TurnResult
-from agentls.session.subagents import agent_types
+from agentls.session.subagents import workspace_agent_types
 from agentls.store import SessionRecord, Store
 
 NAME = re.compile(r"[a-z0-9_-]+")
-# "/name" alone or followed by whitespace; "/usr/bin/x" is not a command.
-INVOCATION = re.compile(r"/([a-z0-9_-]+)(?:\s+(.*))?", re.DOTALL)
+# "/name" (or "/folder:name") alone or followed by whitespace; "/usr/bin/x" is not a command.
+INVOCATION = re.compile(r"/([a-z0-9_-]+(?::[a-z0-9_-]+)*)(?:\s+(.*))?", re.DOTALL)
 # "@path": not inside a word (an e-mail address), up to the first space; trailing punctuation
 # ("see @a.py.") is not part of it.
 REFERENCE = re.compile(r"(?<![\w@])@([\w./~-]*[\w/-])")
@@ -60,6 +70,10 @@ class Command:
     template: str = ""
     model: str | None = None
     agent: str | None = None  # an agent type's name (the `agents` setting)
+    # Claude Code's format: `$1`, `$2`, ... stand for the words after the name.
+    positional: bool = False
+    # Why it cannot run (a Claude Code file naming a tool agentls lacks); None: it can.
+    error: str | None = None
 
 
 BUILTINS = {
@@ -113,11 +127,37 @@ class CommandHost(Protocol):
     async def _reload(self, state: SessionState) -> None: ...
 
 
-def command_dirs(root: Path, home: Path, trusted: bool) -> list[tuple[Source, Path]]:
-    dirs: list[tuple[Source, Path]] = [("user", home / "commands")]
+def command_dirs(root: Path, home: Path, trusted: bool) -> list[tuple[Source, Path, bool]]:
+    """(source, folder, whether in Claude Code's format), a later one's command of a name
+    winning; `home` is agentls's config home."""
+    dirs: list[tuple[Source, Path, bool]] = [
+        ("user", claude_user_dir() / "commands", True),
+        ("user", home / "commands", False),
+    ]
     if trusted:
-        dirs.append(("workspace", root / ".agentls" / "commands"))
+        dirs.append(("workspace", root / ".claude" / "commands", True))
+        dirs.append(("workspace", root / ".agentls" / "commands", False))
     return dirs
+
+
+def _command_files(directory: Path, nested: bool) -> list[tuple[str, Path]]:
+    """(name, file) of a folder's commands; with `nested`, those of its subfolders too, each as
+    `folder:name` (`a:b:name` deeper) and by its name unless the folder's own file or an earlier
+    subfolder's (in alphabetical order) has it."""
+    try:
+        files = sorted(directory.rglob("*.md") if nested else directory.glob("*.md"))
+    except OSError:
+        return []
+    found: list[tuple[str, Path]] = []
+    plain: set[str] = set()
+    for path in sorted(files, key=lambda p: (len(p.parts), p)):
+        parts = path.relative_to(directory).with_suffix("").parts
+        if parts[-1] not in plain:  # the folder's own file, else the first subfolder's
+            plain.add(parts[-1])
+            found.append((parts[-1], path))
+        if len(parts) > 1:
+            found.append((":".join(parts), path))
+    return found
 
 
 def load_commands(
@@ -126,24 +166,46 @@ def load_commands(
     """Every command by name, sorted: the built-ins, the user's, the workspace's (trusted only),
     the running MCP servers' prompts (`mcp__<server>__<prompt>`)."""
     found = dict(BUILTINS) | (mcp.commands() if mcp is not None else {})
-    for source, directory in command_dirs(root, home, trusted):
-        try:
-            entries = sorted(directory.iterdir())
-        except OSError:
-            continue
+    for source, directory, claude in command_dirs(root, home, trusted):
         real_dir = os.path.realpath(directory)
-        for entry in entries:
-            name = entry.name.removesuffix(".md")
-            if not entry.name.endswith(".md") or not NAME.fullmatch(name) or name in BUILTINS:
+        for name, entry in _command_files(directory, nested=claude):
+            if not all(NAME.fullmatch(part) for part in name.split(":")) or name in BUILTINS:
                 continue
             # A workspace's link out of its commands directory is not followed (it could name
             # any file); the user's own may be links (dotfiles kept elsewhere).
-            if source == "workspace" and os.path.dirname(os.path.realpath(entry)) != real_dir:
+            if source == "workspace" and not os.path.realpath(entry).startswith(real_dir + os.sep):
                 continue
             text = _read_small(entry)
             if text is not None:
-                found[name] = parse_command(name, source, text)
+                parse = parse_claude_command if claude else parse_command
+                found[name] = parse(name, source, text)
     return dict(sorted(found.items()))
+
+
+def parse_claude_command(name: str, source: Source, text: str) -> Command:
+    """A command in Claude Code's format (YAML front matter; `$1`...); one naming a tool agentls
+    lacks in `allowed-tools`, or with broken YAML, is kept with its error, refused when run."""
+    from agentls.session.agent_files import session_tools
+    from agentls.session.claude_formats import (
+        FormatError,
+        front_matter,
+        model_alias,
+        raw_value,
+        tools_of,
+    )
+
+    try:
+        meta, body = front_matter(text)
+        tools_of(meta.get("allowed-tools"), session_tools())
+    except FormatError as exc:
+        return Command(name, f"(cannot run: {exc})", source, error=str(exc))
+    body = body.strip("\n")
+    description = " ".join(str(meta.get("description") or _first_line(body)).split())
+    hint = " ".join(raw_value(text, "argument-hint").split())
+    if hint:
+        description = f"{description} (arguments: {hint})"
+    model = model_alias(meta.get("model"))
+    return Command(name, description, source, body, model=model, positional=True)
 
 
 def _read_small(path: Path) -> str | None:
@@ -196,10 +258,23 @@ def parse_invocation(text: str) -> tuple[str, str] | None:
     return match.group(1), (match.group(2) or "").strip()
 
 
-def fill(template: str, args: str) -> str:
+def fill(template: str, args: str, positional: bool = False) -> str:
+    """The template with `$ARGUMENTS` (and, `positional`, `$1`, `$2`, ...: the words of `args`,
+    quotes grouping, none past the last) filled; `args` appended when it says neither."""
+    numbered = positional and re.search(r"\$[1-9]", template) is not None
+    if numbered:
+        try:
+            words = shlex.split(args)
+        except ValueError:  # an unclosed quote: plain words
+            words = args.split()
+        template = re.sub(
+            r"\$([1-9][0-9]*)",
+            lambda m: words[int(m.group(1)) - 1] if int(m.group(1)) <= len(words) else "",
+            template,
+        )
     if "$ARGUMENTS" in template:
         return template.replace("$ARGUMENTS", args)
-    return f"{template}\n\n{args}" if args else template
+    return f"{template}\n\n{args}" if args and not numbered else template
 
 
 def unknown(name: str, commands: dict[str, Command]) -> CommandError:
@@ -271,15 +346,20 @@ def expand(
                 f"/{command.name} names the agent {command.agent!r}, which is not an agent type "
                 f"of the `agents` setting; the agents are: {', '.join(sorted(types))}"
             )
-    text = fill(command.template, args)
+    if command.error is not None:
+        raise CommandError(f"/{command.name} cannot run: {command.error}")
+    text = fill(command.template, args, command.positional)
     if not text.strip():
         raise CommandError(f"/{command.name} is empty")
     context = attachments(text, root, policy, state)  # the command's @paths, not the type's
+    # `sonnet`, `opus`, `haiku` (Claude Code's aliases) name a model of the session's family.
+    model = command.model or (kind.model if kind is not None else None)
+    model = resolve_model(model, state.record.model) if model is not None else None
     if kind is None:
-        return Expansion(text, context, command.model)
+        return Expansion(text, context, model)
     if kind.prompt.strip():
         text = f"{kind.prompt.strip()}\n\n{text}"
-    return Expansion(text, context, command.model or kind.model, kind)
+    return Expansion(text, context, model, kind)
 
 
 def result(session_id: str, text: str) -> TurnResult:
@@ -315,7 +395,7 @@ async def run_command(
         return result(session_id, f"The model is now {args}.")
     if name == "compact":
         return await compact_now(agent, state)
-    types = agent_types(agent.settings.agents)
+    types = workspace_agent_types(agent.settings, agent.root)
     return expand(command, args, agent.root, agent.policy, state, types)
 
 

@@ -18,11 +18,14 @@ import asyncio
 import dataclasses
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from agentls.config import AgentType
+from agentls.config import AgentType, Settings
 from agentls.history import ToolPart, Usage, clean_text
+from agentls.session.agent_files import ALL_TOOLS, available_agents
 from agentls.session.calls import CallEnv
+from agentls.session.claude_formats import resolve_model
 from agentls.session.policy import Policy
 from agentls.session.questions import AskContext
 from agentls.session.state import SessionState
@@ -50,15 +53,26 @@ READ_ONLY_TOOLS = (
     "callees",
 )
 TASK_TOOL = "task"
+# The main session's own tools, never a sub-agent's (it works alone, in the parent's mode).
+SESSION_ONLY = frozenset({"ask_user", "exit_plan"})
 # The agent type of a task that names none.
 DEFAULT_AGENT = "general"
 
 
-def agent_types(agents: dict[str, AgentType] | None) -> dict[str, AgentType]:
-    """The agent types by name: the configured ones, and `general` (read-only) unless one is."""
+def agent_types(
+    agents: dict[str, AgentType] | None, files: dict[str, AgentType] | None = None
+) -> dict[str, AgentType]:
+    """The agent types by name: `general` (read-only), those of the agent files (agent_files.py)
+    and the configured ones, a later one of a name replacing an earlier."""
     types = {DEFAULT_AGENT: AgentType(description="Investigates with the read-only tools.")}
+    types.update(files or {})
     types.update(agents or {})
     return types
+
+
+def workspace_agent_types(settings: Settings, root: Path | str | None) -> dict[str, AgentType]:
+    """Every agent type of a workspace root: agent_types with its agent files."""
+    return agent_types(settings.agents, available_agents(settings, root).types)
 
 
 def plain_title(description: str) -> str:
@@ -123,7 +137,9 @@ class SubAgents:
         # The task tool tells the model the agent types (as the tool list is built: a change
         # of the `agents` setting counts once the tool list is built again, at a restart).
         if isinstance(registry.get(TASK_TOOL), TaskTool):
-            registry.register(TaskTool(lambda: agent_types(policy.settings.agents)), replace=True)
+            registry.register(
+                TaskTool(lambda: workspace_agent_types(policy.settings, policy.root)), replace=True
+            )
 
     def slots(self, size: int) -> asyncio.Semaphore:
         """The running tasks' cap (maxParallelTasks; a new value counts for the tasks after)."""
@@ -134,6 +150,8 @@ class SubAgents:
 
     def registry_for(self, kind: AgentType, parent: ToolRegistry) -> ToolRegistry:
         names = kind.tools if kind.tools is not None else READ_ONLY_TOOLS
+        if ALL_TOOLS in names:  # the session's tools (a Claude Code agent naming none)
+            names = [n for n in parent.names() if n not in SESSION_ONLY]
         registry = ToolRegistry()
         for name in dict.fromkeys(names):
             tool = parent.get(name)
@@ -152,8 +170,8 @@ class SubAgents:
     ) -> ToolResult:
         """One task call: the sub-agent's turn to its end; its final text and a summary line."""
         settings = env.policy.settings
-        name, kind = _agent_type(settings.agents, agent)
-        model = kind.model or env.state.record.model
+        name, kind = _agent_type(settings, env.policy.root, agent)
+        model = resolve_model(kind.model, env.state.record.model)
         async with self.slots(settings.max_parallel_tasks):
             parts = self.parts_for(model)
             store = parts.store
@@ -233,15 +251,16 @@ class SubAgents:
         )
 
 
-def _agent_type(
-    configured: dict[str, AgentType] | None, agent: str | None
-) -> tuple[str, AgentType]:
+def _agent_type(settings: Settings, root: str, agent: str | None) -> tuple[str, AgentType]:
     """The task's agent type by name (the default one when none is named)."""
     name = agent or DEFAULT_AGENT
-    types = agent_types(configured)
+    files = available_agents(settings, root)
+    types = agent_types(settings.agents, files.types)
     kind = types.get(name)
     if kind is None:
+        why = f" ({files.problems[name]})" if name in files.problems else ""
         raise ToolError(
-            f"Unknown agent {name!r}. The agents are: {', '.join(sorted(types))}. Nothing was run."
+            f"Unknown agent {name!r}{why}. The agents are: {', '.join(sorted(types))}. "
+            "Nothing was run."
         )
     return name, kind
