@@ -5,10 +5,10 @@
 import type { CommandInfo } from '../protocol/generated';
 import { CompletionList } from './completion';
 
-/** The partial command name being typed ("/rev" -> "rev"), or undefined when the caret is not
- * in a leading /name. */
+/** The partial command name being typed ("/rev" -> "rev", "/frontend:co" -> "frontend:co": a
+ * Claude Code command in a subfolder), or undefined when the caret is not in a leading /name. */
 export function commandQuery(text: string, caret: number): string | undefined {
-  const match = /^\/([a-z0-9_-]*)$/.exec(text.slice(0, caret));
+  const match = /^\/([a-z0-9_:-]*)$/.exec(text.slice(0, caret));
   return match ? match[1] : undefined;
 }
 

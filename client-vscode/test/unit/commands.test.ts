@@ -23,6 +23,7 @@ describe('completion', () => {
     expect(commandQuery('/review the parser', 3)).toBe('re');
     expect(commandQuery('see /review', 11)).toBeUndefined();
     expect(commandQuery('/usr/bin', 8)).toBeUndefined();
+    expect(commandQuery('/frontend:comp', 14)).toBe('frontend:comp'); // .claude/commands/frontend/
   });
 
   it('matches names that start with the query first, then those that contain it', () => {
