@@ -24,6 +24,8 @@ def _isolated_config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     """No test reads the developer's ~/.config/agentls (config.json, a global AGENTS.md)."""
     home = tmp_path / "config-home"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    # Nor the developer's ~/.claude (its settings' hooks, its skills, agents and commands).
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))
     return home / "agentls"
 
 

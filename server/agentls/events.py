@@ -236,6 +236,24 @@ class ReviewEvent(EventBase):
     files: list[ReviewFile]
 
 
+class HookEvent(EventBase):
+    """A hook (the user's command, Claude Code's settings format: agentls/hooks) ran: at which
+    event, which command from which file, how long it took and how it ended. "blocked": it
+    refused (exit 2 or a block/deny answer); "error": it failed without blocking (another exit
+    code, it could not start); "timeout": it was killed after its timeout. `message`: what it
+    said (its stderr or reason when it blocked or failed)."""
+
+    type: Literal["hook"] = "hook"
+    event: str
+    command: str
+    source: str
+    duration_ms: int
+    outcome: Literal["ok", "blocked", "error", "timeout"]
+    exit_code: int | None = None
+    message: str | None = None
+    tool: str | None = None  # a tool event's tool, as Claude Code names it
+
+
 AgentEvent = Annotated[
     TurnStart
     | TextDeltaEvent
@@ -254,6 +272,7 @@ AgentEvent = Annotated[
     | TodoEvent
     | ModeEvent
     | SteerEvent
-    | ReviewEvent,
+    | ReviewEvent
+    | HookEvent,
     Field(discriminator="type"),
 ]

@@ -9,6 +9,7 @@ import type {
   TodoItem,
   Usage,
 } from '../protocol/generated';
+import { hookLine } from './hooks';
 
 export type ToolStatus = 'pending' | 'running' | 'completed' | 'error' | 'cancelled' | 'interrupted';
 export type Decision = 'once' | 'always' | 'reject' | 'timeout' | 'cancelled' | 'unattended';
@@ -402,6 +403,12 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
     }
     case 'review':
       return; // the pending review is the panel's own list (webview/review.ts), not the transcript
+    case 'hook': {
+      // A hook (the user's command) ran: one line, as loud as how it ended.
+      const line = hookLine(event);
+      notice(view, line.level, line.text);
+      return;
+    }
     default: {
       const unknown: never = event;
       void unknown;

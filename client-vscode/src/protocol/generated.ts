@@ -22,7 +22,8 @@ export type AgentEvent =
   | TodoEvent
   | ModeEvent
   | SteerEvent
-  | ReviewEvent;
+  | ReviewEvent
+  | HookEvent;
 
 export interface TurnStart {
   agent?: string | null;
@@ -319,6 +320,28 @@ export interface ReviewHunk {
   newStart: number;
   oldLines: number;
   oldStart: number;
+}
+/**
+ * A hook (the user's command, Claude Code's settings format: agentls/hooks) ran: at which
+ * event, which command from which file, how long it took and how it ended. "blocked": it
+ * refused (exit 2 or a block/deny answer); "error": it failed without blocking (another exit
+ * code, it could not start); "timeout": it was killed after its timeout. `message`: what it
+ * said (its stderr or reason when it blocked or failed).
+ */
+export interface HookEvent {
+  agent?: string | null;
+  command: string;
+  durationMs: number;
+  event: string;
+  exitCode?: number | null;
+  message?: string | null;
+  outcome: 'ok' | 'blocked' | 'error' | 'timeout';
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
+  sessionId: string;
+  source: string;
+  tool?: string | null;
+  type: 'hook';
 }
 /**
  * `initializationOptions.agent`; the same shape arrives under `agent` in didChangeConfiguration.

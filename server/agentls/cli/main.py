@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from agentls.cli.chat_args import add_chat_command
     from agentls.cli.folders import add_folder_argument
+    from agentls.cli.hooks import add_hooks_command
     from agentls.cli.review import add_review_commands
     from agentls.cli.rewind import add_rewind_command
     from agentls.cli.session_admin import add_session_commands
@@ -127,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = sub.add_parser("commands", help='the commands a prompt "/NAME args" runs')
     commands.add_argument("--cwd", default=None, help="the workspace (default: here)")
     commands.add_argument("--json", action="store_true", help="print JSON")
+    add_hooks_command(sub)
     sub.add_parser("serve", help="speak LSP on stdin/stdout (what an editor starts)")
     sub.add_parser(
         "acp", help="speak the Agent Client Protocol on stdin/stdout (Zed and other ACP editors)"

@@ -74,6 +74,11 @@ class TerminalPrinter:
         elif kind == "mode":
             self._newline()
             self.out.write(f"[mode] {event.mode}\n")
+        elif kind == "hook":
+            from agentls.cli.hooks import hook_line
+
+            self._newline()
+            self.out.write(hook_line(event) + "\n")
         elif kind == "error":
             self._newline()
             self.out.write(failure_lines(event))

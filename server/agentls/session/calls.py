@@ -19,6 +19,7 @@ from agentls.permission.grants import Grant, grant_for
 from agentls.permission.rules import PathFilter, PermissionRules
 from agentls.permission.types import SEVERITY
 from agentls.session.folder_access import in_other_folder, kept_from_review, scope_of
+from agentls.session.hooks import SessionHooks
 from agentls.session.hunk_choice import kept_hunks_of
 from agentls.session.modes import approve_plan, plan_refusal, set_todos
 from agentls.session.policy import Policy
@@ -65,6 +66,7 @@ class CallEnv:
     emit: EventSink
     # None: no sub-agents here (a sub-agent's own calls: depth 1).
     run_task: TaskRun | None = None
+    hooks: SessionHooks | None = None  # the user's hooks (session/hooks.py)
 
     @property
     def session_id(self) -> str:
@@ -166,6 +168,8 @@ class ToolCalls:
                 if refusal is not None:
                     raise ToolError(refusal)
             ctx = CallContext(self.env, message.id, part)
+            if self.env.hooks is not None:  # PreToolUse: raises ToolError when a hook blocks
+                ctx.hook_permission = await self.env.hooks.before_tool(part)
             result = await tool.run(params, ctx)
         except asyncio.CancelledError:
             part.status = "cancelled"
@@ -181,6 +185,8 @@ class ToolCalls:
                 f"The {part.tool} tool failed unexpectedly: {exc.__class__.__name__}: {exc}",
                 is_error=True,
             )
+        if ctx is not None and self.env.hooks is not None and not result.is_error:
+            await self.env.hooks.after_tool(part, result)  # PostToolUse
         if ctx is not None and ctx.notes:
             result.output = "\n\n".join([result.output, *ctx.notes])
         if ctx is not None and ctx.kept_hunks is not None:
@@ -216,6 +222,9 @@ class CallContext(PathAuthorization):
         self.sandbox = SandboxPolicy.from_settings(settings)
         # Said to the model after the tool's own output (e.g. that "always" was not offered).
         self.notes: list[str] = []
+        # A PreToolUse hook's permissionDecision: "allow" answers a rule's question (never a
+        # deny), "ask" asks where a rule allows.
+        self.hook_permission: str | None = None
 
     @property
     def rules(self) -> PermissionRules:
@@ -322,6 +331,8 @@ class CallContext(PathAuthorization):
             action = "allow"  # a file of a skill loaded in this turn (skill_use.py)
         if action == "ask" and (policy.project_grants or state.grants or turn_grants(state)):
             action = evaluate(self.rules)
+        if self.hook_permission is not None and action != "deny":
+            action = "ask" if self.hook_permission == "ask" else "allow"
         return action
 
     def _denied(self, query: PermissionQuery) -> PermissionDenied:

@@ -46,6 +46,7 @@ from agentls.model.base import ModelRequest, Provider, ProviderError, RetryNotic
 from agentls.model.failures import TurnFailure, describe
 from agentls.session.calls import CANCELLED_OUTPUT, CallEnv, ToolCalls, publish_result
 from agentls.session.compaction import Compactor
+from agentls.session.hooks import SessionHooks
 from agentls.session.images import prompt_title
 from agentls.session.instructions import Instructions
 from agentls.session.outcome import failure_event, partial_usage, reported_usage
@@ -133,6 +134,9 @@ class Turn:
         self.pending_flush: asyncio.Handle | None = None
         self.last_assistant_id: str | None = None
         self.final_text = ""
+        self.hooks = SessionHooks(
+            parts.policy, parts.root, state, parts.store, self.emit, parts.prompt.kind == "subagent"
+        )
         self.calls = ToolCalls(
             CallEnv(
                 state=state,
@@ -144,6 +148,7 @@ class Turn:
                 ask=parts.ask,
                 emit=self.emit,
                 run_task=partial(parts.run_task, self.add_usage) if parts.run_task else None,
+                hooks=self.hooks,
             )
         )
         self.compactor = Compactor(
@@ -242,12 +247,15 @@ class Turn:
             )
             return await self.loop()
         text = clean_text(text)  # JSON from an editor may carry lone surrogates
+        added = await self.hooks.on_prompt(text)  # SessionStart, UserPromptSubmit
+        if added is None:  # a hook blocked the prompt: not stored, never sent
+            return await self.end("end_turn")
         user = Message(
             id=new_id("msg"),
             session_id=self.session_id,
             role="user",
             created_at=now_ms(),
-            parts=user_parts(text, context),
+            parts=[*user_parts(text, context), *added],
         )
         state.messages.append(user)
         await self.store.add_message(user)
@@ -288,9 +296,14 @@ class Turn:
                 if await self.calls.run(self.assistant, tool_parts):
                     finish = "doom_loop"
                     break
+                if self.hooks.stopped:  # a hook answered `continue: false`
+                    finish = "end_turn"
+                    break
                 await take_steers(state, self.store, self.emit)  # after the tool results
                 continue
             if await take_steers(state, self.store, self.emit):  # sent during the last step
+                continue
+            if await self.hooks.stop_holds():  # a Stop hook sent the model back to work
                 continue
             finish = _finish_of(stop_reason)
             if finish == "tool_use":  # its calls were cut unfinished and dropped

@@ -1,0 +1,66 @@
+"""`agentls hooks`: the hooks that run in this workspace (Claude Code's settings format: the
+user's ~/.claude/settings.json and agentls config, the workspace's files when it is trusted),
+each with its event, matcher, command, timeout and the file it comes from; the workspace files
+whose hooks are ignored are said on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+def add_hooks_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    hooks = sub.add_parser("hooks", help="the hooks that run here, with the files they come from")
+    hooks.add_argument("--cwd", default=None, help="the workspace (default: here)")
+    hooks.add_argument("--json", action="store_true", help="print JSON")
+    hooks.set_defaults(handler=hooks_command)
+
+
+async def hooks_command(args: argparse.Namespace) -> int:
+    from agentls.cli.workspace import workspace_settings
+    from agentls.hooks.config import load_hooks
+
+    found = workspace_settings(args.cwd)
+    if found is None:
+        return EXIT_USAGE
+    root, settings = found
+    loaded = load_hooks(settings, root)
+    for notice in loaded.notices:
+        print(notice, file=sys.stderr)
+    if args.json:
+        rows = [
+            {
+                "event": h.event,
+                "matcher": h.matcher,
+                "command": h.command,
+                "timeoutS": h.timeout_s,
+                "source": str(h.source),
+            }
+            for h in loaded.hooks
+        ]
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    if not loaded.hooks:
+        print("No hooks.")
+        return EXIT_OK
+    for hook in loaded.hooks:
+        matcher = f" [{hook.matcher}]" if hook.matcher else ""
+        print(f"{hook.event}{matcher}: {hook.command}  (timeout {hook.timeout_s:g} s)")
+        print(f"    from {hook.source}")
+    return EXIT_OK
+
+
+def hook_line(event: Any) -> str:
+    """A hook's run in one line, as the terminal shows it: "[hook] PreToolUse Bash: ./check.sh
+    blocked (exit 2, 12 ms): rm is not allowed"."""
+    command = event.command if len(event.command) <= 60 else event.command[:59] + "…"
+    tool = f" {event.tool}" if event.tool else ""
+    code = f"exit {event.exit_code}, " if event.exit_code not in (None, 0) else ""
+    head = f"[hook] {event.event}{tool}: {command} {event.outcome} ({code}{event.duration_ms} ms)"
+    message = (event.message or "").strip().splitlines()
+    return f"{head}: {message[0]}" if message else head
