@@ -1,0 +1,55 @@
+"""Claude Code's agents and commands from the terminal, as separate processes: `agentls commands`
+lists the user's and, once `agentls trust` trusted the workspace, its .claude/commands (one in a
+subfolder by its name and as /folder:name); `agentls run "/folder:name args"` sends it filled."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from messages_api import MessagesAPIServer, reply, text
+from tests.cli.test_cli import agentls
+from tests.session.claude_support import SETUP
+
+
+@pytest.fixture
+def claude_env(tmp_path: Path, env: dict[str, str]) -> dict[str, str]:
+    home = tmp_path / "claude-user-home"
+    shutil.copytree(SETUP / "home", home)
+    return {**env, "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    shutil.copytree(SETUP / "workspace", root)
+    return root
+
+
+def test_claude_code_commands_are_listed_and_run(
+    api: MessagesAPIServer, claude_env: dict[str, str], workspace: Path
+) -> None:
+    untrusted = agentls("commands", "--cwd", str(workspace), "--json", env=claude_env)
+    assert untrusted.returncode == 0, untrusted.stderr
+    names = {c["name"]: c for c in json.loads(untrusted.stdout)}
+    assert names["fix-issue"]["source"] == "user"
+    assert "frontend:component" not in names
+    plain = agentls("commands", "--cwd", str(workspace), env=claude_env)
+    assert ".claude/commands are not used: this workspace is not trusted" in plain.stderr
+
+    trusted = agentls("trust", str(workspace), env=claude_env)
+    assert trusted.returncode == 0, trusted.stderr
+    listed = agentls("commands", "--cwd", str(workspace), "--json", env=claude_env)
+    names = {c["name"]: c for c in json.loads(listed.stdout)}
+    assert names["frontend:component"]["source"] == "workspace"
+    assert "component" in names
+
+    api.enqueue(reply(text("Made it.")))
+    done = agentls("run", "--cwd", str(workspace), "/frontend:component Card title", env=claude_env)
+    assert done.returncode == 0, done.stderr
+    sent = json.dumps(api.requests[0].body["messages"][-1]["content"])
+    assert "Create a React component named Card in src/components/Card.tsx" in sent
+    assert api.requests[0].body["model"] == "claude-haiku-5-5"
