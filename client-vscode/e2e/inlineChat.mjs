@@ -128,6 +128,14 @@ export async function inlineChat({ page, panel, workspace, openPanel, activeSess
     // The model's answer in the thread, the turn over.
     await poll('the answer in the thread', async () => /The edit's result:/.test(await widget.innerText()), 30_000);
     check((await widget.innerText()).includes('Kept 1 of 2 hunks.'), 'the thread should say what was kept');
+    // Decided in the editor, the focus stays there (it goes to the panel's prompt box only for
+    // the panel's own proposals).
+    await sleep(500);
+    const focused = await page.evaluate(() => {
+      const el = document.activeElement;
+      return el?.closest('.editor-instance') ? 'editor' : `${el?.tagName} ${el?.className}`;
+    });
+    check(focused === 'editor', `the focus should stay in the editor, not ${focused}`);
     await widget.locator('[aria-label^="Stop"]').first().waitFor({ state: 'detached', timeout: 15_000 });
     await screenshot('inline-chat-answered');
     // The session is in the history, titled from the question; the panel kept its own.

@@ -77,7 +77,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const reviews = approvals;
   // Inline chat on a selection (Ctrl+I, "Agent: edit here…"): its proposals are drawn in place.
   inline = new InlineChats(host, vscode.Uri.joinPath(context.extensionUri, 'media', 'agentls.svg'));
-  approvals.drawnInPlace = (sessionId) => inline?.has(sessionId) ?? false;
+  approvals.drawnInPlace = (sessionId) => inline?.owns(sessionId) ?? false;
   context.subscriptions.push(inline);
 
   // Bash (and other non-edit) requests are answered in the panel: show it, keep the focus.
@@ -105,6 +105,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // prompt box, unless another proposal waits (its diff is where the user works next).
   context.subscriptions.push(
     reviews.onDidAnswer((requestId) => {
+      const sessionId = host.findPermission(requestId)?.view.sessionId;
+      if (sessionId && inline?.owns(sessionId)) return; // an inline chat's: the focus stays in the editor
       if (!reviews.waitingBesides(requestId)) void focusPrompt();
     }),
   );

@@ -57,6 +57,8 @@ export class InlineChats implements vscode.Disposable {
   private armed?: { uri: string; range: vscode.Range; offered: () => void };
   private readonly controller: vscode.CommentController;
   private readonly chats = new Map<vscode.CommentThread, InlineChat>();
+  /** The sessions of the chats closed in this window. */
+  private readonly sessions = new Set<string>();
   /** The chat last opened or written in (what Escape and a bare Close mean). */
   private last?: InlineChat;
   private readonly disposables: vscode.Disposable[] = [];
@@ -167,12 +169,14 @@ export class InlineChats implements vscode.Disposable {
     else threadOf(arg)?.dispose(); // a new comment not sent yet
   }
 
-  /** The session ids of the open chats (their proposals are drawn in place, not in a diff). */
-  has(sessionId: string): boolean {
-    return [...this.chats.values()].some((c) => c.sessionId === sessionId);
+  /** Whether a session is an inline chat's, open or closed since: its proposals are drawn in
+   * place (never in a diff editor), and deciding them leaves the focus in the editor. */
+  owns(sessionId: string): boolean {
+    return this.sessions.has(sessionId) || [...this.chats.values()].some((c) => c.sessionId === sessionId);
   }
 
   private async close(chat: InlineChat): Promise<void> {
+    if (chat.sessionId) this.sessions.add(chat.sessionId);
     for (const [thread, c] of this.chats) if (c === chat) this.chats.delete(thread);
     if (this.last === chat) this.last = undefined;
     await chat.close();
