@@ -28,8 +28,9 @@
 // 16. the panel at 300 px and at 500 px (panel-*.png); at 300 px (step 2 on) and 500 px every
 //     control lies inside the view and none overlaps.
 // 19. inline chat (inlineChat.mjs): a selection, Ctrl+I, a question typed in the editor's widget;
-//     the proposal of two hunks drawn in the editor, one hunk accepted from its lens: only it on
-//     disk; the session in the history, the panel still on its own session.
+//     the proposal of two hunks drawn in the editor; a follow-up in the widget has the model
+//     propose again; one hunk accepted from its lens: only it on disk, the focus still in the
+//     editor; the session in the history, the panel still on its own session; Escape closes it.
 // The first run (AGENTLS_E2E_FIRST_RUN=1) installs the server from the panel's set-up card.
 // The model is `scripted:e2e` (server/agentls/model/scenarios/e2e.json): one scenario turn per prompt.
 import { spawnSync } from 'node:child_process';
