@@ -216,6 +216,13 @@ describe('a proposed edit', () => {
     expect(calls.some((c) => c.command === 'vscode.diff')).toBe(false);
     expect(controller.pendingCount).toBe(1);
   });
+
+  it("stays in the file's own editor for an inline chat's session, even with openDiff on", async () => {
+    controller.drawnInPlace = (sessionId) => sessionId === editRequest.sessionId;
+    await request();
+    expect(calls.some((c) => c.command === 'vscode.diff')).toBe(false);
+    expect(controller.pendingCount).toBe(1);
+  });
 });
 
 describe('what "always" allows', () => {
