@@ -252,7 +252,8 @@ def test_run_plan_refuses_changes_prints_the_todo_list_and_the_plan(
     assert proc.returncode == 0, proc.stderr
     assert not (workspace / "new.txt").exists()
     assert "Todo (1/2 done):\n  [x] look\n  [ ] fix\n" in proc.stdout
-    assert "1. write new.txt" in proc.stderr  # the plan, shown where questions are asked
+    assert "Plan:\n1. write new.txt\n" in proc.stdout  # the plan itself, where the answer goes
+    assert "The plan is above (no terminal to approve it" in proc.stderr
     write, plan = (
         next(b for b in api.requests[n].body["messages"][-1]["content"] if "tool_use_id" in b)
         for n in (2, 3)
@@ -277,6 +278,8 @@ def test_run_plan_yes_approves_the_plan_and_builds(
     assert proc.returncode == 0, proc.stderr
     assert (workspace / "new.txt").read_text() == "x\n"
     assert "[mode] plan" in proc.stdout and "[mode] build" in proc.stdout
+    assert "Plan:\n1. write new.txt\n" in proc.stdout  # shown, then said to be approved
+    assert "Plan approved (--yes)" in proc.stderr
 
 
 def test_continuing_a_planned_session_without_plan_builds(

@@ -13,6 +13,7 @@ the same text, plain. Everything shown is made visible first (cli/terminal.py vi
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -86,7 +87,8 @@ def show_question(out: TextIO, question: Any) -> None:
     if query.diff:
         out.write("\n")
         write_styled(out, diff_lines(query.diff))
-    if query.tool == "exit_plan":
+    if query.tool == "exit_plan" and not sys.stdout.isatty():
+        # The printer showed it on stdout, which is not this terminal: show it here as well.
         out.write("\n" + str(query.input.get("plan", "")) + "\n")
     if query.tool == "bash":
         where = SANDBOXED if query.sandboxed else UNSANDBOXED

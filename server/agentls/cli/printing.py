@@ -44,6 +44,9 @@ class TerminalPrinter:
             self._titles[event.call_id] = event.title
             if event.tool.startswith("mcp__"):
                 self._progressing.add(event.call_id)
+            if event.tool == "exit_plan":  # the plan, in every mode, before it is approved
+                self._newline()
+                self.out.write(f"Plan:\n{str(event.input.get('plan', '')).strip()}\n")
         elif kind == "progress" and event.call_id in self._progressing:
             # An MCP server's progress notifications (bash's lines would drown the output).
             self._newline()
@@ -312,11 +315,14 @@ def terminal_presenter(agent: Any, yes: bool, out: TextIO) -> Any:
         elif query.tool == "ask_user":
             asking = asyncio.ensure_future(ask_at_terminal(question))
         elif yes:
+            if query.tool == "exit_plan":
+                out.write("\nPlan approved (--yes): building it now.\n")
+                out.flush()
             answer(question, "once")
         elif not interactive and query.tool == "exit_plan":
             out.write(
-                f"\nThe plan (no terminal to approve it; continue the session without --plan to "
-                f"build it):\n{query.input.get('plan', '')}\n"
+                "\nThe plan is above (no terminal to approve it; continue the session without "
+                "--plan to build it).\n"
             )
             out.flush()
             answer(question, "unattended")

@@ -218,7 +218,9 @@ class RichPrinter(TerminalPrinter):
                 self.streaming.show(self.pending)
         elif kind == "tool-call":
             self._flush_text()
-            super().__call__(event)
+            self._titles[event.call_id] = event.title
+            if event.tool.startswith("mcp__"):
+                self._progressing.add(event.call_id)
             if event.tool == "exit_plan":
                 plan = str(event.input.get("plan", "")).strip()
                 self.console.print(self._rule("Plan"))

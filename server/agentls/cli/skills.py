@@ -50,4 +50,3 @@ def skills_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
-
