@@ -19,6 +19,8 @@ async def in_every_folder(tool: _Runs, params: Any, ctx: ToolContext) -> ToolRes
     raw = getattr(params, "path", None)
     if raw is not None and raw.strip() not in ("", "."):
         return None
+    if getattr(tool, "name", "") == "glob" and str(getattr(params, "pattern", "")).startswith("/"):
+        return None  # an absolute pattern names its folder itself
     folders = folders_of(ctx.workspace)
     if not folders.several:
         return None
