@@ -28,6 +28,7 @@ BENCHMARKS = (
     "search",
     "language",
     "outline",
+    "merge",
     "sandbox",
     "panel_mentions",
     "panel_transcript",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from agentls.workspace.merge import Overlap, merge, rebase_reason
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentls.workspace.merge import Overlap, _Matcher, merge, rebase_reason
 
 BASE = "def a():\n    return 1\n\n\ndef b():\n    return 2\n\n\ndef c():\n    return 3\n"
 
@@ -82,3 +85,29 @@ def test_large_texts_merge_too() -> None:
     theirs = base.replace("line 4000\n", "line four thousand\n")
 
     assert merge(base, ours, theirs).text == ours.replace("line 4000\n", "line four thousand\n")
+
+
+LINES = st.lists(st.sampled_from(["a\n", "b\n", "\n", "}\n", "c"]), max_size=30)
+
+
+@given(LINES, LINES)
+def test_the_matcher_gives_real_increasing_matches(a: list[str], b: list[str]) -> None:
+    blocks = _Matcher(None, a, b).get_matching_blocks()
+    assert blocks[-1] == (len(a), len(b), 0)
+    ends = (0, 0)
+    for i, j, n in blocks[:-1]:
+        assert n > 0 and i >= ends[0] and j >= ends[1]
+        assert a[i : i + n] == b[j : j + n]
+        ends = (i + n, j + n)
+
+
+@given(st.lists(st.sampled_from(["x\n", "y\n", "\n", "}\n"]), min_size=8, max_size=40), st.data())
+def test_changes_three_lines_apart_always_merge(base_lines: list[str], data: st.DataObject) -> None:
+    i = data.draw(st.integers(0, len(base_lines) - 5))
+    j = data.draw(st.integers(i + 4, len(base_lines) - 1))
+    ours, theirs = list(base_lines), list(base_lines)
+    ours[i], theirs[j] = "typed\n", "proposed\n"
+    both = list(base_lines)
+    both[i], both[j] = "typed\n", "proposed\n"
+
+    assert merge("".join(base_lines), "".join(ours), "".join(theirs)).text == "".join(both)

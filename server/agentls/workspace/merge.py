@@ -9,19 +9,22 @@ A merge with a conflict has no text: nothing is ever written over the user's lin
 adjacent lines count as overlapping (as in `git merge-file` and diff3), since neither side's
 context survives the other's edit.
 
-Lines keep their breaks (workspace/hunks.split_lines), so the merged text joins back exactly.
+Lines keep their breaks (as workspace/hunks.split_lines: only "\n" ends a line), so the merged
+text joins back exactly.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
+import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
 from merge3 import Merge3
 
-from agentls.workspace.hunks import LARGE_MIDDLE, split_lines
+from agentls.workspace.hunks import LARGE_MIDDLE
 
 
 @dataclass(frozen=True)
@@ -61,12 +64,72 @@ class Merged:
         return ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
-def _matcher(large: bool) -> Callable[..., difflib.SequenceMatcher[str]]:
-    # Exact matching (no autojunk) unless the texts are large, as workspace/hunks.hunks does.
-    def make(isjunk: object, a: Sequence[str], b: Sequence[str]) -> difflib.SequenceMatcher[str]:
-        return difflib.SequenceMatcher(None, a, b, autojunk=large)
+class _Matcher:
+    """merge3's two-way matcher: the lines both texts start and end with are matched at once,
+    and difflib's SequenceMatcher (exact unless the middle is large, as workspace/hunks.hunks
+    does) only matches the middle between them. Typing at one place leaves a middle of a few
+    lines, so a merge at each keystroke costs little."""
 
-    return make
+    def __init__(self, isjunk: object, a: Sequence[str], b: Sequence[str]) -> None:
+        self.a, self.b = a, b
+        self.blocks: list[tuple[int, int, int]] | None = None  # known already
+
+    def get_matching_blocks(self) -> list[tuple[int, int, int]]:
+        if self.blocks is not None:
+            return self.blocks
+        a, b = self.a, self.b
+        head = _shared(lambda k: a[:k] == b[:k], min(len(a), len(b)))
+        limit = min(len(a), len(b)) - head
+        tail = _shared(lambda k: a[len(a) - k :] == b[len(b) - k :], limit)
+        a_mid, b_mid = a[head : len(a) - tail], b[head : len(b) - tail]
+        large = max(len(a_mid), len(b_mid)) > LARGE_MIDDLE
+        middle = difflib.SequenceMatcher(None, a_mid, b_mid, autojunk=large)
+        blocks = [(0, 0, head)] if head else []
+        blocks += [(i + head, j + head, n) for i, j, n in middle.get_matching_blocks() if n]
+        if tail:
+            blocks.append((len(a) - tail, len(b) - tail, tail))
+        blocks.append((len(a), len(b), 0))  # difflib's closing sentinel
+        return _joined(blocks)
+
+
+def _shared(same: Callable[[int], bool], limit: int) -> int:
+    """The most lines k <= limit for which same(k) holds (it holds up to some k, not beyond):
+    a binary search of list slices compared in C, not a Python loop over the lines."""
+    low, high = 0, limit
+    while low < high:
+        mid = (low + high + 1) // 2
+        if same(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _split(text: str) -> tuple[str, ...]:
+    """split_lines(text): only "\n" breaks a line (io's newline="\n"), split in C."""
+    return tuple(io.StringIO(text, newline="\n").readlines())
+
+
+# A change's two texts are split once, not at every keystroke.
+_lines = functools.lru_cache(maxsize=32)(_split)
+
+
+@functools.lru_cache(maxsize=16)
+def _change_blocks(base: str, theirs: str) -> tuple[tuple[int, int, int], ...]:
+    """The matching blocks of a change's lines (base -> theirs), kept for the next keystrokes."""
+    return tuple(_Matcher(None, _lines(base), _lines(theirs)).get_matching_blocks())
+
+
+def _joined(blocks: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Adjacent blocks as one (as difflib gives them): the head, the middle's and the tail's."""
+    out: list[tuple[int, int, int]] = []
+    for i, j, n in blocks:
+        if out and n and out[-1][0] + out[-1][2] == i and out[-1][1] + out[-1][2] == j:
+            last = out.pop()
+            out.append((last[0], last[1], last[2] + n))
+        else:
+            out.append((i, j, n))
+    return out
 
 
 def merge(base: str, ours: str, theirs: str) -> Merged:
@@ -75,13 +138,21 @@ def merge(base: str, ours: str, theirs: str) -> Merged:
         return Merged(theirs)
     if theirs == base:
         return Merged(ours)
-    base_lines, ours_lines, theirs_lines = split_lines(base), split_lines(ours), split_lines(theirs)
-    large = max(len(base_lines), len(ours_lines), len(theirs_lines)) > LARGE_MIDDLE
+    base_lines, ours_lines, theirs_lines = _lines(base), _split(ours), _lines(theirs)
+    # The change's own matches (base -> theirs) are the same at every keystroke: made once.
+    known = _change_blocks(base, theirs)
+
+    def matcher(isjunk: object, a: Sequence[str], b: Sequence[str]) -> _Matcher:
+        found = _Matcher(isjunk, a, b)
+        if a is base_lines and b is theirs_lines:
+            found.blocks = list(known)
+        return found
+
     merger = Merge3(
         base_lines,
         ours_lines,
         theirs_lines,
-        sequence_matcher=_matcher(large),  # type: ignore[arg-type]
+        sequence_matcher=matcher,  # type: ignore[arg-type]  # a factory, as difflib's class is
     )
     out: list[str] = []
     overlaps: list[Overlap] = []
