@@ -112,3 +112,33 @@ async def test_an_editors_command_only_action_is_refused_without_running_it(
     assert EXECUTE not in [method for method, _ in answers.asked]
     assert ed.applied_edits[edits_before:] == []
     assert (where / "main.py").read_text() == MAIN
+
+
+async def test_an_action_given_only_when_asked_by_kind_is_found_to_apply(
+    vscode: tuple[Editor, LanguageAnswers], module_api: MessagesAPIServer
+) -> None:
+    ed, answers = vscode
+    where = write_project(ed.root, "source")
+    uri = ed.uri("source/main.py")
+    organize = {
+        "title": "Organize imports",
+        "kind": "source.organizeImports",
+        "edit": {"changes": {uri: [text_edit(0, 0, 0, "import os\n")]}},
+    }
+
+    def by_kind(params: dict[str, Any]) -> list[dict[str, Any]]:
+        # Like servers that give source actions only when `only` asks for them.
+        only = params["context"].get("only") or []
+        return [organize] if any(k == "source" or k.startswith("source.") for k in only) else []
+
+    answers.answers["textDocument/diagnostic"] = lambda p: {"kind": "full", "items": []}
+    answers.answers["textDocument/codeAction"] = by_kind
+    answers.asked.clear()
+    at = {"path": "source/main.py", "line": 1, "title": "Organize imports"}
+    _, applied = await run_tools(
+        ed, module_api, ("read", {"path": "source/main.py"}), ("apply_code_action", at)
+    )
+    assert "Applied 'Organize imports': 1 file changed." in applied
+    kinds = [p["context"].get("only") for m, p in answers.asked if m == "textDocument/codeAction"]
+    assert kinds == [None, ["source"]]
+    assert (where / "main.py").read_text() == "import os\n" + MAIN

@@ -28,11 +28,14 @@ from agentls.tools.base import (
     input_dict,
 )
 from agentls.tools.support.code_actions import (
+    ONLY_WHEN_ASKED,
+    Actions,
     RangeInput,
     command_of,
     fetch_actions,
     find_action,
     is_bare_command,
+    same_title,
 )
 from agentls.tools.support.file_writes import (
     check_new_size,
@@ -77,7 +80,7 @@ class ApplyCodeActionTool(Tool):
         # The file was read (so reading it was allowed): the change's own question comes below.
         actions = await fetch_actions(ctx, self.name, params, authorize=False)
         where = actions.where(params)
-        action = find_action(actions, params.title, where)
+        action = await _titled(ctx, self.name, params, actions, where)
         name = action["title"]
         disabled = action.get("disabled")
         if isinstance(disabled, dict):
@@ -165,6 +168,21 @@ class ApplyCodeActionTool(Tool):
             return [edits_by_file(e, f"the action {name!r}", _FILE_OPS) for e in found], notes
         except UnsupportedEdit as exc:
             raise ToolError(f"Not applied: {exc}. Nothing was changed.") from None
+
+
+async def _titled(
+    ctx: ToolContext, tool: str, params: ApplyCodeActionInput, actions: Actions, where: str
+) -> dict[str, Any]:
+    """The action titled as the call says; looked for among the `source` and `refactor` actions
+    too, which some servers give only when asked for by kind (code_actions' `only`)."""
+    for kind in ONLY_WHEN_ASKED:
+        if any(same_title(a["title"], params.title) for a in actions.items):
+            break
+        more = await fetch_actions(ctx, tool, params, kind, authorize=False)
+        if any(same_title(a["title"], params.title) for a in more.items):
+            actions = more
+            break
+    return find_action(actions, params.title, where)
 
 
 async def _run_command(

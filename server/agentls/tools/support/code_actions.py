@@ -148,14 +148,22 @@ def describe(number: int, action: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+# The kinds some servers give actions of only when `only` asks for them.
+ONLY_WHEN_ASKED = ("source", "refactor")
+
+
+def same_title(have: str, wanted: str, fold: bool = True) -> bool:
+    """Whether an action's title is the one asked for (spacing ignored, and case when `fold`)."""
+    have, wanted = " ".join(have.split()), " ".join(wanted.split())
+    return have == wanted or (fold and have.casefold() == wanted.casefold())
+
+
 def find_action(actions: Actions, title: str, where: str) -> dict[str, Any]:
     """The action titled `title` (exactly, else ignoring case and spacing); a ToolError listing
     the titles there when none is."""
-    wanted = " ".join(title.split())
     for fold in (False, True):
         for action in actions.items:
-            have = " ".join(action["title"].split())
-            if have == wanted or (fold and have.casefold() == wanted.casefold()):
+            if same_title(action["title"], title, fold):
                 return action
     if not actions.items:
         raise ToolError(f"No code action at {where}; nothing was changed.")
