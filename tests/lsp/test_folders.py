@@ -220,3 +220,64 @@ async def test_a_code_block_is_applied_to_a_file_of_the_second_folder(
     with pytest.raises(JsonRpcException) as caught:
         await editor.request("agent/proposeEdit", hook)
     assert "protected" in str(caught.value)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def trusting(module_root: Path, module_api: MessagesAPIServer) -> AsyncIterator[Editor]:
+    """A trusted window of two folders, the second with its own .agentls/config.json."""
+    base = module_root / "trusting"
+    first, second = base / "site", base / "tools"
+    for folder_path in (first, second):
+        folder_path.mkdir(parents=True)
+        (folder_path / "x.py").write_text("X = 1\n")
+    (second / ".agentls").mkdir()
+    (second / ".agentls" / "config.json").write_text(json.dumps({"permissions": {"edit": "allow"}}))
+    client = make_client()
+    await client.start_io(
+        sys.executable, "-m", "agentls.cli.main", "serve", env=server_env(module_api, base)
+    )
+    ed = Editor(client=client, root=first, profile=Profile())
+    ed.auto_approve = False
+    ed.apply_configs = True
+    ed.install_handlers()
+    # No permissions from the editor: they would replace each folder's config's (a later layer).
+    options = {k: v for k, v in OPTIONS.items() if k != "permissions"}
+    options["workspaceTrusted"] = True
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=ed.profile.capabilities(),
+            root_uri=from_fs_path(str(first)),
+            workspace_folders=[folder(first, "site"), folder(second, "tools")],
+            initialization_options={"agent": options},
+        )
+    )
+    yield ed
+    await stop_editor(ed)
+
+
+async def test_the_second_folders_config_is_asked_about_and_rules_its_paths(
+    trusting: Editor, module_api: MessagesAPIServer
+) -> None:
+    editor = trusting
+    await editor.wait_applied()
+    [question] = editor.config_questions
+    assert question["file"].endswith("tools/.agentls/config.json")
+    module_api.enqueue(
+        reply(tool_use("read", {"path": "tools/x.py"}), tool_use("read", {"path": "site/x.py"})),
+        reply(tool_use("edit", {"path": "tools/x.py", "old_string": "1", "new_string": "2"})),
+        reply(tool_use("edit", {"path": "site/x.py", "old_string": "1", "new_string": "2"})),
+        reply(text("done")),
+    )
+    session = await editor.new_session()
+    turn = asyncio.ensure_future(editor.prompt(session, "change both"))
+    # Its "edit": "allow" counts in its folder only: the first folder's edit still asks.
+    request = await editor.wait_event(session, "permission-request")
+    assert "site/x.py" in json.dumps(request)
+    await editor.request(
+        "agent/approve",
+        {"sessionId": session, "requestId": request["requestId"], "decision": "reject"},
+    )
+    await turn
+    assert (editor.root.parent / "tools" / "x.py").read_text() == "X = 2\n"
+    assert (editor.root / "x.py").read_text() == "X = 1\n"
+    assert len(editor.session_events(session, "permission-request")) == 1
