@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from messages_api import MessagesAPIServer, reply, text
+
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "skills"
 
 
@@ -49,3 +51,20 @@ def test_skills_are_listed_and_a_workspaces_count_once_trusted(
         "broken/SKILL.md" in listed["problems"][0]
         and "not valid YAML (line" in listed["problems"][0]
     )
+
+
+def test_a_skill_runs_by_its_name_as_a_command(
+    api: MessagesAPIServer, env: dict[str, str], tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / "home", home)
+    root = tmp_path / "ws"
+    root.mkdir()
+    environment = {**env, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")}
+    listed = agentls("commands", env=environment, cwd=root)
+    assert "/release-notes" in listed.stdout and "Skill: Write release notes" in listed.stdout
+    api.enqueue(reply(text("Loading it.")))
+    ran = agentls("run", "/release-notes for v2.1", env=environment, cwd=root)
+    assert ran.returncode == 0, ran.stderr
+    sent = json.dumps(api.requests[-1].body["messages"][-1]["content"])
+    assert 'Use the skill \\"release-notes\\"' in sent and "for v2.1" in sent

@@ -148,3 +148,20 @@ async def test_loading_a_skill_allows_its_tools_for_that_turn_only(
     await state.task
     with pytest.raises(ToolError, match="no skill named 'nope'.*release-notes"):
         load_skill(state, root, False, "nope")
+
+
+def test_skills_are_commands_and_a_command_of_the_same_name_wins(
+    setup: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentls.session.commands import load_commands
+
+    home, root, config = setup
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    commands = load_commands(root, config, trusted=False)
+    assert commands["release-notes"].source == "skill"
+    assert "$ARGUMENTS" in commands["release-notes"].template
+    (config / "commands").mkdir(parents=True)
+    (config / "commands" / "release-notes.md").write_text("My own notes: $ARGUMENTS")
+    assert load_commands(root, config, trusted=False)["release-notes"].source == "user"

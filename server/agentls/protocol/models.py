@@ -410,7 +410,8 @@ class ListCommandsParams(Params):
 class CommandInfo(WireModel):
     name: str
     description: str
-    source: Literal["builtin", "user", "workspace", "mcp"]  # mcp: an MCP server's prompt
+    # mcp: an MCP server's prompt; skill: a skill (agent/listSkills) run by its name
+    source: Literal["builtin", "user", "workspace", "mcp", "skill"]
     # The agent type (the `agents` setting) its front matter names: its turn runs as that type.
     agent: str | None = None
 

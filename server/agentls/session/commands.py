@@ -55,7 +55,7 @@ MAX_COMMAND_BYTES = 64_000
 MAX_ATTACHED_CHARS = 200_000
 FRONT_MATTER_KEYS = ("description", "model", "agent")
 
-Source = Literal["builtin", "user", "workspace", "mcp"]
+Source = Literal["builtin", "user", "workspace", "mcp", "skill"]
 
 
 class CommandError(ValueError):
@@ -164,8 +164,10 @@ def load_commands(
     root: Path, home: Path, trusted: bool, mcp: McpPrompts | None = None
 ) -> dict[str, Command]:
     """Every command by name, sorted: the built-ins, the user's, the workspace's (trusted only),
-    the running MCP servers' prompts (`mcp__<server>__<prompt>`)."""
+    the running MCP servers' prompts (`mcp__<server>__<prompt>`), the skills (a command of the
+    same name wins over a skill)."""
     found = dict(BUILTINS) | (mcp.commands() if mcp is not None else {})
+    found |= {n: c for n, c in skill_commands(root, trusted).items() if n not in found}
     for source, directory, claude in command_dirs(root, home, trusted):
         real_dir = os.path.realpath(directory)
         for name, entry in _command_files(directory, nested=claude):
@@ -180,6 +182,23 @@ def load_commands(
                 parse = parse_claude_command if claude else parse_command
                 found[name] = parse(name, source, text)
     return dict(sorted(found.items()))
+
+
+def skill_commands(root: Path, trusted: bool) -> dict[str, Command]:
+    """Each skill (session/skills.py) as "/NAME args": a turn that loads it with the skill tool,
+    then does what the arguments say, as Claude Code runs a skill by its name."""
+    from agentls.session.skills import available_skills
+
+    return {
+        name: Command(
+            name,
+            f"Skill: {skill.description}",
+            "skill",
+            f'Use the skill "{name}" for this: load it with the skill tool first, then follow '
+            "it.\n\n$ARGUMENTS",
+        )
+        for name, skill in available_skills(root, trusted)[0].items()
+    }
 
 
 def parse_claude_command(name: str, source: Source, text: str) -> Command:
