@@ -26,6 +26,7 @@ from prompt_toolkit.completion import Completer, Completion
 from agentls.cli.printing import TerminalPrinter, terminal_presenter
 from agentls.cli.render import RichPrinter, make_console, wants_colour
 from agentls.cli.resume import last_session, pick_session, resume_hint
+from agentls.cli.skills import say_untrusted_skills
 from agentls.cli.terminal import visible, visible_stream
 
 if TYPE_CHECKING:
@@ -237,6 +238,7 @@ async def chat(args: argparse.Namespace) -> int:
     root, settings = found
     if settings.untrusted_notice:
         print(settings.untrusted_notice, file=sys.stderr)
+    say_untrusted_skills(root, settings)
     agent = await Agent.open(settings=settings, root=root, watch_instructions=False)
     agent.presenter = terminal_presenter(agent, False, visible_stream(sys.stderr))
     agent.prompt_kind = dataclasses.replace(agent.prompt_kind, attended=True)

@@ -336,6 +336,7 @@ async def _run(args: argparse.Namespace) -> int:
 
     from agentls.cli.folders import take_folders, use_folders
     from agentls.cli.printing import json_printer, terminal_presenter
+    from agentls.cli.skills import say_untrusted_skills
     from agentls.cli.terminal import visible_stream
     from agentls.session import Agent, CommandError, NothingToRetry
     from agentls.session.images import ImageRefused, user_image
@@ -359,6 +360,7 @@ async def _run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if settings.untrusted_notice:
         print(settings.untrusted_notice, file=sys.stderr)
+    say_untrusted_skills(root, settings)
     out = sys.stdout if args.json else visible_stream(sys.stdout)
     agent = await Agent.open(settings=settings, root=root, watch_instructions=False)
     agent.presenter = terminal_presenter(agent, args.yes, visible_stream(sys.stderr))

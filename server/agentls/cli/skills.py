@@ -6,8 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentls.cli.terminal import visible
+
+if TYPE_CHECKING:
+    from agentls.config import Settings
 
 
 def add_skills_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,3 +55,15 @@ def skills_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def say_untrusted_skills(root: Path, settings: Settings) -> None:
+    """On stderr, when the workspace has skills of its own that do not count (not trusted)."""
+    from agentls.session.skills import has_workspace_skills
+
+    if not settings.workspace_trusted and has_workspace_skills(root):
+        print(
+            f"agentls: the skills of {visible(str(root))} (.claude/skills, ...) are not used "
+            "until you trust this workspace (`agentls trust`)",
+            file=sys.stderr,
+        )
