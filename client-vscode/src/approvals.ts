@@ -167,6 +167,13 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
         const onFile = file.uri.toString() === key;
         const onProposal = file.proposed.toString() === key;
         if (!onFile && !onProposal) return;
+        if (review.conflict) {
+          // The user changed lines the proposal changes too: it can only be rejected (or the typing undone).
+          const top = at(0);
+          lenses.push(new vscode.CodeLens(top, { title: `agentls: conflict, you changed ${review.conflict}`, command: 'agentls.showEditDiff', arguments: [review.requestId], tooltip: 'The proposal changes these lines too; accepting would write over your text' }));
+          lenses.push(new vscode.CodeLens(top, { title: '$(close) Reject', command: 'agentls.rejectEdit', arguments: [review.requestId] }));
+          return;
+        }
         const edited = this.isEdited(file);
         const perHunk = !edited && this.hunkCount(review) > 1;
         const first = file.hunks[0];

@@ -128,6 +128,42 @@ describe('a proposed edit', () => {
     ]);
   });
 
+  it('is redrawn on the text the user typed, and drops its hunks when the same lines changed', async () => {
+    await request();
+    const doc = { uri: vscode.Uri.parse(calcUri), lineCount: 17 } as unknown as vscode.TextDocument;
+    const hunkLines = (): number[] =>
+      controller.provideCodeLenses(doc).filter((l) => l.range.start.line > 0).map((l) => l.range.start.line);
+    expect(hunkLines()).toEqual([14, 14]);
+    // The user adds a line at the top; the server sends the proposal's edit on that text.
+    const typed = '# mine\n' + CALC;
+    stub.files.set(calcUri, typed);
+    const moved = JSON.parse(JSON.stringify(editRequest.edit)) as {
+      documentChanges: { edits: { range: { start: { line: number }; end: { line: number } } }[] }[];
+    };
+    for (const e of moved.documentChanges[0].edits) {
+      e.range.start.line += 1;
+      e.range.end.line += 1;
+    }
+    host.handleEvent({ type: 'proposal-rebased', sessionId: editRequest.sessionId, requestId: editRequest.requestId, path: 'calc.py', edit: moved });
+    await flush();
+    expect(hunkLines()).toEqual([15, 15]);
+    const right = calls.find((c) => c.command === 'vscode.diff')!.args[1] as vscode.Uri;
+    expect(controller.provideTextDocumentContent(right)).toBe(
+      typed.replace('ordered[middle] + ordered[middle + 1]', 'ordered[middle - 1] + ordered[middle]'),
+    );
+    // Then the user changes the proposal's own line: a conflict, said once, no hunk to accept.
+    for (let i = 0; i < 2; i++) {
+      host.handleEvent({ type: 'proposal-rebased', sessionId: editRequest.sessionId, requestId: editRequest.requestId, path: 'calc.py', conflict: true, lines: 'line 15' });
+    }
+    await flush();
+    expect(hunkLines()).toEqual([]);
+    expect(controller.provideCodeLenses(doc).map((l) => [l.range.start.line, l.command?.command])).toEqual([
+      [0, 'agentls.showEditDiff'],
+      [0, 'agentls.rejectEdit'],
+    ]);
+    expect(stub.infoMessages.filter((m) => m.includes('you changed line 15 of calc.py'))).toHaveLength(1);
+  });
+
   it('closes the diff and drops the lenses once the request is resolved', async () => {
     await request();
     const [left, right] = calls.find((c) => c.command === 'vscode.diff')!.args as vscode.Uri[];
