@@ -28,6 +28,7 @@ NAMES = [
     "rename",
     "code_actions",
     "apply_code_action",
+    "skill",
     "todowrite",
     "ask_user",
     "exit_plan",
