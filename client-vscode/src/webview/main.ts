@@ -300,6 +300,12 @@ function permissionBlock(view: SessionView, item: ToolItem, detail: HTMLElement 
     rejecting.set(requestId, '');
     rerender(item);
   });
+  if (permission.conflict) {
+    // The user changed lines it changes too: the server refuses an accept; only Reject is offered.
+    buttons.append(reject);
+    block.append(buttons);
+    return block;
+  }
   buttons.append(once);
   // "Always" says exactly what it allows (the server's label); no such buttons when the server
   // does not offer it for this request.
