@@ -236,6 +236,33 @@ class ReviewEvent(EventBase):
     files: list[ReviewFile]
 
 
+class GateProblem(WireModel):
+    """A problem the finish gate found that the turn introduced."""
+
+    path: str  # relative to the workspace root
+    line: int  # 1-based
+    severity: Literal["error", "warning"]
+    message: str
+    source: str | None = None
+
+
+class FinishGateEvent(EventBase):
+    """The finish gate's result (session/finish_gate.py) when the model's answer would end the
+    turn: the files checked again (those the turn changed, and those using what it changed) and
+    the problems the turn introduced in them. "clean": none; "sent-back": told to the model as one
+    more step (the `attempt`-th of at most `max_attempts`); "left": the turn ends with them.
+    `unchecked`: files whose diagnostics did not come in time."""
+
+    type: Literal["finish-gate"] = "finish-gate"
+    status: Literal["clean", "sent-back", "left"]
+    level: Literal["errors", "warnings"]
+    checked: int
+    unchecked: int = 0
+    attempt: int
+    max_attempts: int
+    problems: list[GateProblem] = Field(default_factory=list)
+
+
 class HookEvent(EventBase):
     """A hook (the user's command, Claude Code's settings format: agentls/hooks) ran: at which
     event, which command from which file, how long it took and how it ended. "blocked": it
@@ -273,6 +300,7 @@ AgentEvent = Annotated[
     | ModeEvent
     | SteerEvent
     | ReviewEvent
+    | FinishGateEvent
     | HookEvent,
     Field(discriminator="type"),
 ]

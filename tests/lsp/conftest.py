@@ -52,7 +52,14 @@ async def start_editor(
         sys.executable, "-m", "agentls.cli.main", "serve", env=server_env(api, root / "data")
     )
     editor = Editor(client=client, root=workspace, profile=profile)
-    options = {"model": "claude-sonnet-5-5", "apiRetryBaseDelayS": 0.01, "verifyWaitS": 1.0}
+    # The finish gate off unless a test asks for it (agent_options): a turn whose edit
+    # leaves an error would otherwise take more steps than its scripted replies.
+    options = {
+        "model": "claude-sonnet-5-5",
+        "apiRetryBaseDelayS": 0.01,
+        "verifyWaitS": 1.0,
+        "finishGate": "off",
+    }
     options.update(agent_options or {})
     editor.init_result = await editor.initialize(options)  # type: ignore[attr-defined]
     return editor

@@ -12,7 +12,9 @@ from agentls.trust import TrustStore, workspace_config
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
 
-ALLOW = {"permissions": {"*": "allow"}}
+# Each edit's own result is what these tests are about: the finish gate, which would send the
+# errors they leave back to the model, is tested in tests/session/test_finish_gate.py.
+ALLOW = {"permissions": {"*": "allow"}, "finishGate": "off"}
 
 
 def last_tool_result(api: MessagesAPIServer) -> str:

@@ -9,6 +9,7 @@ import type {
   TodoItem,
   Usage,
 } from '../protocol/generated';
+import { gateLine } from './finishGate';
 import { hookLine } from './hooks';
 
 export type ToolStatus = 'pending' | 'running' | 'completed' | 'error' | 'cancelled' | 'interrupted';
@@ -406,6 +407,12 @@ export function applyEvent(view: SessionView, event: AgentEvent): void {
     case 'hook': {
       // A hook (the user's command) ran: one line, as loud as how it ended.
       const line = hookLine(event);
+      notice(view, line.level, line.text);
+      return;
+    }
+    case 'finish-gate': {
+      // The turn's files checked again before it could end: a small line on the turn.
+      const line = gateLine(event);
       notice(view, line.level, line.text);
       return;
     }

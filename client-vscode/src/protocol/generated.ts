@@ -23,6 +23,7 @@ export type AgentEvent =
   | ModeEvent
   | SteerEvent
   | ReviewEvent
+  | FinishGateEvent
   | HookEvent;
 
 export interface TurnStart {
@@ -322,6 +323,37 @@ export interface ReviewHunk {
   oldStart: number;
 }
 /**
+ * The finish gate's result (session/finish_gate.py) when the model's answer would end the
+ * turn: the files checked again (those the turn changed, and those using what it changed) and
+ * the problems the turn introduced in them. "clean": none; "sent-back": told to the model as one
+ * more step (the `attempt`-th of at most `max_attempts`); "left": the turn ends with them.
+ * `unchecked`: files whose diagnostics did not come in time.
+ */
+export interface FinishGateEvent {
+  agent?: string | null;
+  attempt: number;
+  checked: number;
+  level: 'errors' | 'warnings';
+  maxAttempts: number;
+  parentCallId?: string | null;
+  parentSessionId?: string | null;
+  problems?: GateProblem[];
+  sessionId: string;
+  status: 'clean' | 'sent-back' | 'left';
+  type: 'finish-gate';
+  unchecked?: number;
+}
+/**
+ * A problem the finish gate found that the turn introduced.
+ */
+export interface GateProblem {
+  line: number;
+  message: string;
+  path: string;
+  severity: 'error' | 'warning';
+  source?: string | null;
+}
+/**
  * A hook (the user's command, Claude Code's settings format: agentls/hooks) ran: at which
  * event, which command from which file, how long it took and how it ended. "blocked": it
  * refused (exit 2 or a block/deny answer); "error": it failed without blocking (another exit
@@ -407,7 +439,7 @@ export interface CommandInfo {
   agent?: string | null;
   description: string;
   name: string;
-  source: 'builtin' | 'user' | 'workspace' | 'mcp';
+  source: 'builtin' | 'user' | 'workspace' | 'mcp' | 'skill';
 }
 /**
  * Server -> client request `agent/confirmWorkspaceConfig`: a workspace config file

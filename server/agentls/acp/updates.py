@@ -43,6 +43,7 @@ from agentls.history import (
     ThinkingPart,
     ToolPart,
 )
+from agentls.session.finish_gate import summary as gate_summary
 
 log = logging.getLogger(__name__)
 
@@ -192,6 +193,9 @@ class EventRelay:
             )
         if kind == "todo":
             return plan_update(event.todos)
+        if kind == "finish-gate":  # the turn's files checked again before it could end
+            line = f"\n[finish gate] {gate_summary(event)}\n"
+            return AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(line))
         if kind == "mode":
             return CurrentModeUpdate(
                 session_update="current_mode_update", current_mode_id=event.mode

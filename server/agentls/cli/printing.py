@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from agentls.session.finish_gate import summary as gate_summary
+
 
 class TerminalPrinter:
     """Renders events for a person: streamed text, one line per tool call, errors."""
@@ -77,6 +79,9 @@ class TerminalPrinter:
         elif kind == "mode":
             self._newline()
             self.out.write(f"[mode] {event.mode}\n")
+        elif kind == "finish-gate":
+            self._newline()
+            self.out.write(f"[finish gate] {gate_summary(event)}\n")
         elif kind == "hook":
             from agentls.cli.hooks import hook_line
 

@@ -46,6 +46,7 @@ from agentls.model.base import ModelRequest, Provider, ProviderError, RetryNotic
 from agentls.model.failures import TurnFailure, describe
 from agentls.session.calls import CANCELLED_OUTPUT, CallEnv, ToolCalls, publish_result
 from agentls.session.compaction import Compactor
+from agentls.session.finish_gate import FinishGate
 from agentls.session.hooks import SessionHooks
 from agentls.session.images import prompt_title
 from agentls.session.instructions import Instructions
@@ -151,6 +152,7 @@ class Turn:
                 hooks=self.hooks,
             )
         )
+        self.gate = FinishGate.of(self.calls.env, enabled=parts.prompt.kind != "subagent")
         self.compactor = Compactor(
             state=state,
             model=self.model,
@@ -250,6 +252,7 @@ class Turn:
         added = await self.hooks.on_prompt(text)  # SessionStart, UserPromptSubmit
         if added is None:  # a hook blocked the prompt: not stored, never sent
             return await self.end("end_turn")
+        self.gate.start()  # a new prompt: nothing changed yet (a retry goes on with the record)
         user = Message(
             id=new_id("msg"),
             session_id=self.session_id,
@@ -302,6 +305,8 @@ class Turn:
                 await take_steers(state, self.store, self.emit)  # after the tool results
                 continue
             if await take_steers(state, self.store, self.emit):  # sent during the last step
+                continue
+            if await self.gate.holds():  # new errors in what the turn changed: one more step
                 continue
             if await self.hooks.stop_holds():  # a Stop hook sent the model back to work
                 continue

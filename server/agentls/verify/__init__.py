@@ -15,6 +15,8 @@
   language servers' documentSymbol and references) and their new errors;
 - pycalls.py: agentls' own check of a Python definition's uses (the name still there, the calls
   still fitting its signature), for files no language server reports on.
+- turn_edits.py: what a session's turn changed (each file's first baseline, the files its edits'
+  reach compared), taken again for the finish gate (session/finish_gate.py).
 
 Plain code: no pygls, no front end. Agent.open builds every session's workspace on
 VerifiedWorkspace; the front ends only give it their FileAccess.
