@@ -154,6 +154,15 @@ export async function inlineChat({ page, panel, workspace, openPanel, activeSess
     await widget.getByText(REPLY_PROMPT).first().click();
     await page.keyboard.press('Escape');
     await page.locator('.editor-instance .review-widget').waitFor({ state: 'detached', timeout: 10_000 });
+    // Opened again on the same lines: a new widget, its reply box focused; Escape there closes it.
+    await page.keyboard.press('Control+G');
+    await page.locator('.quick-input-widget input').fill(':6');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Shift+ArrowDown');
+    await page.keyboard.press('Control+I');
+    await poll('the reply box of a new widget focused', () => page.evaluate(() => !!document.activeElement?.closest('.review-widget .comment-form')), 10_000);
+    await page.keyboard.press('Escape');
+    await page.locator('.editor-instance .review-widget').waitFor({ state: 'detached', timeout: 10_000 });
   } finally {
     rmSync(path, { force: true });
   }

@@ -45,6 +45,11 @@ class CommentThreadView implements InlineThread {
   }
 }
 
+/** Whether two ranges share a line. */
+function linesOverlap(a: vscode.Range, b: vscode.Range): boolean {
+  return a.start.line <= b.end.line && b.start.line <= a.end.line;
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function threadOf(arg: unknown): vscode.CommentThread | undefined {
@@ -94,6 +99,15 @@ export class InlineChats implements vscode.Disposable {
     }
     let range: vscode.Range = rangeArg instanceof vscode.Range ? rangeArg : (active?.selection ?? new vscode.Range(0, 0, 0, 0));
     if (range.isEmpty) range = document.lineAt(range.start.line).range;
+    // A chat already on these lines: one still working is shown again; answered ones make way
+    // (VS Code's Add Comment would only fold a thread that is there).
+    const here = [...this.chats].filter(([t]) => t.uri.toString() === document.uri.toString() && t.range && linesOverlap(t.range, range));
+    const busy = here.find(([, chat]) => chat.running || chat.waiting);
+    if (busy) {
+      busy[0].collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
+      return;
+    }
+    for (const [, chat] of here) await this.close(chat);
     const editor = await vscode.window.showTextDocument(document, { selection: range, preserveFocus: false });
     editor.selection = new vscode.Selection(range.start, range.end);
     // Offer this selection (alone) as a commenting range, wait until VS Code has asked for it.
@@ -110,6 +124,8 @@ export class InlineChats implements vscode.Disposable {
       // No new comment (commenting turned off?): a thread of our own, its reply box a click away.
       this.adopt(this.controller.createCommentThread(document.uri, range, []));
     }
+    // Not asked anew now: a new comment off every commenting range loses its reply box. The
+    // range stays offered until VS Code asks again (the document changes).
     this.armed = undefined;
   }
 
