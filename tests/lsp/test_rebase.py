@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
-from tests.lsp.test_partial_accept import answer, hunks_of, propose, tool_result
+from tests.lsp.test_partial_accept import answer, code_actions, hunks_of, propose, tool_result
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -31,6 +32,16 @@ async def panel(module_root: Path, module_api: MessagesAPIServer) -> AsyncIterat
     """A client with an approvals panel; each question is answered by the test."""
     editor = await start_editor(module_root / "panel", module_api, Profile())
     editor.auto_approve = False
+    yield editor
+    await stop_editor(editor)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def plain(module_root: Path, module_api: MessagesAPIServer) -> AsyncIterator[Editor]:
+    """A client without an approvals panel: a waiting edit is offered as code actions."""
+    profile = Profile(approvals=False, diagnostics_push=False, saves_edits=False)
+    editor = await start_editor(module_root / "plain", module_api, profile)
+    editor.answer_message_with = None  # the message request stays unanswered
     yield editor
     await stop_editor(editor)
 
@@ -142,6 +153,33 @@ async def test_undoing_the_overlapping_typing_clears_the_conflict(
     await editor.request("agent/approve", answer(session, request))
     await asyncio.wait_for(turn, 20)
     assert editor.buffers[editor.uri("back.py")].text == NEW.replace("return 1", "return 4")
+
+
+async def test_the_code_actions_of_a_waiting_edit_follow_the_typing(
+    plain: Editor, module_api: MessagesAPIServer
+) -> None:
+    editor = plain
+    (editor.root / "ca.py").write_text(OLD)
+    editor.open("ca.py")
+    session, request, turn = await propose(editor, module_api, "ca.py", None, NEW)
+    assert [a.title for a in await code_actions(editor, "ca.py", 9)][2:3] == [
+        "Accept this hunk: Overwrite ca.py, line 10"
+    ]
+    typed = "import os\n" + OLD
+    editor.type_text("ca.py", typed)
+    # The hunk moved down with the user's line: offered on line 11 now, accepted on their text.
+    assert await code_actions(editor, "ca.py", 9) == []
+    [accept] = [
+        a
+        for a in await code_actions(editor, "ca.py", 10)
+        if a.title == "Accept this hunk: Overwrite ca.py, line 11"
+    ]
+    assert accept.command is not None
+    await editor.client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="agent.approve", arguments=accept.command.arguments)
+    )
+    await asyncio.wait_for(turn, 20)
+    assert editor.buffers[editor.uri("ca.py")].text == typed.replace("return 3", "return 30")
 
 
 async def test_an_undo_after_the_user_typed_elsewhere_keeps_their_typing(
