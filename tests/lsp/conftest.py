@@ -52,7 +52,7 @@ async def start_editor(
         sys.executable, "-m", "agentls.cli.main", "serve", env=server_env(api, root / "data")
     )
     editor = Editor(client=client, root=workspace, profile=profile)
-    # The finish gate off unless a test asks for it (agent_options): a turn whose edit
+    # The finish gate off unless a test asks for it (test_finish_gate_lsp.py): a turn whose edit
     # leaves an error would otherwise take more steps than its scripted replies.
     options = {
         "model": "claude-sonnet-5-5",
