@@ -5,6 +5,7 @@ the loop against the local Messages API."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from agentls.config import load_settings
 from agentls.session import CommandError
 from agentls.session.commands import fill, parse_invocation
-from messages_api import MessagesAPIServer, reply, text
+from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
 from tests.session.claude_support import claude_setup
 
@@ -119,3 +120,26 @@ async def test_the_plain_name_is_the_folders_own_file_else_the_first_subfolders(
     assert listed["frontend:component"].template.startswith("Create a React component")
     assert listed["review"].template == "Review the workspace"
     assert listed["backend:review"].template == "Review the backend"
+
+
+async def test_allowed_tools_run_without_asking_for_that_commands_turn_only(
+    h: Harness, api: MessagesAPIServer
+) -> None:
+    (h.root / ".claude" / "commands" / "mark.md").write_text(
+        "---\nallowed-tools: Bash(touch:*)\ndescription: Mark the tree\n---\nTouch $1.\n"
+    )
+    trust(h, True)
+    session = await h.agent.new_session()
+    touch = {"command": "touch marked.txt"}
+    api.enqueue(reply(tool_use("bash", touch)), reply(text("marked")))
+    await h.agent.prompt(session.id, "/mark marked.txt")
+    assert (h.root / "marked.txt").exists()
+    assert h.of_type("permission-request") == []
+    # The next turn is no longer the command's: the same call asks.
+    api.enqueue(reply(tool_use("bash", {"command": "touch again.txt"})), reply(text("ok")))
+    turn = asyncio.create_task(h.agent.prompt(session.id, "touch again.txt"))
+    asked = await h.wait_for("permission-request")
+    assert asked.tool == "bash"
+    h.agent.approve(session.id, asked.request_id, "reject")
+    await asyncio.wait_for(turn, 10)
+    assert not (h.root / "again.txt").exists()

@@ -56,7 +56,7 @@ from agentls.session.state import SessionState, Steer, Ticket, TurnResult
 from agentls.session.subagents import SubAgents
 from agentls.session.system_prompt import FrontEnd, PromptKind
 from agentls.session.turn import Turn, TurnParts, uncancel
-from agentls.session.turn_setup import as_agent, take_turn_lock
+from agentls.session.turn_setup import command_parts, take_turn_lock
 from agentls.store import ProjectGrant, SessionRecord, Store, StoreError, default_db_path
 from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.tools.support.sandbox import language_server_prefix
@@ -550,8 +550,7 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
             return TurnResult(session_id, None, "cancelled", "", Usage())
         model = (command and command.model) or state.record.model  # a command's, for this turn
         parts = self._turn_parts(model, session_id)
-        if command is not None and command.agent is not None:  # run as its agent type
-            parts = as_agent(parts, command.agent, self.subagents.registry_for)
+        parts = command_parts(parts, state, command, self.subagents.registry_for)
         turn = Turn(parts, state, model)
         with HEAP.turn_running():  # no freezing meanwhile (see heap.py)
             try:

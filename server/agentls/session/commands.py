@@ -18,7 +18,8 @@ workspace, `.claude/commands/**/*.md`, in its format (YAML front matter `descrip
 `allowed-tools`, `model`, `argument-hint`; `$1`, `$2`, ... for the words after the name). A file
 in a subfolder runs by its name and as `/folder:name`. By name, later wins: the user's Claude Code
 commands, the user's own, the workspace's Claude Code commands, the workspace's own. A file naming
-a tool agentls lacks in `allowed-tools` is listed but refused when run, saying why.
+a tool agentls lacks in `allowed-tools` is listed but refused when run, saying why; otherwise the
+calls its `allowed-tools` name run without asking for the command's turn (turn_setup.py).
 `@path` attaches that workspace file as prompt context, through the `read` rules: a file outside
 the workspace, a secret (.env, keys: they ask) or one the rules deny is refused, and the prompt is
 not sent.
@@ -30,13 +31,14 @@ import codecs
 import os
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from agentls.config import AgentType, Settings
 from agentls.history import ContextPart, Usage
 from agentls.model.base import Provider
+from agentls.permission.rules import Rule
 from agentls.session.claude_formats import claude_user_dir, resolve_model
 from agentls.session.compaction import Compactor, context_tokens
 from agentls.session.images import read_regular
@@ -74,6 +76,10 @@ class Command:
     positional: bool = False
     # Why it cannot run (a Claude Code file naming a tool agentls lacks); None: it can.
     error: str | None = None
+    # Claude Code's `allowed-tools` (`Bash(git add:*)`, `Read`): allowed without asking for the
+    # turn it runs (turn_setup.command_parts); the file they come from.
+    allowed_tools: tuple[str, ...] = ()
+    file: Path | None = None
 
 
 BUILTINS = {
@@ -179,8 +185,10 @@ def load_commands(
                 continue
             text = _read_small(entry)
             if text is not None:
-                parse = parse_claude_command if claude else parse_command
-                found[name] = parse(name, source, text)
+                if claude:
+                    found[name] = parse_claude_command(name, source, text, entry)
+                else:
+                    found[name] = parse_command(name, source, text)
     return dict(sorted(found.items()))
 
 
@@ -201,12 +209,13 @@ def skill_commands(root: Path, trusted: bool) -> dict[str, Command]:
     }
 
 
-def parse_claude_command(name: str, source: Source, text: str) -> Command:
+def parse_claude_command(name: str, source: Source, text: str, file: Path | None = None) -> Command:
     """A command in Claude Code's format (YAML front matter; `$1`...); one naming a tool agentls
     lacks in `allowed-tools`, or with broken YAML, is kept with its error, refused when run."""
     from agentls.session.agent_files import session_tools
     from agentls.session.claude_formats import (
         FormatError,
+        entries,
         front_matter,
         model_alias,
         raw_value,
@@ -215,7 +224,8 @@ def parse_claude_command(name: str, source: Source, text: str) -> Command:
 
     try:
         meta, body = front_matter(text)
-        tools_of(meta.get("allowed-tools"), session_tools())
+        allowed = entries(meta.get("allowed-tools"))
+        tools_of(allowed, session_tools())
     except FormatError as exc:
         return Command(name, f"(cannot run: {exc})", source, error=str(exc))
     body = body.strip("\n")
@@ -224,7 +234,16 @@ def parse_claude_command(name: str, source: Source, text: str) -> Command:
     if hint:
         description = f"{description} (arguments: {hint})"
     model = model_alias(meta.get("model"))
-    return Command(name, description, source, body, model=model, positional=True)
+    return Command(
+        name,
+        description,
+        source,
+        body,
+        model=model,
+        positional=True,
+        allowed_tools=tuple(allowed),
+        file=file,
+    )
 
 
 def _read_small(path: Path) -> str | None:
@@ -345,6 +364,8 @@ class Expansion:
     context: list[ContextPart]
     model: str | None
     agent: AgentType | None = None
+    # What the command's `allowed-tools` allow for its turn (Claude Code's rules translated).
+    allowed: list[Rule] = field(default_factory=list)
 
 
 def expand(
@@ -374,11 +395,28 @@ def expand(
     # `sonnet`, `opus`, `haiku` (Claude Code's aliases) name a model of the session's family.
     model = command.model or (kind.model if kind is not None else None)
     model = resolve_model(model, state.record.model) if model is not None else None
+    allowed = allowed_rules(command)
     if kind is None:
-        return Expansion(text, context, model)
+        return Expansion(text, context, model, allowed=allowed)
     if kind.prompt.strip():
         text = f"{kind.prompt.strip()}\n\n{text}"
-    return Expansion(text, context, model, kind)
+    return Expansion(text, context, model, kind, allowed)
+
+
+def allowed_rules(command: Command) -> list[Rule]:
+    """The allow rules of a command's `allowed-tools`, translated as `agentls permissions import`
+    translates Claude Code's (never wider; an entry it cannot translate allows nothing)."""
+    from agentls.claude_permissions import Entry, Translated, translate
+
+    if not command.allowed_tools or command.source not in ("user", "workspace"):
+        return []
+    where = command.file or Path(command.name)
+    rules: list[Rule] = []
+    for text in command.allowed_tools:
+        result = translate(Entry(where, command.source, "allow", text))
+        if isinstance(result, Translated):
+            rules += result.rules
+    return rules
 
 
 def result(session_id: str, text: str) -> TurnResult:

@@ -17,13 +17,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agentls.config import AgentType
 from agentls.session.state import SessionState
 from agentls.session.turn import TurnParts, uncancel
 from agentls.store import Store
 from agentls.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from agentls.session.commands import Expansion
 
 
 class LockHost(Protocol):
@@ -62,6 +65,21 @@ async def take_turn_lock(host: LockHost, state: SessionState) -> bool:
 
 
 RegistryFor = Callable[[AgentType, ToolRegistry], ToolRegistry]
+
+
+def command_parts(
+    parts: TurnParts, state: SessionState, command: Expansion | None, registry_for: RegistryFor
+) -> TurnParts:
+    """The parts of a prompt's turn: for a command, its agent type's (as_agent), and what its
+    `allowed-tools` allow, granted for this turn only (as a skill's are: skill_use.py; a deny
+    rule still wins)."""
+    if command is None:
+        return parts
+    if command.allowed:
+        from agentls.session.skill_use import turn_grants
+
+        state.skill_grants = (state.task, [*turn_grants(state), *command.allowed])
+    return as_agent(parts, command.agent, registry_for) if command.agent is not None else parts
 
 
 def as_agent(parts: TurnParts, kind: AgentType, registry_for: RegistryFor) -> TurnParts:
