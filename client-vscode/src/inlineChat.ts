@@ -23,8 +23,8 @@ export interface InlineThread {
   show(comments: InlineComment[]): void;
   /** A turn runs (the widget offers Stop) or not. */
   setRunning(running: boolean): void;
-  /** The proposal's first hunk came: bring its lines into view, next to the widget. */
-  reveal(line: number): void;
+  /** A proposal came: bring its first hunk into view (`uri`: its file, when not the thread's). */
+  reveal(line: number, uri?: string): void;
   dispose(): void;
 }
 
@@ -207,11 +207,12 @@ export class InlineChat {
         this.waiting = event.requestId;
         const hunks = editHunks(event.edit);
         const line = firstEditLine(event.edit);
+        const file = firstEditUri(event.edit);
         this.note(
           `**Proposed:** ${event.title}${hunks > 1 ? ` (${hunks} hunks)` : ''}. ` +
             `Accept or Reject ${hunks > 1 ? 'each hunk, or all,' : 'it'} in the editor; or type what to change and the agent proposes again.`,
         );
-        if (line !== undefined) this.thread.reveal(line);
+        if (line !== undefined) this.thread.reveal(line, file !== this.selection.uri ? file : undefined);
         return;
       }
       case 'permission-resolved':
@@ -271,19 +272,28 @@ export class InlineChat {
 
 interface WireTextEdit {
   range?: { start?: { line?: number } };
+  /** The document the edit is of (set here, from its TextDocumentEdit or its changes key). */
+  uri?: string;
 }
 
-/** The TextEdits of a proposal's WorkspaceEdit (one per hunk). */
+/** The TextEdits of a proposal's WorkspaceEdit (one per hunk), each with its document's uri. */
 function textEdits(edit: unknown): WireTextEdit[] {
   if (typeof edit !== 'object' || edit === null) return [];
   const out: WireTextEdit[] = [];
   const { documentChanges, changes } = edit as { documentChanges?: unknown[]; changes?: Record<string, unknown[]> };
   for (const change of documentChanges ?? []) {
-    const edits = (change as { edits?: unknown[] }).edits;
-    if (Array.isArray(edits)) out.push(...(edits as WireTextEdit[]));
+    const { edits, textDocument } = change as { edits?: unknown[]; textDocument?: { uri?: string } };
+    if (Array.isArray(edits)) out.push(...(edits as WireTextEdit[]).map((e) => ({ ...e, uri: textDocument?.uri })));
   }
-  for (const edits of Object.values(changes ?? {})) if (Array.isArray(edits)) out.push(...(edits as WireTextEdit[]));
+  for (const [uri, edits] of Object.entries(changes ?? {})) {
+    if (Array.isArray(edits)) out.push(...(edits as WireTextEdit[]).map((e) => ({ ...e, uri })));
+  }
   return out;
+}
+
+/** The file of a proposal's first TextEdit (undefined: no edit to read it from). */
+export function firstEditUri(edit: unknown): string | undefined {
+  return textEdits(edit).find((e) => typeof e.uri === 'string')?.uri;
 }
 
 /** How many hunks a proposal has (its TextEdits; at least one). */

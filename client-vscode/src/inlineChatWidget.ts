@@ -35,9 +35,15 @@ class CommentThreadView implements InlineThread {
     this.thread.label = running ? 'agentls · working…' : 'agentls';
   }
 
-  reveal(line: number): void {
+  reveal(line: number, uri?: string): void {
+    const at = new vscode.Range(line, 0, line, 0);
+    if (uri) {
+      // Another file than the selection's: opened (the proposal is drawn in its editor, not a diff).
+      void vscode.window.showTextDocument(vscode.Uri.parse(uri), { selection: at, preserveFocus: true, preview: true }).then(undefined, () => undefined);
+      return;
+    }
     const editor = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === this.thread.uri.toString());
-    editor?.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    editor?.revealRange(at, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
   }
 
   dispose(): void {

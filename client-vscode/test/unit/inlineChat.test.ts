@@ -4,7 +4,7 @@
 // rejects it with the follow-up as feedback; closing stops a running turn unless a proposal waits.
 import { describe, expect, it } from 'vitest';
 import { AgentHost, type AgentConnection, type HostUi } from '../../src/host';
-import { editHunks, firstEditLine, InlineChat, progressLine, type InlineComment, type InlineThread } from '../../src/inlineChat';
+import { editHunks, firstEditLine, firstEditUri, InlineChat, progressLine, type InlineComment, type InlineThread } from '../../src/inlineChat';
 import type { HostMessage } from '../../src/model/messages';
 import type { AgentEvent, AgentRequests } from '../../src/protocol/generated';
 
@@ -75,7 +75,7 @@ class Memory {
 class Thread implements InlineThread {
   shown: InlineComment[] = [];
   running = false;
-  revealed: number[] = [];
+  revealed: [number, string | undefined][] = [];
   disposed = false;
   show(comments: InlineComment[]): void {
     this.shown = comments;
@@ -83,8 +83,8 @@ class Thread implements InlineThread {
   setRunning(running: boolean): void {
     this.running = running;
   }
-  reveal(line: number): void {
-    this.revealed.push(line);
+  reveal(line: number, uri?: string): void {
+    this.revealed.push([line, uri]);
   }
   dispose(): void {
     this.disposed = true;
@@ -154,7 +154,7 @@ describe('inline chat', () => {
     );
     expect(chat.waiting).toBe('r1');
     expect(thread.answer).toContain('**Proposed:** Edit calc.py (2 hunks). Accept or Reject each hunk, or all, in the editor');
-    expect(thread.revealed).toEqual([4]);
+    expect(thread.revealed).toEqual([[4, undefined]]); // the selection's file: its editor is open
     host.handleEvent(ev({ type: 'permission-resolved', sessionId: 'ses_inline1', requestId: 'r1', decision: 'once' }));
     expect(chat.waiting).toBeUndefined();
     expect(thread.answer).toMatch(/Accepted\.$/);
@@ -170,6 +170,17 @@ describe('inline chat', () => {
     chat.kept('r1', 1, 2);
     host.handleEvent(ev({ type: 'permission-resolved', sessionId: 'ses_inline1', requestId: 'r1', decision: 'once' }));
     expect(thread.answer).toMatch(/Kept 1 of 2 hunks\.$/);
+  });
+
+  it("opens the proposal's file when it is not the selection's", async () => {
+    const { host, thread, chat } = await setUp();
+    await chat.submit('Move this to utils.py.');
+    const other = { changes: { 'file:///work/utils.py': [{ range: { start: { line: 12, character: 0 }, end: { line: 12, character: 0 } }, newText: 'x\n' }] } };
+    host.handleEvent(
+      ev({ type: 'permission-request', sessionId: 'ses_inline1', requestId: 'r1', callId: 'c1', tool: 'edit', title: 'Edit utils.py', input: {}, edit: other }),
+    );
+    expect(thread.revealed).toEqual([[12, 'file:///work/utils.py']]);
+    expect(thread.answer).toContain('**Proposed:** Edit utils.py. Accept or Reject it in the editor');
   });
 
   it('refines a waiting proposal: a follow-up rejects it with the follow-up as feedback, no new prompt', async () => {
@@ -263,5 +274,8 @@ describe('inline chat helpers', () => {
     expect(firstEditLine({ changes: { [SELECTION.uri]: [{ range: { start: { line: 7 } } }] } })).toBe(7);
     expect(editHunks(undefined)).toBe(1);
     expect(firstEditLine(undefined)).toBeUndefined();
+    expect(firstEditUri(TWO_HUNKS)).toBe(SELECTION.uri);
+    expect(firstEditUri({ changes: { 'file:///work/b.py': [{ range: { start: { line: 1 } } }] } })).toBe('file:///work/b.py');
+    expect(firstEditUri(undefined)).toBeUndefined();
   });
 });
