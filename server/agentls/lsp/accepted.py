@@ -44,6 +44,8 @@ class Proposal:
     files: list[ProposedFile] = field(default_factory=list)
     asked: list[ProposedFile] = field(default_factory=list)
     conflicts: dict[Path, str] = field(default_factory=dict)
+    # A sub-agent's question: the parent session, task call and agent type its events carry.
+    origin: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.asked:

@@ -167,7 +167,14 @@ def presenting(ls: AgentServer, question: Question) -> Iterator[None]:
                 hunks=[] if file.old_text is None else text_edits_of(edit),
                 version=file.version,
             )
-    ls.proposals[request_id] = Proposal(question.session_id, files)
+    origin = {}
+    if question.parent_session_id is not None:
+        origin = {
+            "parent_session_id": question.parent_session_id,
+            "parent_call_id": question.parent_call_id,
+            "agent": question.agent,
+        }
+    ls.proposals[request_id] = Proposal(question.session_id, files, origin=origin)
     message_task = None
     if not ls.client_caps.agent.approvals:
         # No panel to answer in: ask with the standard message request, and offer a pending

@@ -13,6 +13,10 @@ the conflict.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from pygls.uris import to_fs_path
+
 from agentls.events import ProposalRebasedEvent
 from agentls.lsp.accepted import Proposal, ProposedFile
 from agentls.lsp.agent_server import AgentServer
@@ -31,10 +35,13 @@ def rebase_proposals(ls: AgentServer, uri: str) -> None:
     doc = ls.ws.documents(uri)
     if doc is None:
         return
+    path = to_fs_path(uri)
     for request_id, proposal in list(ls.proposals.items()):
         for index, asked in enumerate(proposal.asked):
-            if asked.uri != uri or asked.old_text is None:
-                continue  # another document, or a new file (nothing to merge with)
+            if asked.uri != uri and (path is None or Path(path) != asked.path):
+                continue  # another document
+            if asked.old_text is None:
+                continue  # a new file: nothing to merge with
             event = _rebase(ls, request_id, proposal, index, str(doc.source), doc.version)
             if event is not None:
                 agent.emit(event)
@@ -67,6 +74,7 @@ def _rebase(
             path=rel,
             conflict=True,
             lines=merged.where(),
+            **proposal.origin,
         )
     proposal.conflicts.pop(asked.path, None)
     proposal.files[index] = ProposedFile(asked.path, asked.uri, now, merged.text, version)
@@ -81,4 +89,5 @@ def _rebase(
         path=rel,
         edit=ls.protocol._converter.unstructure(edit),
         diff=unified_diff(now, merged.text, f"a/{rel}", f"b/{rel}"),
+        **proposal.origin,
     )
