@@ -122,6 +122,10 @@ class Settings(WireModel):
     # answer) or "after" (it is applied at once and kept pending review: agent/review keeps or
     # undoes it). Never "after" from an untrusted workspace (trust.py: it would loosen).
     review: Literal["before", "after"] = "before"
+    # Background sessions (session/background.py): at most backgroundLimit run at once, each in
+    # a git worktree under backgroundWorktreeFolder (None: <git common dir>/agentls-worktrees).
+    background_limit: int = Field(default=3, ge=1, le=32)
+    background_worktree_folder: str | None = None
 
     # Set by load_settings, never read from a file or the wire: an untrusted workspace config's
     # deny and ask rules (each only makes a call stricter), and the line that tells the user
@@ -162,6 +166,13 @@ class Settings(WireModel):
     @classmethod
     def _check_permissions(cls, value: Any) -> Any:
         parse_rules(value)  # raises a clear error on a bad shape or action
+        return value
+
+    @field_validator("background_worktree_folder")
+    @classmethod
+    def _check_worktree_folder(cls, value: str | None) -> str | None:
+        if value is not None and not Path(value).expanduser().is_absolute():
+            raise ValueError("backgroundWorktreeFolder must be an absolute path or start with ~")
         return value
 
     def merged(self, overrides: dict[str, Any]) -> Settings:

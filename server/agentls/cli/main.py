@@ -25,6 +25,7 @@ EXIT_CANCELLED = 130
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
+    from agentls.cli.background import add_background_command
     from agentls.cli.chat_args import add_chat_command
     from agentls.cli.folders import add_folder_argument
     from agentls.cli.hooks import add_hooks_command
@@ -69,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--image", action="append", default=[], help="attach an image (repeatable)")
     run.add_argument(
         "--max-steps", type=int, default=None, help="step limit for the turn (default 100)"
+    )
+    run.add_argument(
+        "--background",
+        action="store_true",
+        help="run in a new git worktree on its own branch and return at once (agentls background)",
     )
 
     sessions = sub.add_parser("sessions", help="list sessions")
@@ -129,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_argument("--cwd", default=None, help="the workspace (default: here)")
     commands.add_argument("--json", action="store_true", help="print JSON")
     add_hooks_command(sub)
+    add_background_command(sub)  # list, diff, merge, remove
     sub.add_parser("serve", help="speak LSP on stdin/stdout (what an editor starts)")
     sub.add_parser(
         "acp", help="speak the Agent Client Protocol on stdin/stdout (Zed and other ACP editors)"
@@ -177,6 +184,14 @@ def _command(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "handler", None):  # a command's own (cli/review.py: review)
             return int(asyncio.run(args.handler(args)))
+        if args.command == "run" and args.background:  # a launcher: the run is its own process
+            from agentls.cli.background import run_background
+
+            return run_background(args)
+        if args.command == "background":
+            from agentls.cli.background import background_command
+
+            return asyncio.run(background_command(args))
         if args.command == "run":
             _harden()
             return asyncio.run(_run(args))
@@ -248,8 +263,10 @@ async def _sessions(args: argparse.Namespace) -> int:
         records = await agent.search_sessions(args.search or "", limit=args.limit, cwd=args.cwd)
     finally:
         await agent.aclose()
+    from agentls.cli.background import print_background, with_background
+
     if args.json:
-        print(json.dumps([r.wire() for r in records], indent=2))
+        print(json.dumps(with_background([r.wire() for r in records]), indent=2))
         return EXIT_OK
     if not records:
         print("No sessions yet.")
@@ -271,6 +288,7 @@ async def _sessions(args: argparse.Namespace) -> int:
             f"{r.id:<32} {when:<16} {u.input_tokens:>10,} {cache:>21} {u.output_tokens:>9,} "
             f"{cost:>10}  {visible(r.title)}  ({visible(r.cwd)})"
         )
+    print_background(records)  # their state, cost and changed files
     return EXIT_OK
 
 

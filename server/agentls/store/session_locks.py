@@ -114,8 +114,18 @@ def is_alive(holder: Holder) -> bool:
         return False
     except PermissionError:
         pass  # it runs, as another user
+    if _zombie(holder.pid):  # exited, not yet reaped (a detached run whose parent is gone)
+        return False
     start = process_start(holder.pid)
     return not (start is not None and holder.process_start and start != holder.process_start)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :].startswith("Z")
 
 
 async def holder_of(conn: aiosqlite.Connection, session_id: str) -> Holder | None:

@@ -1,0 +1,219 @@
+"""`agentls run --background "…"` and `agentls background list|diff|merge|remove ID`: sessions
+that run in their own git worktree and branch while the user goes on working (the core:
+session/background.py).
+
+`run --background` makes the worktree and the session, starts `agentls run --cwd WORKTREE
+--session ID --json` as a detached process (its own process group, so it outlives the terminal;
+its JSON lines go to a log beside the database) and returns at once. That run has no terminal: a
+tool call that would ask is refused as unattended, unless --yes was given or the permissions allow
+it; ask_user is not offered."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from agentls.cli.terminal import visible
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def add_background_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bg = sub.add_parser(
+        "background",
+        help="background sessions (agentls run --background): list, diff, merge, remove",
+    )
+    actions = bg.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="each one's state, cost, branch and changed files")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    diff = actions.add_parser("diff", help="its changes against the commit it started from")
+    merge = actions.add_parser(
+        "merge",
+        help="commit its changes on its branch, then git merge --no-ff the branch into your "
+        "current branch (refused when your tree has uncommitted changes)",
+    )
+    remove = actions.add_parser("remove", help="delete its worktree and its branch")
+    remove.add_argument(
+        "--force", action="store_true", help="also when its work is not merged (discarded)"
+    )
+    for each in (diff, merge, remove):
+        each.add_argument("session", help="the session id (or its start)")
+
+
+def _launcher(args: argparse.Namespace) -> Any:
+    def launch(record: Any) -> int:
+        command = [sys.executable, "-m", "agentls.cli.main", "run", "--cwd", record.worktree]
+        command += ["--session", record.session_id, "--json"]
+        if args.yes:
+            command.append("--yes")
+        if args.plan:
+            command.append("--plan")
+        if args.max_steps:
+            command += ["--max-steps", str(args.max_steps)]
+        command += ["--", record.prompt]
+        with open(record.log, "w") as out, open(record.log + ".err", "w") as err:
+            proc = subprocess.Popen(  # noqa: S603 - our own command, no shell
+                command,
+                cwd=record.worktree,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,  # survives the terminal and its Ctrl+C
+                env=dict(os.environ),
+            )
+        return proc.pid
+
+    return launch
+
+
+def run_background(args: argparse.Namespace) -> int:
+    """`agentls run --background PROMPT`: start it, print its id, branch and worktree, return."""
+    import asyncio
+
+    from agentls.cli.workspace import workspace_settings
+    from agentls.session.background import BackgroundError, start
+
+    prompt = " ".join(args.prompt).strip()
+    if not prompt:
+        print("agentls: run --background needs a prompt", file=sys.stderr)
+        return EXIT_USAGE
+    if args.session or args.continue_ or args.retry or args.image or args.json or args.folder:
+        print(
+            "agentls: run --background takes a prompt and --cwd, --model, --yes, --plan, "
+            "--max-steps only (it starts a new session in a new worktree)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    overrides: dict[str, Any] = {"model": args.model} if args.model else {}
+    found = workspace_settings(args.cwd, overrides)
+    if found is None:
+        return EXIT_USAGE
+    root, settings = found
+    try:
+        started = asyncio.run(start(root, prompt, settings, _launcher(args), overrides))
+    except BackgroundError as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    r = started.record
+    for notice in started.notices:
+        print(f"agentls: {notice}", file=sys.stderr)
+    print(f"session  {r.session_id}\nbranch   {r.branch}\nworktree {r.worktree}")
+    asked = "--yes allows every call" if args.yes else "calls that would ask are refused"
+    print(
+        f"Running in the background ({asked}; no one can be asked). `agentls background list` "
+        f"shows its state; `agentls background merge {r.session_id}` brings its work in.",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+def _changed(status: Any) -> str:
+    if status.changed is None:
+        return "(worktree gone)"
+    if not status.changed:
+        return "no changes"
+    names = ", ".join(c.path for c in status.changed[:3])
+    more = f" +{len(status.changed) - 3} more" if len(status.changed) > 3 else ""
+    return f"{len(status.changed)} files: {names}{more}"
+
+
+async def _costs() -> dict[str, str]:
+    from agentls.config import Settings
+    from agentls.session import Agent
+
+    agent = await Agent.open(settings=Settings(), root=os.getcwd(), watch_instructions=False)
+    try:
+        records = await agent.list_sessions(limit=100_000)
+    finally:
+        await agent.aclose()
+    return _costs_of(records)
+
+
+def background_lines(costs: dict[str, str]) -> list[str]:
+    """The background sessions as lines: id, state, cost, branch, changed files."""
+    from agentls.session.background import load_all, status
+
+    lines = []
+    for record in load_all():
+        s = status(record)
+        state = s.state + (f" ({s.reason})" if s.state == "failed" and s.reason else "")
+        lines.append(
+            f"{record.session_id:<32} {state:<10} {costs.get(record.session_id, '-'):>10}  "
+            f"{record.branch}  {_changed(s)}  ({visible(record.worktree)})"
+        )
+    return lines
+
+
+def _costs_of(records: list[Any]) -> dict[str, str]:
+    return {r.id: f"{'~' if r.usage.estimated else ''}${r.usage.cost_usd:.4f}" for r in records}
+
+
+def print_background(records: list[Any]) -> None:
+    """`agentls sessions`' section of background sessions (none: nothing printed)."""
+    lines = background_lines(_costs_of(records))
+    if lines:
+        print(
+            f"\nBackground sessions ({'session':<22} {'state':<10} {'cost':>10}  branch  changes):"
+        )
+        print("\n".join(lines))
+
+
+def with_background(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`agentls sessions --json`: each background session's entry gains `background` (its state,
+    branch, worktree and changed files)."""
+    from agentls.session.background import load_all, status
+
+    found = {r.session_id: r for r in load_all()}
+    for item in items:
+        record = found.get(str(item.get("id")))
+        if record is not None:
+            item["background"] = status(record).wire()
+    return items
+
+
+async def background_command(args: argparse.Namespace) -> int:
+    from agentls.session import background as bg
+
+    if args.action == "list":
+        costs = await _costs()
+        if args.json:
+            items = [
+                {**bg.status(r).wire(), "cost": costs.get(r.session_id)} for r in bg.load_all()
+            ]
+            print(json.dumps(items, indent=2))
+            return EXIT_OK
+        lines = background_lines(costs)
+        print("\n".join(lines) if lines else "No background sessions.")
+        return EXIT_OK
+    try:
+        record = bg.find(args.session)
+        if args.action == "diff":
+            from agentls.workspace.worktree import WorktreeError, diff
+
+            if not Path(record.worktree).is_dir():
+                print(f"agentls: its worktree {record.worktree} is gone", file=sys.stderr)
+                return EXIT_FAILED
+            try:
+                sys.stdout.write(visible(diff(Path(record.worktree), record.base)))
+            except WorktreeError as exc:
+                print(f"agentls: {exc}", file=sys.stderr)
+                return EXIT_FAILED
+        elif args.action == "merge":
+            print(bg.merge(record))
+        else:
+            bg.remove(record, force=args.force)
+            print(f"removed the worktree {record.worktree} and the branch {record.branch}")
+    except KeyError as exc:
+        print(f"agentls: {exc.args[0]}", file=sys.stderr)
+        return EXIT_USAGE
+    except bg.BackgroundError as exc:
+        print(f"agentls: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK

@@ -1,0 +1,365 @@
+"""Background sessions: a session that runs on its own, in a new git worktree of the user's
+repository on its own branch `agentls/<slug>` (workspace/worktree.py), while the user keeps
+working in their tree. Its workspace root is the worktree, so its tools, its bash sandbox and its
+edits stay there; the user brings its work in with a merge of the branch, on their command only.
+
+The front end runs the turn (the CLI in a detached `agentls run --cwd WORKTREE --session ID`
+process); this module makes the worktree and the session, carries the repository's trust over,
+keeps the cap on how many run at once, and records each one so that it can be listed, diffed,
+merged and removed later. A record is a small JSON file per session under the data directory
+(beside agentls.db), written before the run starts: a crash or a kill -9 of the run leaves the
+record, the worktree, the branch and the stored session, and the session resumes with `agentls
+run --cwd WORKTREE --session ID`.
+
+A record's state is read, never kept: "running" while its process lives, then "done" or "failed"
+from the run's last JSON line (its log), "failed" with "interrupted" when the run left none (a
+kill). "waiting" is a run stopped on a question; the CLI's detached run never waits (it refuses
+questions as unattended), so only a front end that relays questions can show it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from agentls.config import Settings, load_settings
+from agentls.store.paths import default_data_dir
+from agentls.trust import TrustStore, TrustStoreError, mcp_json, workspace_config
+from agentls.workspace import worktree as wt
+
+BackgroundState = Literal["running", "waiting", "done", "failed"]
+RECORDS_DIR = "background"
+DONE_REASONS = frozenset({"end_turn", "max_tokens", "refusal"})
+TITLE_CHARS = 80
+
+
+class BackgroundError(Exception):
+    """A background session cannot be started or changed; the message says why."""
+
+
+@dataclass
+class BackgroundRecord:
+    session_id: str
+    repo_root: str
+    worktree: str
+    branch: str
+    base: str
+    prompt: str
+    pid: int = 0
+    started_at: int = 0  # ms
+    log: str = ""
+
+
+@dataclass
+class BackgroundStatus:
+    record: BackgroundRecord
+    state: BackgroundState
+    reason: str | None = None  # why it failed, or its finish reason
+    # What differs from the base; None when the worktree is gone.
+    changed: list[wt.ChangedFile] | None = field(default=None)
+
+    def wire(self) -> dict[str, Any]:
+        r = self.record
+        return {
+            "sessionId": r.session_id,
+            "state": self.state,
+            "reason": self.reason,
+            "branch": r.branch,
+            "worktree": r.worktree,
+            "repository": r.repo_root,
+            "base": r.base,
+            "prompt": r.prompt,
+            "startedAt": r.started_at,
+            "changedFiles": None
+            if self.changed is None
+            else [{"path": c.path, "added": c.added, "removed": c.removed} for c in self.changed],
+        }
+
+
+@dataclass
+class Started:
+    record: BackgroundRecord
+    notices: list[str]
+
+
+def records_dir() -> Path:
+    return default_data_dir() / RECORDS_DIR
+
+
+def _record_path(session_id: str) -> Path:
+    return records_dir() / f"{session_id}.json"
+
+
+def save(record: BackgroundRecord) -> None:
+    path = _record_path(record.session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(asdict(record), indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def load_all() -> list[BackgroundRecord]:
+    """Every background record, newest first (a file no agentls wrote is skipped)."""
+    found = []
+    folder = records_dir()
+    if not folder.is_dir():
+        return []
+    for path in folder.glob("*.json"):
+        try:
+            found.append(BackgroundRecord(**json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, ValueError, TypeError):
+            continue
+    return sorted(found, key=lambda r: r.started_at, reverse=True)
+
+
+def find(session_id: str) -> BackgroundRecord:
+    """The record of this session id (or a unique prefix of it); KeyError saying which."""
+    records = load_all()
+    exact = [r for r in records if r.session_id == session_id]
+    matches = exact or [r for r in records if r.session_id.startswith(session_id)]
+    if len(matches) != 1:
+        said = "is not unique" if matches else "is not a background session"
+        raise KeyError(f"{session_id} {said} (`agentls background list` lists them)")
+    return matches[0]
+
+
+def forget(record: BackgroundRecord) -> None:
+    for path in (_record_path(record.session_id), Path(record.log), Path(record.log + ".err")):
+        with contextlib.suppress(OSError):
+            if str(path) not in ("", ".err"):
+                path.unlink()
+
+
+def _alive(pid: int, session_id: str) -> bool:
+    """Whether the run's process lives (and is that run: a pid may be reused)."""
+    if pid <= 0:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    if session_id.encode() not in cmdline:
+        return False
+    with contextlib.suppress(OSError):  # a zombie (its parent has not reaped it yet) is over
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if stat[stat.rindex(")") + 2 :].startswith("Z"):
+            return False
+    return True
+
+
+def _last_result(log: str) -> dict[str, Any] | None:
+    """The run's `result` line (agentls run --json), None if it wrote none."""
+    try:
+        lines = Path(log).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict) and item.get("type") == "result":
+            return item
+    return None
+
+
+def state_of(record: BackgroundRecord) -> tuple[BackgroundState, str | None]:
+    if _alive(record.pid, record.session_id):
+        return "running", None
+    result = _last_result(record.log)
+    if result is None:
+        return "failed", (
+            "interrupted (its run ended without finishing); resume it with "
+            f"`agentls run --cwd {record.worktree} --session {record.session_id}`"
+        )
+    reason = str(result.get("finishReason"))
+    if reason in DONE_REASONS:
+        return "done", reason
+    error = result.get("error")
+    said = error.get("message") if isinstance(error, dict) else None
+    return "failed", f"{reason}: {said}" if said else reason
+
+
+def status(record: BackgroundRecord) -> BackgroundStatus:
+    state, reason = state_of(record)
+    changed = None
+    if Path(record.worktree).is_dir():
+        try:
+            changed = wt.changed_files(Path(record.worktree), record.base)
+        except wt.WorktreeError:
+            changed = None
+    return BackgroundStatus(record, state, reason, changed)
+
+
+def running() -> list[BackgroundRecord]:
+    return [r for r in load_all() if state_of(r)[0] in ("running", "waiting")]
+
+
+@contextlib.contextmanager
+def _locked() -> Iterator[None]:
+    """One start at a time on this machine, so two cannot both pass the cap."""
+    folder = records_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def carry_trust(repo_root: Path, worktree: Path) -> list[str]:
+    """Trust the worktree's .agentls/config.json and .mcp.json exactly when the user trusts the
+    repository's and the worktree's (checked out from HEAD) is the same content; notices for
+    those that stay untrusted (their settings are then ignored, as in any untrusted workspace)."""
+    notices = []
+    store = TrustStore()
+    for of in (workspace_config, mcp_json):
+        mine, theirs = of(repo_root), of(worktree)
+        if not theirs.is_file():
+            continue
+        data = theirs.read_bytes()
+        try:
+            same = mine.is_file() and mine.read_bytes() == data
+            if same and store.state(mine, data) == "trusted":
+                store.trust(theirs, data)
+                continue
+        except (OSError, TrustStoreError):
+            pass
+        notices.append(
+            f"the worktree's {theirs.relative_to(worktree)} is not trusted (yours is not, or its "
+            "committed content differs from your copy): the session runs as in an untrusted "
+            f"workspace; `agentls trust {worktree}` trusts it"
+        )
+    return notices
+
+
+def worktree_folder(settings: Settings) -> Path | None:
+    folder = settings.background_worktree_folder
+    return Path(folder).expanduser() if folder else None
+
+
+async def start(
+    cwd: Path,
+    prompt: str,
+    settings: Settings,
+    launch: Callable[[BackgroundRecord], int],
+    overrides: dict[str, Any] | None = None,
+) -> Started:
+    """Make the worktree and the session of a background run of prompt from the repository
+    holding cwd (settings: the repository's), start it with launch (which returns the run's pid
+    and must not wait for it) and record it. BackgroundError when refused: not a repository, no
+    commit, or backgroundLimit sessions running already."""
+    from agentls.session import Agent
+
+    try:
+        repo = wt.repository_root(cwd)
+    except wt.WorktreeError as exc:
+        raise BackgroundError(str(exc)) from None
+    notices: list[str] = []
+    with _locked():
+        now_running = running()
+        if len(now_running) >= settings.background_limit:
+            raise BackgroundError(
+                f"{len(now_running)} background sessions are running already (backgroundLimit "
+                f"is {settings.background_limit}): wait for one to finish (`agentls background "
+                "list`) or raise backgroundLimit; nothing was started"
+            )
+        try:
+            dirty = wt.uncommitted(repo)
+            tree = wt.create(repo, prompt, worktree_folder(settings))
+        except wt.WorktreeError as exc:
+            raise BackgroundError(str(exc)) from None
+        if dirty:
+            notices.append(
+                f"your tree has {len(dirty)} uncommitted changes: the worktree starts from HEAD "
+                f"({tree.base[:12]}) without them"
+            )
+        if tree.slug != tree.requested_slug:
+            notices.append(
+                f"branch {wt.BRANCH_PREFIX}{tree.requested_slug} exists already: this one is "
+                f"{tree.branch}"
+            )
+        notices += carry_trust(repo, tree.path)
+        there = load_settings(tree.path, overrides)
+        agent = await Agent.open(settings=there, root=tree.path, watch_instructions=False)
+        try:
+            title = " ".join(prompt.split())[:TITLE_CHARS] or "Background session"
+            session = await agent.new_session(title=title, model=there.model)
+        finally:
+            await agent.aclose()
+        record = BackgroundRecord(
+            session_id=session.id,
+            repo_root=str(repo),
+            worktree=str(tree.path),
+            branch=tree.branch,
+            base=tree.base,
+            prompt=prompt,
+            started_at=int(time.time() * 1000),
+            log=str(records_dir() / f"{session.id}.log"),
+        )
+        save(record)  # before the run: a crash right after still leaves it listed
+        record.pid = launch(record)
+        save(record)
+    return Started(record, notices)
+
+
+def merge(record: BackgroundRecord) -> str:
+    """Commit what the session left uncommitted in its worktree on its branch, then merge the
+    branch into the repository's current branch (refused on uncommitted changes there, or while
+    the session runs). What was done, for the user."""
+    if state_of(record)[0] in ("running", "waiting"):
+        raise BackgroundError(f"{record.session_id} is still running: merge it once it is done")
+    root, tree = Path(record.repo_root), Path(record.worktree)
+    try:
+        wt.require_clean(root)
+        committed = tree.is_dir() and wt.commit_all(
+            tree, f"agentls background session: {' '.join(record.prompt.split())[:200]}"
+        )
+        into = wt.current_branch(root)
+        wt.merge(root, record.branch)
+    except wt.WorktreeError as exc:
+        raise BackgroundError(str(exc)) from None
+    done = f"merged {record.branch} into {into}"
+    return done + (" (its uncommitted changes committed on it first)" if committed else "")
+
+
+def remove(record: BackgroundRecord, force: bool = False) -> None:
+    """Delete the worktree, the branch and the record (the stored session stays). Refused while
+    it runs, or, unless force, while it has work not merged into the repository's HEAD."""
+    if state_of(record)[0] in ("running", "waiting"):
+        raise BackgroundError(f"{record.session_id} is still running: remove it once it is done")
+    root, tree = Path(record.repo_root), Path(record.worktree)
+    try:
+        if not force:
+            pending = wt.unmerged(root, record.branch) if _has_branch(root, record.branch) else 0
+            left = wt.uncommitted(tree) if tree.is_dir() else []
+            if pending or left:
+                raise BackgroundError(
+                    f"{record.branch} has work not merged into your branch ({pending} commits, "
+                    f"{len(left)} files changed in its worktree): `agentls background merge "
+                    f"{record.session_id}` first, or remove with --force to discard it"
+                )
+        wt.remove(root, tree, record.branch)
+    except wt.WorktreeError as exc:
+        raise BackgroundError(str(exc)) from None
+    forget(record)
+
+
+def _has_branch(root: Path, branch: str) -> bool:
+    return bool(wt.git(root, "branch", "--list", branch).strip())
