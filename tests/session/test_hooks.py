@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from agentls.config import load_settings
+from agentls.trust import TrustStore
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
 
@@ -281,26 +282,35 @@ async def test_a_hook_allow_answers_a_question_but_never_a_deny_rule(
     assert h.of_type("permission-request") == []
 
 
-@pytest.mark.parametrize("trusted", [False, True])
-async def test_a_workspace_s_hooks_run_only_when_the_workspace_is_trusted(
-    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path, trusted: bool
+@pytest.mark.parametrize("state", ["untrusted", "trusted", "changed"])
+async def test_a_workspace_s_hooks_run_only_in_the_content_confirmed_in_a_trusted_workspace(
+    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path, state: str
 ) -> None:
     h = await make_harness(ALLOW_ALL)
     ran = tmp_path / "ran.log"
     answer = script(tmp_path, "answer", ANSWER)
-    hooks_file(h.root / ".claude" / "settings.json", "UserPromptSubmit", command(answer, ran, ""))
+    file = h.root / ".claude" / "settings.json"
+    hooks_file(file, "UserPromptSubmit", command(answer, ran, ""))
+    if state != "untrusted":
+        TrustStore().trust(file, file.read_bytes())  # `agentls trust` confirmed it
+    if state == "changed":  # a pull brought another hook since
+        hooks_file(file, "Stop", command(answer, ran, ""))
+    trusted = state != "untrusted"
     settings = load_settings(h.root, {**BASE, **ALLOW_ALL}, workspace_trusted=trusted)
     h.agent.update_settings(settings)
     api.enqueue(reply(text("Hello.")))
     result = await run(h, "hi")
     assert result.text == "Hello.", result.error
     notices = [e.message for e in h.of_type("error")]
-    if trusted:
-        assert len(logged(ran)) == 1
+    if state == "trusted":
+        assert [e["hook_event_name"] for e in logged(ran)] == ["UserPromptSubmit"]
         assert notices == []
+        return
+    assert logged(ran) == []
+    assert h.of_type("hook") == []
+    [notice] = notices
+    assert f"ignored the hooks of {file}" in notice
+    if state == "untrusted":
+        assert "the workspace is not trusted" in notice
     else:
-        assert logged(ran) == []
-        assert h.of_type("hook") == []
-        [notice] = notices
-        assert f"ignored the hooks of {h.root / '.claude' / 'settings.json'}" in notice
-        assert "not trusted" in notice
+        assert "the file is changed since you trusted this workspace" in notice

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 EXIT_OK = 0
@@ -64,3 +65,34 @@ def hook_line(event: Any) -> str:
     head = f"[hook] {event.event}{tool}: {command} {event.outcome} ({code}{event.duration_ms} ms)"
     message = (event.message or "").strip().splitlines()
     return f"{head}: {message[0]}" if message else head
+
+
+def trust_hook_files(store: Any, root: Path) -> list[Path]:
+    """`agentls trust DIR`: confirm the workspace's Claude Code settings files (their hooks run
+    only in a content confirmed), showing each one's change and the hooks it holds; the files
+    confirmed."""
+    from agentls.cli.terminal import visible
+    from agentls.config_files import parse_json_object, read_workspace_bytes
+    from agentls.hooks.config import claude_workspace_files, parse_hooks
+    from agentls.trust_pending import pending_config
+
+    trusted: list[Path] = []
+    for file in claude_workspace_files(root):
+        try:
+            data = read_workspace_bytes(file)
+            if data is None:
+                continue
+            hooks = parse_hooks(file, parse_json_object(file, data).get("hooks"))
+        except ValueError as exc:
+            print(f"agentls: not trusted: {exc}", file=sys.stderr)
+            continue
+        pending = pending_config(store, file, "config", data)
+        if pending is not None:
+            print(visible(pending.diff()), end="")
+        store.trust(file, data)
+        trusted.append(file)
+        print(f"Trusted: {file} (this exact content; an edit needs trusting again)")
+        for hook in hooks:
+            matcher = f" [{hook.matcher}]" if hook.matcher else ""
+            print(f"  hook {hook.event}{matcher}: {hook.command}")
+    return trusted

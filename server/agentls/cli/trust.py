@@ -26,6 +26,9 @@ def _fail(message: str, code: int = EXIT_USAGE) -> int:
 
 
 def trust_command(args: argparse.Namespace) -> int:
+    from agentls.cli.hooks import trust_hook_files
+    from agentls.hooks.config import claude_workspace_files
+
     store = TrustStore()
     try:
         if args.list:
@@ -39,7 +42,8 @@ def trust_command(args: argparse.Namespace) -> int:
         file = workspace_config(root)
         servers = mcp_json(root)
         if args.revoke:
-            revoked = [f for f in (file, servers) if store.revoke(f)]
+            claude = claude_workspace_files(root)  # their hooks (agentls.hooks)
+            revoked = [f for f in (file, servers, *claude) if store.revoke(f)]
             for each in revoked:
                 print(f"No longer trusted: {each}")
             if revoked:
@@ -49,7 +53,10 @@ def trust_command(args: argparse.Namespace) -> int:
             code = _trust_mcp_json(store, servers)
             if code != EXIT_OK or not file.exists():
                 return code
-        return _trust(store, file)
+        code = _trust(store, file)
+        if code == EXIT_OK:
+            trust_hook_files(store, root)  # the workspace's .claude/settings*.json (hooks)
+        return code
     except TrustStoreError as exc:
         return _fail(str(exc), EXIT_FAILED)
 

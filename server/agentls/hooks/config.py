@@ -162,17 +162,24 @@ def parse_hooks(path: Path, value: Any) -> list[Hook]:
     return hooks
 
 
-def _read(path: Path, scope: Scope) -> dict[str, Any] | None:
+def _read(path: Path, scope: Scope) -> tuple[bytes, dict[str, Any]] | None:
     if scope == "workspace":
         data = read_workspace_bytes(path)
-        return None if data is None else parse_json_object(path, data)
-    try:
-        raw = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    return parse_json_object(path, raw)
+    else:
+        try:
+            data = path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    return None if data is None else (data, parse_json_object(path, data))
+
+
+def claude_workspace_files(root: Path) -> list[Path]:
+    """The workspace's Claude Code settings files (they may hold hooks): trusted by content,
+    as `agentls trust` confirms them."""
+    real = Path(os.path.realpath(root)) / ".claude"
+    return [real / "settings.json", real / "settings.local.json"]
 
 
 def load_hooks(settings: Settings, root: Path | None) -> HookSet:
@@ -180,22 +187,37 @@ def load_hooks(settings: Settings, root: Path | None) -> HookSet:
     changed counts from the next turn). A workspace file counts only when the workspace is
     trusted (settings.workspace_trusted), and its .agentls/config.json only in the content the
     user confirmed; a file that is not valid is left out with a notice naming the field."""
+    from agentls.trust import TrustStore
+
     out = HookSet()
     pending = {p.file for p in settings.pending_configs}
+    store: TrustStore | None = None
     for path, scope in sources(root):
         try:
-            data = _read(path, scope)
-            if data is None or not data.get("hooks"):
+            read = _read(path, scope)
+            if read is None or not read[1].get("hooks"):
                 continue
+            data, layer = read
+            claude = scope == "workspace" and path.name != "config.json"
+            where = shlex.quote(str(path.parent.parent))
             if scope == "workspace" and (not settings.workspace_trusted or path in pending):
-                if path.name != "config.json":  # agentls's own file: settings' notice says it
-                    where = shlex.quote(str(path.parent.parent))
+                if claude:  # agentls's own file: the settings' notice says it
                     out.notices.append(
                         f"agentls: ignored the hooks of {path}: the workspace is not trusted "
                         f"(run `agentls trust {where}` to trust it)"
                     )
                 continue
-            out.hooks += parse_hooks(path, data.get("hooks"))
+            if claude:  # a program the repository names: only in the content confirmed
+                store = store or TrustStore()
+                state = store.state(path, data)
+                if state != "trusted":
+                    why = "changed since" if state == "changed" else "new since"
+                    out.notices.append(
+                        f"agentls: ignored the hooks of {path}: the file is {why} you trusted "
+                        f"this workspace (run `agentls trust {where}` to confirm it)"
+                    )
+                    continue
+            out.hooks += parse_hooks(path, layer.get("hooks"))
         except ValueError as exc:
             out.notices.append(f"agentls: hooks not loaded: {exc}")
     return out
