@@ -36,9 +36,7 @@ def agentls(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedP
 
 
 def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        [*GIT, *args], cwd=cwd, capture_output=True, text=True, check=True
-    ).stdout
+    return subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
 
 
 @pytest.fixture
@@ -128,9 +126,7 @@ def test_three_background_sessions_edit_only_their_worktrees_and_a_fourth_is_ref
 
         fourth = agentls("run", "--background", "--yes", "task delta", env=env, cwd=repo)
         assert fourth.returncode == 1
-        assert "3 background sessions are running already (backgroundLimit is 3)" in (
-            fourth.stderr
-        )
+        assert "3 background sessions are running already (backgroundLimit is 3)" in (fourth.stderr)
         assert len(bg.load_all()) == 3
     finally:
         gate.set()
@@ -232,8 +228,9 @@ def test_remove_refuses_unmerged_work_without_force_and_a_clash_gets_a_new_branc
     first = start(repo, env, "task sigma")
     second = start(repo, env, "task sigma")
     assert second["branch"] == "agentls/task-sigma-2"
-    assert "branch agentls/task-sigma exists already: this one is agentls/task-sigma-2" in (
-        second["stderr"]
+    assert (
+        "branch agentls/task-sigma exists already: this one is agentls/task-sigma-2"
+        in (second["stderr"])
     )
     wait_for(lambda: set(states().values()) == {"done"}, "both done")
 

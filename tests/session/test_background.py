@@ -1,0 +1,140 @@
+"""Background sessions' core (agentls.session.background): the session and its worktree, the
+trust carried over, the cap, and the state read from the run's process and log."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentls.config import Settings
+from agentls.session import background as bg
+from agentls.store import Store
+from agentls.trust import TrustStore
+
+GIT = ("git", "-c", "user.name=Test", "-c", "user.email=test@example.com")
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture(autouse=True)
+def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTLS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("AGENTLS_MODEL", "claude-sonnet-5-5")
+
+
+CONFIG = b'{"maxSteps": 7}\n'
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / ".agentls").mkdir(parents=True)
+    (root / ".agentls" / "config.json").write_bytes(CONFIG)
+    git(root, "init", "--quiet", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "--quiet", "-m", "first")
+    return root
+
+
+@pytest.fixture
+def children() -> Iterator[list[subprocess.Popen[bytes]]]:
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for proc in started:
+        proc.kill()
+        proc.wait()
+
+
+def sleeper(children: list[subprocess.Popen[bytes]]) -> object:
+    """A launch whose run is a process that lives (named with the session id) until the test
+    ends."""
+
+    def launch(record: bg.BackgroundRecord) -> int:
+        proc = subprocess.Popen(["sh", "-c", "sleep 60", record.session_id])
+        children.append(proc)
+        return proc.pid
+
+    return launch
+
+
+async def test_the_session_is_stored_with_the_worktree_as_its_workspace(
+    repo: Path, tmp_path: Path, children: list[subprocess.Popen[bytes]]
+) -> None:
+    started = await bg.start(repo, "tidy up the code", Settings(), sleeper(children))
+    record = started.record
+    assert Path(record.worktree).is_dir() and record.branch == "agentls/tidy-up-the-code"
+    store = await Store.open(tmp_path / "data" / "agentls.db")
+    try:
+        stored = await store.get_session(record.session_id)
+    finally:
+        await store.close()
+    assert stored is not None
+    assert (stored.cwd, stored.title) == (record.worktree, "tidy up the code")
+    assert bg.find(record.session_id[:12]) == record  # persisted, found by a prefix
+    assert bg.state_of(record) == ("running", None)
+
+
+async def test_trust_carries_over_only_to_the_same_content(
+    repo: Path, children: list[subprocess.Popen[bytes]]
+) -> None:
+    untrusted = await bg.start(repo, "first", Settings(), sleeper(children))
+    assert any("is not trusted" in n for n in untrusted.notices)
+
+    TrustStore().trust(repo / ".agentls" / "config.json", CONFIG)
+    trusted = await bg.start(repo, "second", Settings(), sleeper(children))
+    assert not any("is not trusted" in n for n in trusted.notices)
+    copy = Path(trusted.record.worktree) / ".agentls" / "config.json"
+    assert TrustStore().state(copy, CONFIG) == "trusted"
+
+    (repo / ".agentls" / "config.json").write_bytes(b'{"maxSteps": 9}\n')  # not committed
+    TrustStore().trust(repo / ".agentls" / "config.json", b'{"maxSteps": 9}\n')
+    differs = await bg.start(repo, "third", Settings(), sleeper(children))
+    assert any("is not trusted" in n for n in differs.notices)
+    third = Path(differs.record.worktree) / ".agentls" / "config.json"
+    assert TrustStore().state(third, CONFIG) == "untrusted"
+
+
+async def test_one_more_than_the_limit_is_refused_and_makes_nothing(
+    repo: Path, children: list[subprocess.Popen[bytes]]
+) -> None:
+    settings = Settings(backgroundLimit=2)
+    for name in ("one", "two"):
+        await bg.start(repo, name, settings, sleeper(children))
+    with pytest.raises(bg.BackgroundError, match=r"backgroundLimit is 2"):
+        await bg.start(repo, "three", settings, sleeper(children))
+    assert not git(repo, "branch", "--list", "agentls/three").strip()
+    assert len(bg.load_all()) == 2
+    children[0].kill()
+    children[0].wait()
+    await bg.start(repo, "three", settings, sleeper(children))  # one ended: room again
+
+
+async def test_state_is_read_from_the_runs_last_json_line(
+    repo: Path, children: list[subprocess.Popen[bytes]]
+) -> None:
+    record = (await bg.start(repo, "job", Settings(), sleeper(children))).record
+    with pytest.raises(bg.BackgroundError, match="still running"):
+        bg.merge(record)
+    children[0].kill()
+    children[0].wait()
+    state, reason = bg.state_of(record)
+    assert state == "failed" and reason is not None and "--session " in reason
+    log = Path(record.log)
+    log.write_text(json.dumps({"type": "result", "finishReason": "end_turn"}) + "\n")
+    assert bg.state_of(record) == ("done", "end_turn")
+    failure = {"type": "result", "finishReason": "error", "error": {"message": "overloaded"}}
+    log.write_text(json.dumps(failure) + "\n")
+    assert bg.state_of(record) == ("failed", "error: overloaded")
+
+
+async def test_outside_a_repository_nothing_starts(tmp_path: Path) -> None:
+    with pytest.raises(bg.BackgroundError, match="not in a git repository"):
+        await bg.start(tmp_path, "x", Settings(), lambda record: 0)
+    assert bg.load_all() == []
