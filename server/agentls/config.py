@@ -126,6 +126,9 @@ class Settings(WireModel):
     # a git worktree under backgroundWorktreeFolder (None: <git common dir>/agentls-worktrees).
     background_limit: int = Field(default=3, ge=1, le=32)
     background_worktree_folder: str | None = None
+    # A shell command run in each new worktree before its session starts (installing its
+    # dependencies). It runs a program: never from an untrusted workspace config.
+    background_setup: str | None = None
 
     # Set by load_settings, never read from a file or the wire: an untrusted workspace config's
     # deny and ask rules (each only makes a call stricter), and the line that tells the user

@@ -23,6 +23,7 @@ import contextlib
 import fcntl
 import json
 import os
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentls.config import Settings, load_settings
+from agentls.environ_scrub import child_environment
 from agentls.store.paths import default_data_dir
 from agentls.trust import TrustStore, TrustStoreError, mcp_json, workspace_config
 from agentls.workspace import worktree as wt
@@ -38,6 +40,7 @@ BackgroundState = Literal["running", "waiting", "done", "failed"]
 RECORDS_DIR = "background"
 DONE_REASONS = frozenset({"end_turn", "max_tokens", "refusal"})
 TITLE_CHARS = 80
+SETUP_TAIL = 20  # lines of a failed backgroundSetup's output shown
 
 
 class BackgroundError(Exception):
@@ -296,6 +299,8 @@ async def start(
                 f"{tree.branch}"
             )
         notices += carry_trust(repo, tree.path)
+        if settings.background_setup:
+            notices.append(_setup(repo, tree, settings.background_setup))
         there = load_settings(tree.path, overrides)
         agent = await Agent.open(settings=there, root=tree.path, watch_instructions=False)
         try:
@@ -317,6 +322,29 @@ async def start(
         record.pid = launch(record)
         save(record)
     return Started(record, notices)
+
+
+def _setup(repo: Path, tree: wt.Worktree, command: str) -> str:
+    """Run backgroundSetup in the new worktree (without the API credentials); when it fails the
+    worktree and its branch are removed (nothing is in them yet) and BackgroundError says why."""
+    done = subprocess.run(
+        ["sh", "-c", command],
+        cwd=tree.path,
+        env=child_environment(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode == 0:
+        return f"backgroundSetup `{command}` ran in the worktree"
+    with contextlib.suppress(wt.WorktreeError):
+        wt.remove(repo, tree.path, tree.branch)
+    tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-SETUP_TAIL:])
+    raise BackgroundError(
+        f"backgroundSetup `{command}` failed (exit {done.returncode}); nothing was started and "
+        f"the worktree was removed:\n{tail}"
+    )
 
 
 def merge(record: BackgroundRecord) -> str:
