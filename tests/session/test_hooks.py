@@ -314,3 +314,91 @@ async def test_a_workspace_s_hooks_run_only_in_the_content_confirmed_in_a_truste
         assert "the workspace is not trusted" in notice
     else:
         assert "the file is changed since you trusted this workspace" in notice
+
+
+async def test_pre_compact_hooks_run_before_an_automatic_compaction(
+    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "compact.log"
+    hooks_file(
+        claude_settings(tmp_path), "PreCompact", command(script(tmp_path, "a", ANSWER), log, "")
+    )
+    h = await make_harness({"contextWindow": 100_000, "compactKeepRecentTokens": 600, **ALLOW_ALL})
+    (h.root / "a.txt").write_text("a\n")
+    api.enqueue(
+        reply(tool_use("read", {"path": "a.txt"}), usage={"input_tokens": 50_000}),
+        # 85_000 > 80% of 100_000: compaction before the next step.
+        reply(tool_use("read", {"path": "a.txt"}), usage={"input_tokens": 85_000}),
+        reply(text("The summary."), usage={"input_tokens": 900}),
+        reply(text("Done.")),
+    )
+    result = await run(h, "read a.txt twice")
+    assert result.text == "Done.", result.error
+    [event] = logged(log)
+    assert event["hook_event_name"] == "PreCompact" and COMMON_KEYS <= set(event)
+    assert event["trigger"] == "auto"
+    assert [c.status for c in h.of_type("compaction")] == ["started", "done"]
+
+
+async def test_a_notification_hook_runs_when_a_call_waits_for_the_user(
+    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "notify.log"
+    answer = script(tmp_path, "answer", ANSWER)
+    hooks_file(claude_settings(tmp_path), "Notification", command(answer, log, ""))
+    h = await make_harness({"permissions": {"bash": "ask"}})
+    api.enqueue(reply(tool_use("bash", {"command": "echo hi"})), reply(text("Asked.")))
+    session = await h.agent.new_session()
+    turn = asyncio.create_task(h.agent.prompt(session.id, "say hi"))
+    request = await h.wait_for("permission-request")
+    hook = await h.wait_for("hook")
+    assert hook.event == "Notification" and hook.outcome == "ok"
+    [event] = logged(log)
+    assert event["hook_event_name"] == "Notification" and COMMON_KEYS <= set(event)
+    assert event["notification_type"] == "permission_prompt"
+    assert event["message"] == f"agentls needs your permission for {request.title}"
+    h.agent.approve(session.id, request.request_id, "once")
+    result = await asyncio.wait_for(turn, 60)
+    assert result.text == "Asked.", result.error
+
+
+async def test_session_end_hooks_run_as_the_agent_closes(
+    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "end.log"
+    answer = script(tmp_path, "answer", ANSWER)
+    for event in ("SessionStart", "SessionEnd"):
+        hooks_file(claude_settings(tmp_path), event, command(answer, log, ""))
+    h = await make_harness(ALLOW_ALL)
+    api.enqueue(reply(text("One.")), reply(text("Two.")))
+    session = await h.agent.new_session()
+    await h.agent.prompt(session.id, "one")
+    await h.agent.prompt(session.id, "two")  # not a start again
+    assert [e["hook_event_name"] for e in logged(log)] == ["SessionStart"]
+    await h.agent.aclose()
+    start, end = logged(log)
+    assert start["source"] == "startup"
+    assert end["hook_event_name"] == "SessionEnd" and COMMON_KEYS <= set(end)
+    assert end["reason"] == "other" and end["session_id"] == session.id
+
+
+async def test_a_sub_agent_runs_subagent_stop_hooks_and_no_prompt_hooks(
+    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "sub.log"
+    answer = script(tmp_path, "answer", ANSWER)
+    for event in ("UserPromptSubmit", "Stop", "SubagentStop"):
+        hooks_file(claude_settings(tmp_path), event, command(answer, log, ""))
+    h = await make_harness(ALLOW_ALL)
+    task = {"description": "look", "prompt": "Say hello."}
+    api.enqueue(
+        reply(tool_use("task", task)),
+        reply(text("Hello.")),  # the sub-agent
+        reply(text("It said hello.")),
+    )
+    result = await run(h, "ask a helper")
+    assert result.text == "It said hello.", result.error
+    events = logged(log)
+    assert [e["hook_event_name"] for e in events] == ["UserPromptSubmit", "SubagentStop", "Stop"]
+    assert events[1]["session_id"] != result.session_id  # the sub-agent's own session
+    assert events[1]["stop_hook_active"] is False

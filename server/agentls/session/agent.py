@@ -185,6 +185,7 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
                     await state.task
                 except BaseException:  # noqa: BLE001 - shutting down
                     pass
+        await self.end_hooks(states)  # SessionEnd (session/hooks.py)
         for provider in [*self._providers.values(), *self._retired_providers]:
             await provider.aclose()
         await self.mcp.aclose()

@@ -361,6 +361,10 @@ class CallContext(PathAuthorization):
                 root=self.root,
             )
         )
+        if self._env.hooks is not None:  # Notification hooks: the call waits for the user
+            self._env.hooks.notify(
+                f"agentls needs your permission for {query.title}", "permission_prompt"
+            )
         answer = await self._env.ask(
             AskContext(
                 self.session_id,

@@ -41,6 +41,7 @@ from agentls.model.base import Provider
 from agentls.permission.rules import Rule
 from agentls.session.claude_formats import claude_user_dir, resolve_model
 from agentls.session.compaction import Compactor, context_tokens
+from agentls.session.hooks import SessionHooks
 from agentls.session.images import read_regular
 from agentls.session.policy import Policy
 from agentls.session.state import SessionState, TurnResult
@@ -483,6 +484,9 @@ async def compact_now(agent: CommandHost, state: SessionState) -> TurnResult:
                 emit=agent.emit,
                 add_usage=add_usage,
             )
+            await SessionHooks(
+                agent.policy, agent.root, state, agent.store, agent.emit
+            ).pre_compact("manual")
             done = await compactor.compact(context_tokens(state.messages) or 0)
             if done:  # the history a revert could redo into is summarized now
                 await agent.store.clear_revert(session_id)

@@ -1,7 +1,8 @@
 """Hooks fired in a session (agentls/hooks: Claude Code's format): SessionStart and
 UserPromptSubmit before a prompt is stored, PreToolUse before a tool call runs, PostToolUse after
-it succeeded, Stop (SubagentStop in a sub-agent) when the model would end the turn. Each run is a
-`hook` event in the transcript.
+it succeeded, Stop (SubagentStop in a sub-agent) when the model would end the turn, PreCompact
+before a compaction, Notification when a call waits for the user's answer, SessionEnd as the Agent
+closes. Each run is a `hook` event in the transcript.
 
 What an answer does, as Claude Code's hooks reference says: a PreToolUse hook that blocks (exit 2,
 or permissionDecision "deny") refuses the call and the model reads why; "ask" asks the user even
@@ -14,9 +15,10 @@ the model as one more step (at most STOP_LIMIT times a turn; the hook sees stop_
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentls.events import ErrorEvent, HookEvent
 from agentls.history import Message, Part, TextPart, ToolPart, new_id, now_ms
@@ -28,10 +30,16 @@ from agentls.session.state import SessionState
 from agentls.store import Store
 from agentls.tools.base import ToolError, ToolResult
 
+if TYPE_CHECKING:
+    from agentls.session.compaction import Compactor
+
 # Times a turn's Stop hooks may send the model back to work.
 STOP_LIMIT = 3
-# The sessions whose SessionStart hooks ran in this process (later turns are not a start).
+# The sessions whose SessionStart hooks ran in this process (later turns are not a start; their
+# SessionEnd hooks run when the Agent closes).
 _started: set[str] = set()
+# Notification hooks running (each a task of its own: a question never waits for them).
+_notifying: set[asyncio.Task[Verdict]] = set()
 
 
 class SessionHooks:
@@ -104,7 +112,10 @@ class SessionHooks:
 
     async def on_prompt(self, text: str) -> list[Part] | None:
         """SessionStart (the session's first prompt in this process) and UserPromptSubmit: the
-        parts their context adds to the prompt; None when a hook blocked the prompt."""
+        parts their context adds to the prompt; None when a hook blocked the prompt. Not for a
+        sub-agent's prompt (the task tool's: Claude Code runs neither for it)."""
+        if self.subagent:
+            return []
         added: list[str] = []
         if self.session_id not in _started:
             _started.add(self.session_id)
@@ -183,3 +194,37 @@ class SessionHooks:
         self.state.messages.append(message)
         await self.store.add_message(message)
         return True
+
+    async def before_compact(self, compactor: Compactor) -> None:
+        """PreCompact ("auto"), when the compaction is about to run: shown, never blocking."""
+        if compactor.needed() is not None:
+            await self.pre_compact("auto")
+
+    async def pre_compact(self, trigger: str) -> None:
+        payload = self.payload("PreCompact", trigger=trigger, custom_instructions="")
+        await self.fire("PreCompact", payload, trigger)
+
+    def notify(self, message: str, kind: str) -> None:
+        """Notification (`kind`: "permission_prompt" when a call waits for the user's answer),
+        run beside the question, which never waits for it."""
+        payload = self.payload("Notification", message=message, notification_type=kind)
+        task = asyncio.ensure_future(self.fire("Notification", payload, kind))
+        _notifying.add(task)
+        task.add_done_callback(_notifying.discard)
+
+
+async def end_sessions(
+    policy: Policy,
+    root: Path,
+    states: list[SessionState],
+    store: Store,
+    emit: Callable[[Any], None],
+) -> None:
+    """SessionEnd (reason "other"), as the Agent closes, for each session whose SessionStart
+    hooks ran in this process."""
+    for state in states:
+        if state.record.id not in _started:
+            continue
+        _started.discard(state.record.id)
+        hooks = SessionHooks(policy, root, state, store, emit)
+        await hooks.fire("SessionEnd", hooks.payload("SessionEnd", reason="other"), "other")

@@ -8,10 +8,13 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 from agentls.history import clean_text
 from agentls.model.base import Provider
 from agentls.session.export import session_markdown
+from agentls.session.hooks import end_sessions
+from agentls.session.policy import Policy
 from agentls.session.state import SessionBusyError, SessionState
 from agentls.store import SessionRecord, Store
 
@@ -20,9 +23,18 @@ class SessionManagement:
     """Rename, delete, fork and search of Agent (which sets these attributes)."""
 
     store: Store
+    policy: Policy
+    root: Path
     _sessions: OrderedDict[str, SessionState]
     _providers: dict[str, Provider]
     _retired_providers: list[Provider]
+
+    def emit(self, event: Any) -> None:
+        raise NotImplementedError  # Agent's
+
+    async def end_hooks(self, states: list[SessionState]) -> None:
+        """The SessionEnd hooks of the sessions that ran a turn here, as the Agent closes."""
+        await end_sessions(self.policy, self.root, states, self.store, self.emit)
 
     def renew_providers(self) -> None:
         """The next model call makes its provider anew (new settings, or a key changed:

@@ -277,6 +277,7 @@ class Turn:
         for number in range(self.parts.policy.settings.max_steps):
             try:
                 await self.prepare_tools(first=number == 0)
+                await self.hooks.before_compact(self.compactor)  # PreCompact
                 await self.compactor.maybe_compact()
                 # At each step: an approved plan (exit_plan) switches to build mode mid-turn.
                 stop_reason = await self.step()
