@@ -136,6 +136,7 @@ def acp_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AcpEnv]:
             "AGENTLS_DATA_DIR": str(base / "data"),
             "AGENTLS_MODEL": "claude-sonnet-5-5",
             "XDG_CONFIG_HOME": str(base / "config"),
+            "CLAUDE_CONFIG_DIR": str(base / "claude"),  # not the developer's ~/.claude
         }
         yield AcpEnv(api=api, env=env, root=root.resolve(), logs=base)
 

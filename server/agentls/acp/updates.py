@@ -44,6 +44,7 @@ from agentls.history import (
     ToolPart,
 )
 from agentls.session.finish_gate import summary as gate_summary
+from agentls.session.hooks import summary as hook_summary
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +196,9 @@ class EventRelay:
             return plan_update(event.todos)
         if kind == "finish-gate":  # the turn's files checked again before it could end
             line = f"\n[finish gate] {gate_summary(event)}\n"
+            return AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(line))
+        if kind == "hook":  # a hook (the user's command) ran: one line, as the terminal's
+            line = f"\n{hook_summary(event)}\n"
             return AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(line))
         if kind == "mode":
             return CurrentModeUpdate(

@@ -57,14 +57,10 @@ async def hooks_command(args: argparse.Namespace) -> int:
 
 
 def hook_line(event: Any) -> str:
-    """A hook's run in one line, as the terminal shows it: "[hook] PreToolUse Bash: ./check.sh
-    blocked (exit 2, 12 ms): rm is not allowed"."""
-    command = event.command if len(event.command) <= 60 else event.command[:59] + "…"
-    tool = f" {event.tool}" if event.tool else ""
-    code = f"exit {event.exit_code}, " if event.exit_code not in (None, 0) else ""
-    head = f"[hook] {event.event}{tool}: {command} {event.outcome} ({code}{event.duration_ms} ms)"
-    message = (event.message or "").strip().splitlines()
-    return f"{head}: {message[0]}" if message else head
+    """A hook's run in one line (session/hooks.py summary)."""
+    from agentls.session.hooks import summary
+
+    return summary(event)
 
 
 def trust_hook_files(store: Any, root: Path) -> list[Path]:

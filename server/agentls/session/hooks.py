@@ -228,3 +228,14 @@ async def end_sessions(
         _started.discard(state.record.id)
         hooks = SessionHooks(policy, root, state, store, emit)
         await hooks.fire("SessionEnd", hooks.payload("SessionEnd", reason="other"), "other")
+
+
+def summary(event: HookEvent) -> str:
+    """A hook's run in one line, as the terminal and an ACP client show it: "[hook] PreToolUse
+    Bash: ./check.sh blocked (exit 2, 12 ms): rm is not allowed" (a long command cut)."""
+    command = event.command if len(event.command) <= 60 else event.command[:59] + "…"
+    tool = f" {event.tool}" if event.tool else ""
+    code = f"exit {event.exit_code}, " if event.exit_code not in (None, 0) else ""
+    head = f"[hook] {event.event}{tool}: {command} {event.outcome} ({code}{event.duration_ms} ms)"
+    message = (event.message or "").strip().splitlines()
+    return f"{head}: {message[0]}" if message else head
