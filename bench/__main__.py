@@ -30,6 +30,7 @@ BENCHMARKS = (
     "outline",
     "merge",
     "sandbox",
+    "finish_gate",
     "panel_mentions",
     "panel_transcript",
 )
