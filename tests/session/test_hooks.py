@@ -80,7 +80,7 @@ def script(tmp_path: Path, name: str, body: str) -> Path:
     return path
 
 
-def command(program: Path, *args: str) -> str:
+def command(program: Path, *args: str | Path) -> str:
     return " ".join(json.dumps(str(a)) for a in (sys.executable, program, *args))
 
 
