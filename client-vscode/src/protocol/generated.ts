@@ -420,6 +420,25 @@ export interface ApproveParams {
   sessionId: string;
 }
 export interface ApproveResult {}
+/**
+ * Where a background session works and how it is doing. state: "running" (its run's process
+ * lives), "done" or "failed" (reason says why; "interrupted ..." after a crash or a kill, with
+ * the command that resumes it); "waiting" is a run stopped on a question, which a detached run
+ * never is (it refuses calls that would ask, as unattended).
+ */
+export interface BackgroundInfo {
+  base: string;
+  branch: string;
+  changedFiles?: ChangedFileInfo[] | null;
+  reason?: string | null;
+  state: 'running' | 'waiting' | 'done' | 'failed';
+  worktree: string;
+}
+export interface ChangedFileInfo {
+  added: number | null;
+  path: string;
+  removed: number | null;
+}
 export interface CancelParams {
   sessionId: string;
 }
@@ -712,6 +731,7 @@ export interface ListSessionsResult {
 }
 export interface SessionInfo {
   agent?: string | null;
+  background?: BackgroundInfo | null;
   busy: boolean;
   createdAt: number;
   mode?: 'build' | 'plan';
@@ -781,6 +801,7 @@ export interface NewSessionResult {
  * The text may be empty (or blank) when the context holds an image: the prompt is its images.
  */
 export interface PromptParams {
+  background?: boolean;
   context?: (ContextRef | TextRef | ImageRef)[] | null;
   mode?: 'queue' | 'steer';
   sessionId: string;
@@ -799,6 +820,7 @@ export interface TextRef {
  * The turn's outcome: its last assistant message, final text and summed usage.
  */
 export interface PromptResult {
+  background?: BackgroundInfo | null;
   finishReason: 'end_turn' | 'max_tokens' | 'cancelled' | 'max_steps' | 'doom_loop' | 'error';
   messageId: string | null;
   sessionId: string;

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,27 +47,10 @@ def add_background_command(sub: argparse._SubParsersAction[argparse.ArgumentPars
 
 
 def _launcher(args: argparse.Namespace) -> Any:
+    from agentls.session.background import detached_run
+
     def launch(record: Any) -> int:
-        command = [sys.executable, "-m", "agentls.cli.main", "run", "--cwd", record.worktree]
-        command += ["--session", record.session_id, "--json"]
-        if args.yes:
-            command.append("--yes")
-        if args.plan:
-            command.append("--plan")
-        if args.max_steps:
-            command += ["--max-steps", str(args.max_steps)]
-        command += ["--", record.prompt]
-        with open(record.log, "w") as out, open(record.log + ".err", "w") as err:
-            proc = subprocess.Popen(  # noqa: S603 - our own command, no shell
-                command,
-                cwd=record.worktree,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,  # survives the terminal and its Ctrl+C
-                env=dict(os.environ),
-            )
-        return proc.pid
+        return detached_run(record, yes=args.yes, plan=args.plan, max_steps=args.max_steps)
 
     return launch
 

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from pygls.exceptions import JsonRpcRequestCancelled
 
+from agentls.lsp import background
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.editor import item_of
 from agentls.lsp.settings import recheck_workspace_config
@@ -60,6 +61,11 @@ async def list_sessions(ls: AgentServer, raw: Any) -> dict[str, Any]:
     params = parse(ListSessionsParams, raw)
     agent = await ls.agent()
     records = await agent.search_sessions(params.query or "", cwd=ls.root)
+    elsewhere = {
+        r.id: (r, info) for r, info in await background.background_sessions(ls, params.query or "")
+    }
+    extra = [r for r, _ in elsewhere.values()]
+    records = sorted([*records, *extra], key=lambda r: r.updated_at, reverse=True)
     previews = await agent.store.previews([r.id for r in records])
     sessions = [
         SessionInfo(
@@ -75,6 +81,7 @@ async def list_sessions(ls: AgentServer, raw: Any) -> dict[str, Any]:
             parent_id=r.parent_id,
             agent=r.agent,
             preview=previews.get(r.id),
+            background=elsewhere[r.id][1] if r.id in elsewhere else None,
         )
         for r in records
     ]
@@ -111,6 +118,8 @@ async def get_messages(ls: AgentServer, raw: Any) -> dict[str, Any]:
 
 async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
     params = parse(PromptParams, raw)
+    if params.background:  # a new session in its own worktree (lsp/background.py)
+        return await background.start(ls, params)
     agent = await ls.agent()
     items = [item_of(ls, ref) for ref in params.context or []]
     try:

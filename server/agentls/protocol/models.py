@@ -8,6 +8,7 @@ from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_v
 
 from agentls.events import SessionMode, TodoItem
 from agentls.history import FinishReason, Part, Range, Usage
+from agentls.protocol.background import BackgroundInfo
 from agentls.protocol.base import Params as Params
 from agentls.protocol.base import Result as Result
 from agentls.protocol.config_trust import (
@@ -97,6 +98,12 @@ class PromptParams(Params):
     # it joins the running turn at its next step boundary (after that step's tool results) and
     # the result is that turn's; to an idle session it is an ordinary prompt.
     mode: Literal["queue", "steer"] = "queue"
+    # true: the text starts a new session in a new git worktree of the workspace's repository on
+    # its own branch (agentls/<slug>), run detached; sessionId names the session it is sent from
+    # and is not prompted. The answer comes at once: the new session's id, messageId null, its
+    # start in text and `background`. Refused (Invalid params) outside a git repository or with
+    # backgroundLimit sessions running already. It cannot ask: calls that would ask are refused.
+    background: bool = False
 
 
 TurnFinishReason = Literal["end_turn", "max_tokens", "cancelled", "max_steps", "doom_loop", "error"]
@@ -110,6 +117,8 @@ class PromptResult(Result):
     finish_reason: TurnFinishReason
     text: str
     usage: Usage
+    # With background: true, the session started (see PromptParams.background).
+    background: BackgroundInfo | None = None
 
 
 class SetModeParams(Params):
@@ -208,6 +217,8 @@ class SessionInfo(Result):
     agent: str | None = None
     # The session's last answer as one short line (the panel's history); absent without one.
     preview: str | None = None
+    # A background session of the workspace's repository (agent/prompt background: true).
+    background: BackgroundInfo | None = None
 
 
 class ListSessionsResult(Result):

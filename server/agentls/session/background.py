@@ -24,6 +24,7 @@ import fcntl
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentls.config import Settings, load_settings
-from agentls.environ_scrub import child_environment
+from agentls.environ_scrub import CREDENTIAL_VARS, child_environment, credential
 from agentls.store.paths import default_data_dir
 from agentls.trust import TrustStore, TrustStoreError, mcp_json, workspace_config
 from agentls.workspace import worktree as wt
@@ -345,6 +346,37 @@ def _setup(repo: Path, tree: wt.Worktree, command: str) -> str:
         f"backgroundSetup `{command}` failed (exit {done.returncode}); nothing was started and "
         f"the worktree was removed:\n{tail}"
     )
+
+
+def detached_run(
+    record: BackgroundRecord, *, yes: bool = False, plan: bool = False, max_steps: int | None = None
+) -> int:
+    """Start the session's turn as `agentls run --cwd WORKTREE --session ID --json` in its own
+    process group (it outlives the terminal or the editor that started it), its JSON lines to
+    the record's log; the pid. It has no terminal: a call that would ask is refused as
+    unattended unless yes or the permissions allow it."""
+    command = [sys.executable, "-m", "agentls.cli.main", "run", "--cwd", record.worktree]
+    command += ["--session", record.session_id, "--json"]
+    command += ["--yes"] if yes else []
+    command += ["--plan"] if plan else []
+    command += ["--max-steps", str(max_steps)] if max_steps else []
+    command += ["--", record.prompt]
+    env = dict(os.environ)
+    for name in CREDENTIAL_VARS:  # a server holds them outside os.environ; the run needs them
+        value = credential(name)
+        if value:
+            env[name] = value
+    with open(record.log, "w") as out, open(record.log + ".err", "w") as err:
+        proc = subprocess.Popen(
+            command,
+            cwd=record.worktree,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+            env=env,
+        )
+    return proc.pid
 
 
 def merge(record: BackgroundRecord) -> str:

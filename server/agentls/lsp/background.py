@@ -1,0 +1,77 @@
+"""agent/prompt `background: true` and the background sessions agent/listSessions lists: a
+session of the workspace's repository running in its own git worktree (session/background.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from agentls.history import Usage
+from agentls.lsp.agent_server import AgentServer
+from agentls.lsp.transport import invalid
+from agentls.protocol.background import BackgroundInfo, ChangedFileInfo
+from agentls.protocol.models import PromptParams, PromptResult
+from agentls.session import background as bg
+from agentls.workspace.worktree import WorktreeError, repository_root
+
+
+def info_of(status: bg.BackgroundStatus) -> BackgroundInfo:
+    r = status.record
+    changed = status.changed
+    return BackgroundInfo(
+        state=status.state,
+        reason=status.reason,
+        branch=r.branch,
+        worktree=r.worktree,
+        base=r.base,
+        changed_files=None
+        if changed is None
+        else [ChangedFileInfo(path=c.path, added=c.added, removed=c.removed) for c in changed],
+    )
+
+
+async def start(ls: AgentServer, params: PromptParams) -> dict[str, Any]:
+    """Start the prompt as a background session; answer at once with it."""
+    agent = await ls.agent()
+    if params.context:
+        raise invalid("Invalid params: context: a background prompt takes text only")
+    settings = agent.settings
+    try:
+        started = await bg.start(
+            Path(ls.root), params.text, settings, bg.detached_run, {"model": settings.model}
+        )
+    except bg.BackgroundError as exc:
+        raise invalid(f"Invalid params: background: {exc}") from None
+    r = started.record
+    said = [f"Started in the background on branch {r.branch}, in {r.worktree}.", *started.notices]
+    status = await asyncio.to_thread(bg.status, r)
+    return PromptResult(
+        session_id=r.session_id,
+        message_id=None,
+        finish_reason="end_turn",
+        text="\n".join(said),
+        usage=Usage(),  # nothing run yet
+        background=info_of(status),
+    ).wire()
+
+
+def _of_repository(root: Path) -> list[bg.BackgroundRecord]:
+    try:
+        repo = str(repository_root(root))
+    except WorktreeError:
+        return []
+    return [r for r in bg.load_all() if r.repo_root == repo]
+
+
+async def background_sessions(ls: AgentServer, query: str) -> list[tuple[Any, BackgroundInfo]]:
+    """The workspace repository's background sessions matching query, with their state."""
+    agent = await ls.agent()
+    found = []
+    for record in await asyncio.to_thread(_of_repository, Path(ls.root)):
+        matches = await agent.search_sessions(query, cwd=record.worktree)
+        for stored in matches:
+            if stored.id == record.session_id:
+                status = await asyncio.to_thread(bg.status, record)
+                found.append((stored, info_of(status)))
+    return found
