@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pygls.exceptions import JsonRpcException
 
 from agentls.tools.support.file_writes import MAX_EDIT_BYTES
 from messages_api import MessagesAPIServer, reply, text, tool_use
@@ -326,8 +327,9 @@ async def test_an_accepted_text_over_the_size_limit_is_not_written(
 async def test_an_accept_never_overwrites_what_the_user_typed_meanwhile(
     panel: Editor, api: MessagesAPIServer, security_figures: SecurityFigures
 ) -> None:
-    """The proposal was made at version 1 of an open buffer; the user types, then a client
-    accepts the proposal's edit in the unversioned `changes` form: the buffer keeps the typing."""
+    """The proposal was made at version 1 of an open buffer; the user types next to its last
+    hunk (lines both change: a conflict, lsp/rebase.py), then a client accepts the proposal's
+    edit in the unversioned `changes` form: refused, the buffer keeps the typing."""
     editor = panel
     (editor.root / "typed.py").write_text(OLD)
     editor.open("typed.py")
@@ -336,14 +338,19 @@ async def test_an_accept_never_overwrites_what_the_user_typed_meanwhile(
     editor.type_text("typed.py", OLD + "mine = True\n")
     with security_figures.attempt(ACCEPT):
         edit = {"changes": {change["textDocument"]["uri"]: change["edits"][:1]}}
-        await editor.request("agent/approve", approve(session, request, edit))
-        await asyncio.wait_for(turn, 20)
+        with pytest.raises(JsonRpcException) as caught:
+            await editor.request("agent/approve", approve(session, request, edit))
+        assert "cannot be accepted" in caught.value.message, caught.value
         assert editor.buffers[editor.uri("typed.py")].text == OLD + "mine = True\n"
         assert (editor.root / "typed.py").read_text() == OLD
-        [result] = [
-            e for e in editor.session_events(session, "tool-result") if e["tool"] == "write"
-        ]
-        assert result["isError"], result
+    await editor.request(
+        "agent/approve",
+        {"sessionId": session, "requestId": request["requestId"], "decision": "reject"},
+    )
+    await asyncio.wait_for(turn, 20)
+    assert editor.buffers[editor.uri("typed.py")].text == OLD + "mine = True\n"
+    [result] = [e for e in editor.session_events(session, "tool-result") if e["tool"] == "write"]
+    assert result["isError"], result
 
 
 async def test_an_accepted_text_that_is_not_unicode_is_refused(
