@@ -402,3 +402,40 @@ async def test_a_sub_agent_runs_subagent_stop_hooks_and_no_prompt_hooks(
     assert [e["hook_event_name"] for e in events] == ["UserPromptSubmit", "SubagentStop", "Stop"]
     assert events[1]["session_id"] != result.session_id  # the sub-agent's own session
     assert events[1]["stop_hook_active"] is False
+
+
+async def test_a_pre_tool_use_hook_s_updated_input_is_what_runs(
+    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "rewrite.log"
+    rewrite = json.dumps(
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "updatedInput": {"command": "echo rewritten > out.txt"},
+            }
+        }
+    )
+    answer = script(tmp_path, "answer", ANSWER)
+    hooks_file(claude_settings(tmp_path), "PreToolUse", command(answer, log, rewrite), "Bash")
+    h = await make_harness(ALLOW_ALL)
+    api.enqueue(
+        reply(tool_use("bash", {"command": "echo original > out.txt"})), reply(text("Written."))
+    )
+    result = await run(h, "write it")
+    assert result.text == "Written.", result.error
+    assert (h.root / "out.txt").read_text() == "rewritten\n"
+
+
+async def test_an_updated_input_the_tool_does_not_take_is_refused_naming_the_key(
+    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
+) -> None:
+    wrong = json.dumps({"hookSpecificOutput": {"updatedInput": {"file_path": "a.txt", "x": 1}}})
+    answer = script(tmp_path, "answer", ANSWER)
+    hooks_file(claude_settings(tmp_path), "PreToolUse", command(answer, tmp_path / "l", wrong))
+    h = await make_harness(ALLOW_ALL)
+    (h.root / "a.txt").write_text("a\n")
+    api.enqueue(reply(tool_use("read", {"path": "a.txt"})), reply(text("Hm.")))
+    await run(h, "read it")
+    [refused] = h.of_type("tool-result")
+    assert refused.is_error and "x: not a parameter of read" in refused.output, refused.output

@@ -54,6 +54,15 @@ def claude_input(tool: str, params: dict[str, Any], root: Path) -> dict[str, Any
     return out
 
 
+def agentls_input(tool: str, claude: dict[str, Any]) -> dict[str, Any]:
+    """A hook's updatedInput (Claude Code's keys) as the tool's own input: file_path is path,
+    and the renamed keys back; the tool then checks it as any input."""
+    back = {theirs: ours for ours, theirs in _KEYS.get(tool, {}).items()}
+    if tool in _FILE_TOOLS:
+        back["file_path"] = "path"
+    return {back.get(key, key): value for key, value in claude.items()}
+
+
 def claude_response(
     tool: str, params: dict[str, Any], output: str, root: Path, is_error: bool
 ) -> dict[str, Any]:

@@ -149,6 +149,8 @@ class Verdict:
     # `continue: false`: the agent stops after this (stopReason said to the user).
     stop: bool = False
     stop_reason: str | None = None
+    # PreToolUse's hookSpecificOutput.updatedInput (Claude Code's keys): the call's new input.
+    updated_input: dict[str, Any] | None = None
 
     @property
     def reason(self) -> str:
@@ -187,6 +189,9 @@ def verdict_of(runs: list[HookRun], plain_stdout_is_context: bool) -> Verdict:
             reason = specific.get("permissionDecisionReason")
             if reason and decision != "allow":
                 verdict.permission_reasons.append(str(reason))
+        updated = specific.get("updatedInput")
+        if isinstance(updated, dict):
+            verdict.updated_input = updated
         context = specific.get("additionalContext")
         if isinstance(context, str) and context.strip():
             verdict.context.append(context.strip())

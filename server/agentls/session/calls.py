@@ -163,13 +163,14 @@ class ToolCalls:
                 known = ", ".join(registry.names())
                 raise ToolError(f"Unknown tool {part.tool!r}. The tools are: {known}.")
             params = tool.parse(part.input)
+            ctx = CallContext(self.env, message.id, part)
+            if self.env.hooks is not None:  # PreToolUse: raises ToolError when a hook blocks
+                ctx.hook_permission, changed = await self.env.hooks.before_tool(part)
+                params = params if changed is None else tool.parse(changed)  # updatedInput
             if self.env.state.record.mode == "plan":  # refused before any question
                 refusal = plan_refusal(tool, params)
                 if refusal is not None:
                     raise ToolError(refusal)
-            ctx = CallContext(self.env, message.id, part)
-            if self.env.hooks is not None:  # PreToolUse: raises ToolError when a hook blocks
-                ctx.hook_permission = await self.env.hooks.before_tool(part)
             result = await tool.run(params, ctx)
         except asyncio.CancelledError:
             part.status = "cancelled"

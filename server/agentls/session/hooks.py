@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from agentls.events import ErrorEvent, HookEvent
 from agentls.history import Message, Part, TextPart, ToolPart, new_id, now_ms
 from agentls.hooks.config import HookSet, load_hooks
-from agentls.hooks.names import claude_input, claude_name, claude_response
+from agentls.hooks.names import agentls_input, claude_input, claude_name, claude_response
 from agentls.hooks.runner import Verdict, run_hooks
 from agentls.session.policy import Policy
 from agentls.session.state import SessionState
@@ -137,9 +137,11 @@ class SessionHooks:
         added += submit.context
         return [TextPart(text=f"[hook context]\n{c}") for c in added]
 
-    async def before_tool(self, part: ToolPart) -> str | None:
+    async def before_tool(self, part: ToolPart) -> tuple[str | None, dict[str, Any] | None]:
         """PreToolUse: raises ToolError (the model reads it) when a hook blocks the call;
-        returns the hooks' permissionDecision "allow" or "ask", or None."""
+        returns the hooks' permissionDecision "allow" or "ask" (or None), and the call's input
+        as a hook's updatedInput changed it (or None): the tool checks it as any input, and the
+        permission rules judge the changed call."""
         name = claude_name(part.tool)
         payload = self.payload(
             "PreToolUse",
@@ -151,7 +153,8 @@ class SessionHooks:
         if verdict.blocked or verdict.permission == "deny":
             why = verdict.reason or "no reason given"
             raise ToolError(f"A PreToolUse hook blocked this {name} call: {why}")
-        return verdict.permission
+        updated = verdict.updated_input
+        return verdict.permission, None if updated is None else agentls_input(part.tool, updated)
 
     async def after_tool(self, part: ToolPart, result: ToolResult) -> None:
         """PostToolUse, after a call that succeeded: a hook's block reason or additional context
