@@ -185,6 +185,14 @@ def test_a_killed_background_run_leaves_its_worktree_branch_and_session_and_resu
     assert "Going on where I stopped." in resumed.stdout
     assert first_prompt(api.requests[-1].body).startswith("task kappa")  # its history
 
+    # Or detached again: its run's result line makes it done.
+    api.enqueue(reply(text("Finished now.")))
+    again = agentls("background", "resume", "--yes", s["session"], env=env, cwd=repo)
+    assert again.returncode == 0, again.stderr
+    wait_for(lambda: bg.state_of(bg.find(s["session"]))[0] == "done", "the resumed run done")
+    last = api.requests[-1].body["messages"][-1]["content"]
+    assert "Go on with the task from where you stopped." in json.dumps(last)
+
 
 @pytest.mark.usefixtures("records")
 def test_merge_is_refused_on_a_dirty_tree_and_done_on_a_clean_one_then_remove(

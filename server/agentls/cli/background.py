@@ -22,6 +22,7 @@ from agentls.cli.terminal import visible
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+GO_ON = "Go on with the task from where you stopped."
 
 
 def add_background_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,8 +43,13 @@ def add_background_command(sub: argparse._SubParsersAction[argparse.ArgumentPars
     remove.add_argument(
         "--force", action="store_true", help="also when its work is not merged (discarded)"
     )
-    for each in (diff, merge, remove):
+    resume = actions.add_parser(
+        "resume", help="go on with one that ended (a kill, a failure, or more to do), detached"
+    )
+    resume.add_argument("--yes", action="store_true", help="allow every call that would ask")
+    for each in (diff, merge, remove, resume):
         each.add_argument("session", help="the session id (or its start)")
+    resume.add_argument("prompt", nargs="*", help=f'what to say (default "{GO_ON}")')
 
 
 def _launcher(args: argparse.Namespace) -> Any:
@@ -187,6 +193,12 @@ async def background_command(args: argparse.Namespace) -> int:
             except WorktreeError as exc:
                 print(f"agentls: {exc}", file=sys.stderr)
                 return EXIT_FAILED
+        elif args.action == "resume":
+            from agentls.config import load_settings
+
+            settings = load_settings(Path(record.repo_root))
+            bg.resume(record, settings, " ".join(args.prompt).strip() or GO_ON, args.yes)
+            print(f"resumed {record.session_id} in the background ({record.branch})")
         elif args.action == "merge":
             print(bg.merge(record))
         else:
@@ -198,4 +210,7 @@ async def background_command(args: argparse.Namespace) -> int:
     except bg.BackgroundError as exc:
         print(f"agentls: {exc}", file=sys.stderr)
         return EXIT_FAILED
+    except ValueError as exc:  # the repository's configuration (resume)
+        print(f"agentls: bad configuration: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK

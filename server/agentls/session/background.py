@@ -349,7 +349,12 @@ def _setup(repo: Path, tree: wt.Worktree, command: str) -> str:
 
 
 def detached_run(
-    record: BackgroundRecord, *, yes: bool = False, plan: bool = False, max_steps: int | None = None
+    record: BackgroundRecord,
+    *,
+    yes: bool = False,
+    plan: bool = False,
+    max_steps: int | None = None,
+    prompt: str | None = None,
 ) -> int:
     """Start the session's turn as `agentls run --cwd WORKTREE --session ID --json` in its own
     process group (it outlives the terminal or the editor that started it), its JSON lines to
@@ -360,7 +365,7 @@ def detached_run(
     command += ["--yes"] if yes else []
     command += ["--plan"] if plan else []
     command += ["--max-steps", str(max_steps)] if max_steps else []
-    command += ["--", record.prompt]
+    command += ["--", prompt or record.prompt]
     env = dict(os.environ)
     for name in CREDENTIAL_VARS:  # a server holds them outside os.environ; the run needs them
         value = credential(name)
@@ -377,6 +382,25 @@ def detached_run(
             env=env,
         )
     return proc.pid
+
+
+def resume(record: BackgroundRecord, settings: Settings, prompt: str, yes: bool = False) -> None:
+    """Go on with a background session that ended (killed, failed, or done and given more to do):
+    a new detached run of it in its worktree with prompt. Refused while it runs, when its
+    worktree is gone, or with backgroundLimit sessions running."""
+    if state_of(record)[0] in ("running", "waiting"):
+        raise BackgroundError(f"{record.session_id} is still running")
+    if not Path(record.worktree).is_dir():
+        raise BackgroundError(f"its worktree {record.worktree} is gone: it cannot go on")
+    with _locked():
+        now_running = running()
+        if len(now_running) >= settings.background_limit:
+            raise BackgroundError(
+                f"{len(now_running)} background sessions are running already (backgroundLimit "
+                f"is {settings.background_limit}): wait for one to finish"
+            )
+        record.pid = detached_run(record, yes=yes, prompt=prompt)
+        save(record)
 
 
 def merge(record: BackgroundRecord) -> str:
