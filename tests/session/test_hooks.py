@@ -439,3 +439,18 @@ async def test_an_updated_input_the_tool_does_not_take_is_refused_naming_the_key
     await run(h, "read it")
     [refused] = h.of_type("tool-result")
     assert refused.is_error and "x: not a parameter of read" in refused.output, refused.output
+
+
+async def test_continue_false_ends_the_turn_after_the_step_and_says_why(
+    make_harness: HarnessFactory, api: MessagesAPIServer, tmp_path: Path
+) -> None:
+    halt = json.dumps({"continue": False, "stopReason": "The build is red: stopping here."})
+    answer = script(tmp_path, "answer", ANSWER)
+    hooks_file(claude_settings(tmp_path), "PostToolUse", command(answer, tmp_path / "l", halt))
+    h = await make_harness(ALLOW_ALL)
+    api.enqueue(reply(tool_use("bash", {"command": "echo built"})), reply(text("Never sent.")))
+    result = await run(h, "build")
+    assert result.finish_reason == "end_turn"
+    assert len(api.requests) == 1  # no step after the hook said stop
+    [event] = h.of_type("hook")
+    assert event.outcome == "blocked" and event.message == "The build is red: stopping here."

@@ -46,7 +46,8 @@ class HookRun:
         if self.outcome == "timeout":
             return f"timed out after {self.hook.timeout_s:g} s"
         if self.outcome == "blocked":
-            return self.stderr.strip() or str(self.output.get("reason") or "").strip()
+            said = self.output.get("reason") or self.output.get("stopReason") or ""
+            return self.stderr.strip() or str(said).strip()
         if self.outcome == "error":
             return self.stderr.strip() or f"exit code {self.exit_code}"
         return str(self.output.get("systemMessage") or "").strip()
