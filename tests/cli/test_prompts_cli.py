@@ -68,7 +68,11 @@ def test_run_with_a_configured_language_server_offers_the_language_tools(
     system = system_text(body)
     assert "Language servers: python (.py), from languageServers" in system
     assert "Where a language server (python (.py), from languageServers) answers" in system
-    assert "use `symbols`, `definition`, `references`, `hover`, `callers` and `rename`" in system
+    assert (
+        "use `symbols`, `definition`, `type_definition`, `implementation`, `references`, "
+        "`hover`, `callers`, `callees` and `rename`"
+    ) in system
+    assert "take its `outline`" in system
 
 
 def test_a_sub_agents_request_carries_its_own_prompt(
