@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentls.config import AgentType, Settings
+from agentls.config_home import claude_home
 from agentls.session.claude_formats import (
     OPENCODE_TOOLS,
     FormatError,
-    claude_user_dir,
     front_matter,
     model_alias,
     tool_of,
@@ -56,7 +56,7 @@ def agent_dirs(root: Path | None, trusted: bool) -> list[tuple[bool, Flavour, Pa
     xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     dirs: list[tuple[bool, Flavour, Path]] = [
         (False, "opencode", Path(xdg) / "opencode" / "agent"),
-        (False, "claude", claude_user_dir() / "agents"),
+        (False, "claude", claude_home() / "agents"),
     ]
     if trusted and root is not None:
         dirs += [

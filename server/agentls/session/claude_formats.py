@@ -5,10 +5,8 @@ name agentls lacks is an error naming it), and their model aliases (`inherit`, `
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from agentls.model.table import MODELS
@@ -34,12 +32,6 @@ FAMILIES = ("opus", "sonnet", "haiku")
 # `Bash(git add:*)`: a tool and its specifier (the specifier is a permission matter).
 _ENTRY = re.compile(r"\s*([A-Za-z][\w.-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _MCP = re.compile(r"^mcp__[A-Za-z0-9_-]+__[A-Za-z0-9_.*-]+$")
-
-
-def claude_user_dir() -> Path:
-    """Claude Code's user folder (agents/, commands/): $CLAUDE_CONFIG_DIR, else ~/.claude."""
-    configured = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".claude"
 
 
 class FormatError(ValueError):

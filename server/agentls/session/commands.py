@@ -36,10 +36,11 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from agentls.config import AgentType, Settings
+from agentls.config_home import claude_home
 from agentls.history import ContextPart, Usage
 from agentls.model.base import Provider
 from agentls.permission.rules import Rule
-from agentls.session.claude_formats import claude_user_dir, resolve_model
+from agentls.session.claude_formats import resolve_model
 from agentls.session.compaction import Compactor, context_tokens
 from agentls.session.hooks import SessionHooks
 from agentls.session.images import read_regular
@@ -138,7 +139,7 @@ def command_dirs(root: Path, home: Path, trusted: bool) -> list[tuple[Source, Pa
     """(source, folder, whether in Claude Code's format), a later one's command of a name
     winning; `home` is agentls's config home."""
     dirs: list[tuple[Source, Path, bool]] = [
-        ("user", claude_user_dir() / "commands", True),
+        ("user", claude_home() / "commands", True),
         ("user", home / "commands", False),
     ]
     if trusted:
