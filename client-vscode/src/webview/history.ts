@@ -5,7 +5,7 @@
 // opens a session and goes back to the conversation. Replaces the native session dropdown, which
 // had no room at the sidebar's default width.
 import type { SessionActionMessage } from '../model/sessionActions';
-import type { SessionInfo } from '../protocol/generated';
+import type { BackgroundInfo, SessionInfo } from '../protocol/generated';
 import { formatCost } from '../model/transcript';
 import { icon, iconButton } from './icons';
 
@@ -39,6 +39,14 @@ export function titleMatches(sessions: SessionInfo[], query: string): SessionInf
     const title = (s.title || '').toLowerCase();
     return words.every((w) => title.includes(w));
   });
+}
+
+/** A background session's line (agentls run --background, agent/prompt background): its
+ * state, its branch and how many files it changed in its worktree. */
+export function backgroundLine(b: BackgroundInfo): string {
+  const n = b.changedFiles?.length;
+  const files = n === undefined ? 'worktree gone' : n === 1 ? '1 file changed' : `${n} files changed`;
+  return ['background', b.state, b.branch, files].join(' · ');
 }
 
 export class HistoryView {
@@ -203,6 +211,13 @@ export class HistoryView {
     preview.title = info.preview ?? '';
     if (info.busy) open.prepend(icon('loading', 'codicon-modifier-spin'));
     open.append(name, meta, preview);
+    if (info.background) {
+      const bg = document.createElement('span');
+      bg.className = `history-background state-${info.background.state}`;
+      bg.textContent = backgroundLine(info.background);
+      bg.title = [info.background.worktree, info.background.reason].filter(Boolean).join('\n');
+      open.append(bg);
+    }
     open.addEventListener('click', () => {
       if (!current) this.post({ type: 'select-session', sessionId: info.sessionId });
       this.close();

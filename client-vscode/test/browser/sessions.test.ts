@@ -60,6 +60,18 @@ describe.skipIf(!existsSync(CHROMIUM))('session management in the panel (Chromiu
     await expect.poll(() => page.getByRole('searchbox').isDisabled()).toBe(true);
   });
 
+  it("shows a background session's state, branch and changed files in the history", async () => {
+    const background = {
+      ...info('b', 'Add pagination'),
+      background: { state: 'failed', reason: 'interrupted', branch: 'agentls/add-pagination', worktree: '/r/wt', base: 'abc', changedFiles: [{ path: 'api.py', added: 3, removed: 1 }] },
+    } as SessionInfo;
+    await send({ type: 'state', state: { connection: 'running', sessions: [...SESSIONS, background], activeSessionId: 's', view: emptyView('s') } });
+    const line = page.locator('#history .history-item[data-session-id="b"] .history-background');
+    await expect.poll(() => line.textContent()).toBe('background · failed · agentls/add-pagination · 1 file changed');
+    expect(await line.getAttribute('title')).toBe('/r/wt\ninterrupted');
+    expect(await page.locator('#history .history-item[data-session-id="s"] .history-background').count()).toBe(0);
+  });
+
   it('broke no Content-Security-Policy rule and logged no error', async () => {
     expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
     expect(errors).toEqual([]);

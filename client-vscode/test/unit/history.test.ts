@@ -1,6 +1,6 @@
 // The session history's pure parts (webview/history.ts): how long ago, and the title filter.
 import { describe, expect, it } from 'vitest';
-import { relativeTime, titleMatches } from '../../src/webview/history';
+import { backgroundLine, relativeTime, titleMatches } from '../../src/webview/history';
 import type { SessionInfo } from '../../src/protocol/generated';
 
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
@@ -21,5 +21,13 @@ describe('session history', () => {
     expect(titleMatches(all, 'parser').map((x) => x.title)).toEqual(['Fix the parser', 'Parser tests']);
     expect(titleMatches(all, 'PARSER fix').map((x) => x.title)).toEqual(['Fix the parser']);
     expect(titleMatches(all, 'nothing')).toEqual([]);
+  });
+
+  it("says a background session's state, branch and changed files", () => {
+    const base = { branch: 'agentls/fix-it', worktree: '/r/.git/agentls-worktrees/fix-it', base: 'abc' };
+    const file = { path: 'a.py', added: 1, removed: 0 };
+    expect(backgroundLine({ ...base, state: 'running', changedFiles: [] })).toBe('background · running · agentls/fix-it · 0 files changed');
+    expect(backgroundLine({ ...base, state: 'done', changedFiles: [file] })).toBe('background · done · agentls/fix-it · 1 file changed');
+    expect(backgroundLine({ ...base, state: 'failed', changedFiles: null })).toBe('background · failed · agentls/fix-it · worktree gone');
   });
 });
