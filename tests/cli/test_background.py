@@ -177,6 +177,8 @@ def test_a_killed_background_run_leaves_its_worktree_branch_and_session_and_resu
     assert git(repo, "branch", "--list", "agentls/task-kappa").strip()
 
     api.default = reply(text("unused"))
+    here = agentls("run", "--session", s["session"], "--yes", "go on", env=env, cwd=repo)
+    assert here.returncode == 2 and "is a background session working in" in here.stderr
     api.enqueue(reply(text("Going on where I stopped.")))
     resumed = agentls(
         "run", "--session", s["session"], "--yes", "go on", env=env, cwd=Path(s["worktree"])

@@ -85,6 +85,14 @@ async def test_a_background_prompt_runs_in_its_worktree_and_is_listed_with_its_s
     assert (worktree / "notes.txt").read_text() == "from the background"
     assert not (editor.root / "notes.txt").exists()
 
+    # Its turns run in its worktree, never in the editor's workspace.
+    for method, params in (
+        ("agent/prompt", {"sessionId": result["sessionId"], "text": "more"}),
+        ("agent/retry", {"sessionId": result["sessionId"]}),
+    ):
+        with pytest.raises(JsonRpcException, match="is a background session working in"):
+            await editor.request(method, params)
+
 
 async def test_a_clash_gets_the_next_branch_and_a_context_is_invalid_params(
     editor: Editor, api: MessagesAPIServer

@@ -102,6 +102,23 @@ def run_background(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def elsewhere(session_id: str, root: Path) -> str | None:
+    """Why `agentls run --session ID` must not run here: ID is a background session and root is
+    not its worktree (its turn would edit this tree); None when it may."""
+    from agentls.session.background import find
+
+    try:
+        record = find(session_id)
+    except KeyError:
+        return None
+    if record.session_id != session_id or Path(record.worktree) == root.resolve():
+        return None
+    return (
+        f"{session_id} is a background session working in {record.worktree}: "
+        f"agentls run --cwd {record.worktree} --session {session_id} ..."
+    )
+
+
 def _changed(status: Any) -> str:
     if status.changed is None:
         return "(worktree gone)"

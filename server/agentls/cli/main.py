@@ -453,8 +453,13 @@ async def resolve_settings(args: argparse.Namespace) -> tuple[Path, Settings] | 
 async def _run_session(agent: Agent, args: argparse.Namespace, settings: Settings) -> str | None:
     """The session the run prompts (--session's, or a new one), in the run's mode; None: no
     such session (said)."""
+    from agentls.cli.background import elsewhere as background_elsewhere
+
     if args.session:
         session_id: str = args.session
+        if (refused := background_elsewhere(session_id, agent.root)) is not None:
+            print(f"agentls: {refused}", file=sys.stderr)
+            return None
         try:
             if args.model:
                 await agent.set_model(session_id, args.model)

@@ -56,6 +56,20 @@ async def start(ls: AgentServer, params: PromptParams) -> dict[str, Any]:
     ).wire()
 
 
+def refuse_prompting(session_id: str) -> None:
+    """A background session works in its worktree: a prompt from the editor would run its turn
+    in the editor's workspace. Invalid params, saying how to go on with it."""
+    try:
+        record = bg.find(session_id)
+    except KeyError:
+        return
+    if record.session_id == session_id:
+        raise invalid(
+            f"Invalid params: sessionId: {session_id} is a background session working in "
+            f"{record.worktree}: go on with it there (`agentls background resume {session_id}`)"
+        )
+
+
 def _of_repository(root: Path) -> list[bg.BackgroundRecord]:
     try:
         repo = str(repository_root(root))

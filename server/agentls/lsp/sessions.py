@@ -120,6 +120,7 @@ async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
     params = parse(PromptParams, raw)
     if params.background:  # a new session in its own worktree (lsp/background.py)
         return await background.start(ls, params)
+    background.refuse_prompting(params.session_id)
     agent = await ls.agent()
     items = [item_of(ls, ref) for ref in params.context or []]
     try:
@@ -136,6 +137,7 @@ async def prompt(ls: AgentServer, raw: Any) -> dict[str, Any]:
 
 async def retry(ls: AgentServer, raw: Any) -> dict[str, Any]:
     params = parse(RetryParams, raw)
+    background.refuse_prompting(params.session_id)
     agent = await ls.agent()
     await known_session(params.session_id, agent.session)
     try:
