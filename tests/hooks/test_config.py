@@ -42,14 +42,9 @@ def test_each_command_is_a_hook_with_its_event_matcher_timeout_and_file() -> Non
     ("value", "message"),
     [
         ([], "hooks: expected an object of events"),
-        ({"BeforeEverything": []}, "hooks.BeforeEverything: not an event agentls runs hooks at"),
         ({"Stop": {}}, "hooks.Stop: expected a list of matchers"),
         ({"Stop": [{"matcher": "x"}]}, "hooks.Stop.0.hooks: Field required"),
         ({"Stop": [{"hooks": [{"type": "command"}]}]}, "hooks.Stop.0.hooks.0.command: missing"),
-        (
-            {"Stop": [{"hooks": [{"type": "prompt", "prompt": "ok?"}]}]},
-            "hooks.Stop.0.hooks.0.type: agentls runs only \"command\" hooks, not 'prompt'",
-        ),
         ({"PreToolUse": [group("x", "Bash(")]}, "hooks.PreToolUse.0.matcher: not a regular"),
         (
             {"PreToolUse": [group("x", timeout=0)]},
@@ -116,3 +111,21 @@ def test_a_file_that_is_not_valid_is_left_out_with_a_notice(tmp_path: Path) -> N
     assert loaded.hooks == []
     [notice] = loaded.notices
     assert notice.startswith(f"agentls: hooks not loaded: {claude}: not valid JSON")
+
+
+def test_hooks_agentls_does_not_run_are_left_out_and_the_file_s_others_kept() -> None:
+    skipped: list[str] = []
+    value = {
+        "PermissionRequest": [group("./approve.sh")],  # an event of newer Claude Code
+        "Stop": [
+            {"hooks": [{"type": "prompt", "prompt": "Done?"}, {"type": "command", "command": "x"}]}
+        ],
+    }
+    hooks = parse_hooks(FILE, value, skipped)
+    assert [(h.event, h.command) for h in hooks] == [("Stop", "x")]
+    assert skipped == [
+        f"{FILE}: hooks.PermissionRequest: not an event agentls runs hooks at (it runs "
+        "PreToolUse, PostToolUse, UserPromptSubmit, Stop, SubagentStop, SessionStart, "
+        "SessionEnd, PreCompact, Notification)",
+        f"{FILE}: hooks.Stop.0.hooks.0.type: agentls runs only \"command\" hooks, not 'prompt'",
+    ]

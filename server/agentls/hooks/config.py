@@ -112,19 +112,16 @@ def sources(root: Path | None) -> list[tuple[Path, Scope]]:
     return files
 
 
-def parse_hooks(path: Path, value: Any) -> list[Hook]:
-    """The hooks of one file's "hooks" value; ValueError naming the file and the field."""
+def parse_hooks(path: Path, value: Any, skipped: list[str] | None = None) -> list[Hook]:
+    """The hooks of one file's "hooks" value; ValueError naming the file and the field. Hooks
+    agentls does not run (an event it has not, a hook type other than "command", both written
+    for newer Claude Code) are left out, each said in `skipped`, the file's others kept."""
     if value is None:
         return []
     if not isinstance(value, dict):
         raise ValueError(f"{path}: hooks: expected an object of events")
     hooks: list[Hook] = []
     for event, groups in value.items():
-        if event not in EVENTS:
-            raise ValueError(
-                f"{path}: hooks.{event}: not an event agentls runs hooks at "
-                f"(one of {', '.join(EVENTS)})"
-            )
         if not isinstance(groups, list):
             raise ValueError(f"{path}: hooks.{event}: expected a list of matchers")
         for i, raw in enumerate(groups):
@@ -143,13 +140,23 @@ def parse_hooks(path: Path, value: Any) -> list[Hook]:
                         f"{path}: hooks.{event}.{i}.matcher: not a regular expression ({exc})"
                     ) from exc
             for j, command in enumerate(group.hooks):
+                where = f"{path}: hooks.{event}.{i}.hooks.{j}"
+                if command.type == "command" and not (command.command or "").strip():
+                    raise ValueError(f"{where}.command: missing")
+                if event not in EVENTS:
+                    if skipped is not None:
+                        skipped.append(
+                            f"{path}: hooks.{event}: not an event agentls runs hooks at "
+                            f"(it runs {', '.join(EVENTS)})"
+                        )
+                    break
                 if command.type != "command":
-                    raise ValueError(
-                        f"{path}: hooks.{event}.{i}.hooks.{j}.type: agentls runs only "
-                        f'"command" hooks, not {command.type!r}'
-                    )
-                if not command.command or not command.command.strip():
-                    raise ValueError(f"{path}: hooks.{event}.{i}.hooks.{j}.command: missing")
+                    if skipped is not None:
+                        skipped.append(
+                            f'{where}.type: agentls runs only "command" hooks, not {command.type!r}'
+                        )
+                    continue
+                assert command.command is not None
                 hooks.append(
                     Hook(
                         event=event,
@@ -217,7 +224,9 @@ def load_hooks(settings: Settings, root: Path | None) -> HookSet:
                         f"this workspace (run `agentls trust {where}` to confirm it)"
                     )
                     continue
-            out.hooks += parse_hooks(path, layer.get("hooks"))
+            skipped: list[str] = []
+            out.hooks += parse_hooks(path, layer.get("hooks"), skipped)
+            out.notices += [f"agentls: hook left out: {why}" for why in dict.fromkeys(skipped)]
         except ValueError as exc:
             out.notices.append(f"agentls: hooks not loaded: {exc}")
     return out
