@@ -82,3 +82,30 @@ async def test_two_answers_at_once_lose_nothing(
     assert left.base == FIRST and [hunk.diff for hunk in left.hunks] == [
         "@@ -5 +5 @@\n-e = 5\n+e = 50\n"
     ]
+
+
+async def test_undoing_one_hunk_after_the_user_typed_elsewhere_keeps_their_typing_out_of_review(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    h = await make_harness({"review": "after"})
+    path = h.root / "far.py"
+    before = "a = 1\n\n\n\nc = 3\n\n\n\ne = 5\n"
+    agent = "a = 10\n\n\n\nc = 3\n\n\n\ne = 50\n"
+    path.write_text(before)
+    api.enqueue(
+        reply(tool_use("read", {"path": "far.py"})),
+        reply(tool_use("write", {"path": "far.py", "content": agent})),
+        reply(text("done")),
+    )
+    session = (await h.agent.new_session()).id
+    await asyncio.wait_for(h.agent.prompt(session, "change"), 60)
+    path.write_text(agent.replace("c = 3", "c = 'mine'"))  # the user, between the two hunks
+
+    # Undo the first hunk: merged into the user's text, which is kept.
+    files, conflict = await h.agent.review(session, str(path), "undo", [0])
+    assert conflict is None
+    assert path.read_text() == "a = 1\n\n\n\nc = 'mine'\n\n\n\ne = 50\n"
+    # What stays pending is the agent's other hunk only: the base took the user's line.
+    [left] = files
+    assert left.base == "a = 1\n\n\n\nc = 'mine'\n\n\n\ne = 5\n"
+    assert [hunk.diff for hunk in left.hunks] == ["@@ -9 +9 @@\n-e = 5\n+e = 50\n"]
