@@ -229,6 +229,9 @@ export class AgentHost {
         if (message.newSession && !(await this.newSession())) return;
         await this.prompt(message.text, message.context, message.mode, message.images);
         return;
+      case 'prompt-background':
+        await this.promptBackground(message.text);
+        return;
       case 'set-mode':
         await this.setMode(message.mode);
         return;
@@ -433,6 +436,32 @@ export class AgentHost {
       }
       this.changed();
     }
+  }
+
+  /** "Run in background": the prompt starts a new session in its own git worktree and branch
+   * (agent/prompt background: true), which runs detached; the active session gets a notice
+   * saying where, and the history lists it with its state. */
+  async promptBackground(text: string): Promise<void> {
+    const trimmed = text.trim();
+    const client = this.requireClient();
+    if (!trimmed || !client) return;
+    let sessionId = this.activeSessionId;
+    if (!sessionId) {
+      const created = await this.newSession();
+      if (!created) return;
+      sessionId = created;
+    }
+    const view = this.views.get(sessionId) ?? emptyView(sessionId);
+    this.views.set(sessionId, view);
+    try {
+      const result = await client.request('agent/prompt', { sessionId, text: trimmed, background: true });
+      notice(view, 'info', result.text);
+      this.scheduleRefresh();
+    } catch (err) {
+      if (this.client !== client) return;
+      notice(view, 'error', `Could not start it in the background: ${errorText(err)}`);
+    }
+    this.changed();
   }
 
   /** A built-in command (/model, /compact, /clear) answered without a turn: its outcome is a

@@ -52,6 +52,7 @@ export function panelHtml(options: PanelHtmlOptions): string {
     <textarea id="prompt" rows="3" placeholder="Ask agentls… (Enter to send, Shift+Enter for a new line)"></textarea>
     <div class="composer-actions">
       <button id="stop" class="icon-button stop" title="Stop the running turn" aria-label="Stop the running turn" hidden disabled><span class="codicon codicon-debug-stop" aria-hidden="true"></span></button>
+      <button id="send-background" class="icon-button" title="Run in background: a new session in its own git worktree and branch" aria-label="Run in background"><span class="codicon codicon-git-branch" aria-hidden="true"></span></button>
       <button id="send" class="icon-button send" title="Send (Enter)" aria-label="Send the prompt"><span class="codicon codicon-send" aria-hidden="true"></span></button>
     </div>
   </footer>

@@ -124,6 +124,8 @@ export type PanelMessage =
   /** mode 'steer': added to the running turn at its next step (agent/prompt mode "steer"). */
   /** newSession: in a new session (a selection's chip asked for one: webview/selectionChip.ts). */
   | { type: 'prompt'; text: string; mode?: PromptMode; images?: PromptImage[]; context?: (ContextRef | TextRef)[]; newSession?: boolean }
+  /** "Run in background": a new session in its own git worktree and branch (agent/prompt background). */
+  | { type: 'prompt-background'; text: string }
   /** The active session's mode (agent/setMode). */
   | { type: 'set-mode'; mode: SessionMode }
   | { type: 'cancel' }
@@ -177,6 +179,8 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
         typeof m.text === 'string' && (m.mode === undefined || m.mode === 'queue' || m.mode === 'steer') && isPromptImages(m.images) &&
         isMentionRefs(m.context) && (m.newSession === undefined || typeof m.newSession === 'boolean')
       );
+    case 'prompt-background':
+      return typeof m.text === 'string';
     case 'mention-search':
       return (m.kind === 'file' || m.kind === 'symbol') && typeof m.query === 'string';
     case 'mention':

@@ -82,6 +82,7 @@ const activity = $<HTMLSpanElement>('activity');
 const costView = new CostView($<HTMLSpanElement>('usage')); // the total, its breakdown on hover
 const promptBox = $<HTMLTextAreaElement>('prompt');
 const sendButton = $<HTMLButtonElement>('send');
+const backgroundButton = $<HTMLButtonElement>('send-background');
 const stopButton = $<HTMLButtonElement>('stop');
 const idlePlaceholder = promptBox.placeholder;
 const BUSY_PLACEHOLDER = 'Enter steers the running turn · Alt+Enter queues for after it';
@@ -562,6 +563,7 @@ function renderFooter(): void {
     renderPinned(pinned, view?.todos, view?.mode);
   }
   sendButton.disabled = state.connection !== 'running';
+  backgroundButton.disabled = state.connection !== 'running';
 }
 
 let scheduled = false;
@@ -662,6 +664,15 @@ promptBox.addEventListener('keydown', (e) => {
 modeButton.addEventListener('click', () => post({ type: 'set-mode', mode: state.view?.mode === 'plan' ? 'build' : 'plan' }));
 promptBox.addEventListener('input', saveUi);
 sendButton.addEventListener('click', () => send());
+// "Run in background": the text only, as a new session in its own worktree (host.promptBackground).
+backgroundButton.addEventListener('click', () => {
+  const text = promptBox.value.trim();
+  if (!text || state.connection !== 'running') return;
+  post({ type: 'prompt-background', text });
+  promptBox.value = '';
+  promptBox.dispatchEvent(new Event('input'));
+  promptBox.focus();
+});
 stopButton.addEventListener('click', () => post({ type: 'cancel' }));
 
 // ---- messages from the extension --------------------------------------------------------

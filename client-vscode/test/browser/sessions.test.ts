@@ -72,6 +72,14 @@ describe.skipIf(!existsSync(CHROMIUM))('session management in the panel (Chromiu
     expect(await page.locator('#history .history-item[data-session-id="s"] .history-background').count()).toBe(0);
   });
 
+  it('runs the prompt in the background with the Run in background button', async () => {
+    if (await page.locator('#history').isVisible()) await page.getByRole('button', { name: 'Back to the conversation' }).click();
+    await page.locator('#prompt').fill('add pagination');
+    await page.getByRole('button', { name: 'Run in background' }).click();
+    await expect.poll(async () => (await posted()).filter((m) => m.type === 'prompt-background')).toEqual([{ type: 'prompt-background', text: 'add pagination' }]);
+    expect(await page.locator('#prompt').inputValue()).toBe('');
+  });
+
   it('broke no Content-Security-Policy rule and logged no error', async () => {
     expect(await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations)).toEqual([]);
     expect(errors).toEqual([]);

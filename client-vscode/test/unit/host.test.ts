@@ -188,6 +188,27 @@ describe('panel messages', () => {
     await done;
   });
 
+  it('runs a prompt in the background: agent/prompt background, a notice saying where', async () => {
+    const done = host.handlePanelMessage({ type: 'prompt-background', text: ' add pagination ' });
+    await flush();
+    expect(server.calls.at(-1)).toEqual({
+      method: 'agent/prompt',
+      params: { sessionId: recorded, text: 'add pagination', background: true },
+    });
+    expect(host.activeView?.queued).toEqual([]); // not a prompt of this session
+    server.promptResolvers.shift()?.();
+    await done;
+    const notices = host.activeView?.items.filter((i) => i.kind === 'notice') ?? [];
+    expect(notices.at(-1)).toMatchObject({ level: 'info', text: fixture.result.text });
+  });
+
+  it('says why a background prompt was refused', async () => {
+    server.fail['agent/prompt'] = new Error('background: 3 background sessions are running already');
+    await host.handlePanelMessage({ type: 'prompt-background', text: 'one more' });
+    const notices = host.activeView?.items.filter((i) => i.kind === 'notice') ?? [];
+    expect(notices.at(-1)).toMatchObject({ level: 'error', text: 'Could not start it in the background: background: 3 background sessions are running already' });
+  });
+
   it('sends the selection along with an "Ask about selection" prompt', async () => {
     const range = { start: { line: 9, character: 0 }, end: { line: 14, character: 52 } };
     void host.prompt('why is median wrong?', [{ uri: 'file:///w/calc.py', range }]);
