@@ -190,7 +190,8 @@ def free_branch(repo: Path, name: str) -> str:
             ).returncode
             == 0
         )
-        if not local and not git(repo, "ls-remote", "--heads", "origin", candidate).strip():
+        remote = git(repo, "ls-remote", "--heads", "origin", candidate, env=push_environment())
+        if not local and not remote.strip():
             return candidate
         n += 1
         candidate = f"{name}-{n}"
@@ -251,14 +252,14 @@ def body(result: dict[str, Any], export: str, heading: str) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def gh(*args: str) -> None:
+def gh(repo: Path, *args: str) -> None:
     """Run gh when it and a token are here; otherwise say what was skipped."""
     if not shutil.which("gh") or not (os.environ.get("GH_TOKEN") or os.environ.get("GITHUB_TOKEN")):
         print(
             f"agentls-ci: no gh or GH_TOKEN here: skipped `gh {args[0]} {args[1]}`", file=sys.stderr
         )
         return
-    subprocess.run(["gh", *args], check=True)
+    subprocess.run(["gh", *args], cwd=repo, check=True)
 
 
 def set_outputs(**values: str) -> None:
@@ -308,6 +309,7 @@ def deliver(
         title = f"agentls: {task.title or task.number}"
         base = task.default_branch or "main"
         gh(
+            repo,
             "pr",
             "create",
             "--base",
@@ -326,7 +328,7 @@ def deliver(
         comment = out / "comment.md"
         comment.write_text(body(result, exported, note + "agentls answered:"), "utf-8")
         print(f"agentls-ci: comment body in {comment}")
-        gh("issue", "comment", str(task.number), "--body-file", str(comment))
+        gh(repo, "issue", "comment", str(task.number), "--body-file", str(comment))
     return 0 if ok else 1
 
 

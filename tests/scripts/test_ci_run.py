@@ -108,6 +108,54 @@ def test_pr_mode_pushes_a_branch_with_the_edit_and_writes_the_pull_request_body(
     assert "skipped `gh pr create`" in proc.stderr
 
 
+def test_gh_opens_the_pull_request_and_the_agent_never_sees_the_github_token(
+    api: MessagesAPIServer, env: dict[str, str], checkout: Path, tmp_path: Path
+) -> None:
+    """GitHub cannot be reached here: `gh` is a stand-in on PATH that records its arguments."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "gh.log"
+    gh = bin_dir / "gh"
+    gh.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {log}\n')
+    gh.chmod(0o755)
+    api.enqueue(
+        reply(tool_use("bash", {"command": "printenv GH_TOKEN GITHUB_TOKEN; echo checked"})),
+        reply(tool_use("read", {"path": "m.py"})),
+        reply(tool_use("edit", {"path": "m.py", "old_string": "X = 1", "new_string": "X = 2"})),
+        reply(text("Done.")),
+    )
+    out = tmp_path / "out"
+    environment = dict(env, PATH=f"{bin_dir}:{env['PATH']}", GH_TOKEN="gh-secret-value")
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--repo", str(checkout), "--event", str(event(tmp_path))]
+        + ["--out", str(out), "--yes"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    bash_result = [
+        b for b in api.requests[1].body["messages"][-1]["content"] if b["type"] == "tool_result"
+    ][0]
+    assert "checked" in str(bash_result["content"])
+    assert "gh-secret-value" not in json.dumps(api.requests[-1].body)
+    assert log.read_text().splitlines() == [
+        "pr",
+        "create",
+        "--base",
+        "main",
+        "--head",
+        "agentls/issue-7-set-x-to-2",
+        "--title",
+        "agentls: Set X to 2!",
+        "--body-file",
+        str(out / "pr-body.md"),
+    ]
+
+
 def test_a_second_run_for_the_same_issue_gets_its_own_branch(
     api: MessagesAPIServer, env: dict[str, str], checkout: Path, tmp_path: Path
 ) -> None:
