@@ -278,3 +278,29 @@ def test_action_yml_runs_the_script_with_inputs_from_the_environment_only() -> N
     assert "${{" not in run["run"]
     assert set(run["env"]) >= {"AGENTLS_CI_PROMPT", "AGENTLS_CI_MODE", "AGENTLS_CI_YES"}
     assert any("upload-artifact" in s.get("uses", "") for s in action["runs"]["steps"])
+
+
+def test_a_labelled_issue_asks_its_title_and_body(
+    api: MessagesAPIServer, env: dict[str, str], checkout: Path, tmp_path: Path
+) -> None:
+    payload = tmp_path / "issue.json"
+    issue = {"number": 9, "title": "Explain X", "body": "Where is X set?"}
+    payload.write_text(
+        json.dumps({"action": "labeled", "issue": issue, "repository": {"default_branch": "main"}})
+    )
+    api.enqueue(reply(text("In m.py.")))
+    out = tmp_path / "out"
+    proc = ci_run(env, checkout, payload, out, "--mode", "comment")
+    assert proc.returncode == 0, proc.stderr
+    assert user_text(api.requests[0]).strip().endswith("Explain X\n\nWhere is X set?")
+    assert "In m.py." in (out / "comment.md").read_text()
+
+
+def test_the_workflow_in_the_docs_passes_only_inputs_the_action_has() -> None:
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    doc = (ROOT / "docs" / "ci.md").read_text()
+    workflow = yaml.safe_load(doc.split("```yaml\n", 1)[1].split("```", 1)[0])
+    steps = workflow["jobs"]["agentls"]["steps"]
+    step = next(s for s in steps if s.get("uses", "").startswith("OWNER/agentls@"))
+    assert step["with"] and set(step["with"]) <= set(action["inputs"])
+    assert "ANTHROPIC_API_KEY" in step["env"]
