@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +51,14 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def records(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process reads the same background records as the agentls processes it starts."""
+def records(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process reads the same background records as the agentls processes it starts; a
+    run still going when the test ends (it failed) is killed."""
     monkeypatch.setenv("AGENTLS_DATA_DIR", env["AGENTLS_DATA_DIR"])
+    yield
+    for record in bg.load_all():
+        if bg.state_of(record)[0] == "running":
+            os.killpg(record.pid, signal.SIGKILL)
 
 
 def first_prompt(body: dict[str, Any]) -> str:
@@ -98,12 +103,6 @@ def start(repo: Path, env: dict[str, str], prompt: str, *more: str) -> dict[str,
     fields = dict(line.split(None, 1) for line in proc.stdout.splitlines())
     fields["stderr"] = proc.stderr
     return fields
-
-
-def kill_all() -> None:
-    for record in bg.load_all():
-        if bg.state_of(record)[0] == "running":
-            os.killpg(record.pid, signal.SIGKILL)
 
 
 @pytest.mark.usefixtures("records")

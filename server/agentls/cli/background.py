@@ -23,6 +23,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 GO_ON = "Go on with the task from where you stopped."
+HEADER = f"{'session':<32} {'state':<10} {'cost':>10}  branch  changes  (worktree)"
 
 
 def add_background_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -164,10 +165,8 @@ def print_background(records: list[Any]) -> None:
     """`agentls sessions`' section of background sessions (none: nothing printed)."""
     lines = background_lines(_costs_of(records))
     if lines:
-        print(
-            f"\nBackground sessions ({'session':<22} {'state':<10} {'cost':>10}  branch  changes):"
-        )
-        print("\n".join(lines))
+        print("\nBackground sessions (agentls background list):")
+        print("\n".join([HEADER, *lines]))
 
 
 def with_background(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -195,7 +194,7 @@ async def background_command(args: argparse.Namespace) -> int:
             print(json.dumps(items, indent=2))
             return EXIT_OK
         lines = background_lines(costs)
-        print("\n".join(lines) if lines else "No background sessions.")
+        print("\n".join([HEADER, *lines]) if lines else "No background sessions.")
         return EXIT_OK
     try:
         record = bg.find(args.session)
