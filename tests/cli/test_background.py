@@ -250,3 +250,28 @@ def test_remove_refuses_unmerged_work_without_force_and_a_clash_gets_a_new_branc
     assert forced.returncode == 0, forced.stderr
     assert not Path(first["worktree"]).exists()
     assert Path(second["worktree"]).is_dir()
+
+
+@pytest.mark.usefixtures("records")
+def test_apply_keeps_only_the_files_named_from_a_finished_one(
+    api: MessagesAPIServer, env: dict[str, str], repo: Path
+) -> None:
+    def two_files(body: dict[str, Any]) -> Any:
+        if answered_tool(body):
+            return reply(text("wrote both"))
+        return reply(
+            tool_use("write", {"path": "keep.txt", "content": "keep"}),
+            tool_use("write", {"path": "drop.txt", "content": "drop"}),
+        )
+
+    api.default = two_files
+    s = start(repo, env, "task pair")
+    wait_for(lambda: states() == {"agentls/task-pair": "done"}, "the run done")
+    kept = agentls("background", "apply", s["session"], "keep.txt", env=env, cwd=repo)
+    assert kept.returncode == 0, kept.stderr
+    assert "applied keep.txt (staged" in kept.stdout
+    assert (repo / "keep.txt").read_text() == "keep"
+    assert not (repo / "drop.txt").exists()
+    assert git(repo, "status", "--porcelain").splitlines() == ["A  keep.txt"]
+    unknown = agentls("background", "apply", s["session"], "app.py", env=env, cwd=repo)
+    assert unknown.returncode == 1 and "not changed by the session: app.py" in unknown.stderr

@@ -97,3 +97,26 @@ def test_remove_deletes_the_worktree_and_the_branch(repo: Path) -> None:
 def test_outside_a_repository_it_says_so(tmp_path: Path) -> None:
     with pytest.raises(wt.WorktreeError, match="not in a git repository"):
         wt.repository_root(tmp_path)
+
+
+def test_apply_files_keeps_only_the_files_named_staged_and_refuses_mixing(repo: Path) -> None:
+    (repo / "b.txt").write_text("bee\n")
+    git(repo, "add", "b.txt")
+    git(repo, "commit", "--quiet", "-m", "b")
+    tree = wt.create(repo, "two files")
+    (tree.path / "a.txt").write_text("one\nkept\n")
+    (tree.path / "b.txt").write_text("bee\nnot kept\n")
+    (tree.path / "c.txt").write_text("new and kept\n")
+    (repo / "b.txt").write_text("bee\nmine\n")  # the user's own, not committed
+
+    with pytest.raises(wt.WorktreeError, match=r"uncommitted changes in b\.txt"):
+        wt.apply_files(tree.path, tree.base, repo, ["a.txt", "b.txt"])
+    with pytest.raises(wt.WorktreeError, match=r"not changed by the session: d\.txt"):
+        wt.apply_files(tree.path, tree.base, repo, ["d.txt"])
+    assert (repo / "a.txt").read_text() == "one\n"  # nothing applied by a refusal
+
+    assert wt.apply_files(tree.path, tree.base, repo, ["a.txt", "c.txt"]) == ["a.txt", "c.txt"]
+    assert (repo / "a.txt").read_text() == "one\nkept\n"
+    assert (repo / "c.txt").read_text() == "new and kept\n"
+    assert (repo / "b.txt").read_text() == "bee\nmine\n"
+    assert sorted(wt.uncommitted(repo)) == [" M b.txt", "A  c.txt", "M  a.txt"]

@@ -29,7 +29,8 @@ HEADER = f"{'session':<32} {'state':<10} {'cost':>10}  branch  changes  (worktre
 def add_background_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bg = sub.add_parser(
         "background",
-        help="background sessions (agentls run --background): list, diff, merge, remove",
+        help="background sessions (agentls run --background): list, diff, apply, merge, resume, "
+        "remove",
     )
     actions = bg.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="each one's state, cost, branch and changed files")
@@ -40,6 +41,12 @@ def add_background_command(sub: argparse._SubParsersAction[argparse.ArgumentPars
         help="commit its changes on its branch, then git merge --no-ff the branch into your "
         "current branch (refused when your tree has uncommitted changes)",
     )
+    keep = actions.add_parser(
+        "apply",
+        help="keep only some files: their changes applied to your tree, staged, not committed",
+    )
+    keep.add_argument("session", help="the session id (or its start)")
+    keep.add_argument("paths", nargs="+", metavar="PATH", help="a file it changed (see diff)")
     remove = actions.add_parser("remove", help="delete its worktree and its branch")
     remove.add_argument(
         "--force", action="store_true", help="also when its work is not merged (discarded)"
@@ -215,6 +222,9 @@ async def background_command(args: argparse.Namespace) -> int:
             settings = load_settings(Path(record.repo_root))
             bg.resume(record, settings, " ".join(args.prompt).strip() or GO_ON, args.yes)
             print(f"resumed {record.session_id} in the background ({record.branch})")
+        elif args.action == "apply":
+            for path in bg.apply(record, args.paths):
+                print(f"applied {path} (staged; review it, then commit)")
         elif args.action == "merge":
             print(bg.merge(record))
         else:

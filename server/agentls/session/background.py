@@ -423,6 +423,19 @@ def merge(record: BackgroundRecord) -> str:
     return done + (" (its uncommitted changes committed on it first)" if committed else "")
 
 
+def apply(record: BackgroundRecord, paths: list[str]) -> list[str]:
+    """Keep only some of a finished session's files: their changes applied to the user's working
+    tree, staged and not committed (workspace/worktree.apply_files). Refused while it runs."""
+    if state_of(record)[0] in ("running", "waiting"):
+        raise BackgroundError(f"{record.session_id} is still running: apply it once it is done")
+    if not Path(record.worktree).is_dir():
+        raise BackgroundError(f"its worktree {record.worktree} is gone")
+    try:
+        return wt.apply_files(Path(record.worktree), record.base, Path(record.repo_root), paths)
+    except wt.WorktreeError as exc:
+        raise BackgroundError(str(exc)) from None
+
+
 def remove(record: BackgroundRecord, force: bool = False) -> None:
     """Delete the worktree, the branch and the record (the stored session stays). Refused while
     it runs, or, unless force, while it has work not merged into the repository's HEAD."""

@@ -213,6 +213,46 @@ def merge(root: Path, branch: str) -> str:
     return done.stdout.strip()
 
 
+def apply_files(worktree: Path, base: str, root: Path, paths: list[str]) -> list[str]:
+    """Bring the worktree's changes to these files (relative to the repository) into root's
+    working tree as staged, uncommitted changes (`git apply --3way`), for the user to review and
+    commit.
+    Refused (WorktreeError) for a file the worktree did not change, or one with uncommitted
+    changes in root (they would be mixed). A conflict leaves git's markers in the file (its
+    committed text is in HEAD) and is named. The files applied."""
+    changed = {c.path for c in changed_files(worktree, base)}
+    unknown = [p for p in paths if p not in changed]
+    if unknown:
+        raise WorktreeError(f"not changed by the session: {', '.join(unknown)}")
+    dirty = {line[3:] for line in uncommitted(root)}
+    mixed = [p for p in paths if p in dirty]
+    if mixed:
+        raise WorktreeError(
+            f"you have uncommitted changes in {', '.join(mixed)}: commit or stash them first; "
+            "nothing was applied"
+        )
+    patch = git(
+        worktree, "diff", "--binary", "--no-renames", base, snapshot(worktree), "--", *paths
+    )
+    done = subprocess.run(
+        ["git", "apply", "--3way", "--whitespace=nowarn"],
+        cwd=root,
+        input=patch.encode(),
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        conflicted = git(root, "diff", "--name-only", "--diff-filter=U", check=False).split()
+        said = (done.stderr or done.stdout).decode(errors="replace").strip()
+        if conflicted:
+            raise WorktreeError(
+                f"conflicts in {', '.join(conflicted)}: resolve git's markers there (your "
+                f"committed text is in HEAD); the other files were applied. {said}"
+            )
+        raise WorktreeError(f"git apply failed: {said}")
+    return paths
+
+
 def unmerged(root: Path, branch: str) -> int:
     """How many commits of branch its repository's current HEAD does not have."""
     return int(git(root, "rev-list", "--count", f"HEAD..{branch}").strip() or 0)
