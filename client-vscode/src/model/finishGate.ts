@@ -1,5 +1,9 @@
 import type { FinishGateEvent } from '../protocol/generated';
 
+/** How the finish gate's message to the model begins (session/finish_gate.py GATE_MARK): stored
+ * as a user message, it is shown from the history as what the gate said, not as the user's. */
+export const GATE_MARK = '[agentls finish gate';
+
 /** How many problems the line names by place (file:line); the rest are counted. */
 const NAMED = 3;
 

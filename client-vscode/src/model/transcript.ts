@@ -9,7 +9,7 @@ import type {
   TodoItem,
   Usage,
 } from '../protocol/generated';
-import { gateLine } from './finishGate';
+import { GATE_MARK, gateLine } from './finishGate';
 import { hookLine } from './hooks';
 
 export type ToolStatus = 'pending' | 'running' | 'completed' | 'error' | 'cancelled' | 'interrupted';
@@ -547,7 +547,10 @@ export function viewFromMessages(
         }
         // Tool results live on the assistant's tool parts.
       }
-      if (texts.length || context.length || images.length) {
+      if (texts.length === 1 && !context.length && !images.length && texts[0].startsWith(GATE_MARK)) {
+        // The finish gate's message to the model (not the user's): what it sent back.
+        push<NoticeItem>(view, { kind: 'notice', level: 'info', text: texts[0], reverted });
+      } else if (texts.length || context.length || images.length) {
         push<UserItem>(view, { kind: 'user', text: texts.join('\n\n'), context, reverted, messageId: message.id, ...(images.length ? { images } : {}) });
       }
       continue;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { gateLine } from '../../src/model/finishGate';
-import { applyEvent, emptyView, type NoticeItem } from '../../src/model/transcript';
-import type { FinishGateEvent, GateProblem } from '../../src/protocol/generated';
+import { applyEvent, emptyView, viewFromMessages, type NoticeItem } from '../../src/model/transcript';
+import type { FinishGateEvent, GateProblem, MessageInfo } from '../../src/protocol/generated';
 
 const error = (path: string, line: number): GateProblem => ({ path, line, severity: 'error', message: 'x', source: 'Pyright' });
 
@@ -42,6 +42,20 @@ describe('the finish gate line on a turn', () => {
     expect(notices.map((n) => [n.level, n.text])).toEqual([
       ['info', 'Checked 2 files: 1 new error (b.py:1), sent back to the agent (1 of 2)'],
       ['info', 'Checked 2 files: no new errors'],
+    ]);
+  });
+});
+
+describe('the finish gate in a session loaded from its history', () => {
+  it("shows the gate's message to the agent as a notice, not as the user's prompt", () => {
+    const told = '[agentls finish gate, check 1 of 2] These errors are new since your change:\nb.py:1: error [Pyright] "compute" is unknown import symbol';
+    const view = viewFromMessages('s', [
+      { id: 'u1', role: 'user', createdAt: 1, parts: [{ type: 'text', text: 'rename compute' }] },
+      { id: 'u2', role: 'user', createdAt: 2, parts: [{ type: 'text', text: told }] },
+    ] satisfies MessageInfo[]);
+    expect(view.items.map((i) => [i.kind, i.kind === 'user' || i.kind === 'notice' ? i.text : ''])).toEqual([
+      ['user', 'rename compute'],
+      ['notice', told],
     ]);
   });
 });

@@ -31,6 +31,9 @@ from agentls.workspace.protocol import Workspace
 
 log = logging.getLogger(__name__)
 
+# How the message to the model begins: a front end showing the history tells it from the user's
+# (client-vscode/src/model/finishGate.ts GATE_MARK).
+GATE_MARK = "[agentls finish gate"
 # Problems named in the message to the model; the rest are counted.
 MAX_TOLD = 20
 Found = list[tuple[Path, dict[str, Any]]]
@@ -53,7 +56,7 @@ def gate_message(lines: list[str], hidden: int, level: str, attempt: int, limit:
     left_out = [f"({hidden} more in files you may not read left out)"] if hidden else []
     return "\n".join(
         [
-            f"[agentls finish gate, check {attempt} of {limit}] These {kind} are new since "
+            f"{GATE_MARK}, check {attempt} of {limit}] These {kind} are new since "
             "your change (diagnostics of the files this turn changed and of the files using "
             "what it changed, taken again now):",
             *told,
