@@ -212,7 +212,7 @@ def load_settings(
     editor trusts the workspace) does not confirm any content: it lets the workspace's
     .agentls/commands count, and `editor` words the notice for an editor."""
     from agentls.trust import TrustStore, restrict, workspace_config
-    from agentls.trust_pending import pending_config, pending_deletion
+    from agentls.trust_pending import pending_config, pending_deletion, pending_hooks
 
     user = _read_json(config_home() / "config.json")
     layers = [user]
@@ -248,6 +248,8 @@ def load_settings(
             layers.insert(1, mcp_layer)  # after the user's config, before the workspace's
         if mcp_waiting is not None:
             pending.append(mcp_waiting)
+        if trusted:  # its Claude Code settings' hooks run programs: asked about too
+            pending += pending_hooks(store, workspace_root)
     layers.append(overrides or {})
     settings = Settings()
     for layer in layers:

@@ -18,7 +18,8 @@ from typing import Literal
 
 from agentls.trust import TrustStore, digest, enabled_by
 
-ConfigKind = Literal["config", "mcp"]
+# "hooks": a workspace's Claude Code settings (.claude/settings*.json) holding hooks (programs).
+ConfigKind = Literal["config", "mcp", "hooks"]
 Change = Literal["new", "changed", "deleted"]
 # The sha256 a deletion is known by (no content has it).
 DELETED = "deleted"
@@ -45,7 +46,11 @@ class PendingConfig:
         return (str(self.file), self.sha256)
 
     def title(self) -> str:
-        what = "MCP servers file" if self.kind == "mcp" else "agentls config"
+        what = {
+            "mcp": "MCP servers file",
+            "hooks": "Claude Code settings (their hooks run programs)",
+            "config": "agentls config",
+        }[self.kind]
         if self.change == "new":
             return f"Apply the workspace's new {what} {self.file}?"
         if self.change == "deleted":
@@ -84,6 +89,8 @@ class PendingConfig:
             return [
                 f"MCP server {name}: {describe_server(entry)}" for name, entry in servers.items()
             ]
+        if self.kind == "hooks":
+            return hook_lines(layer.get("hooks"))
         return enabled_by(layer)
 
     def message(self) -> str:
@@ -105,6 +112,43 @@ class PendingConfig:
         if self.old_text is not None:
             return "Until you apply it, agentls ignores it and keeps the content you confirmed."
         return "Until you apply it, agentls ignores it."
+
+
+def hook_lines(hooks: object) -> list[str]:
+    """Each command hook of a Claude Code settings file, one line: "hook Stop: make test"."""
+    lines: list[str] = []
+    for event, groups in (hooks if isinstance(hooks, dict) else {}).items():
+        for group in groups if isinstance(groups, list) else []:
+            if not isinstance(group, dict):
+                continue
+            matcher = f" [{group['matcher']}]" if group.get("matcher") else ""
+            for hook in group.get("hooks") or []:
+                if isinstance(hook, dict) and hook.get("command"):
+                    lines.append(f"hook {event}{matcher}: {hook['command']}")
+    return lines
+
+
+def pending_hooks(store: TrustStore, root: Path) -> list[PendingConfig]:
+    """The workspace's Claude Code settings files holding hooks whose content the user has not
+    confirmed (agentls.hooks runs them only in a confirmed content): asked about as any
+    workspace config, in a trusted workspace."""
+    import os
+
+    from agentls.config_files import parse_json_object, read_workspace_bytes
+
+    out: list[PendingConfig] = []
+    folder = Path(os.path.realpath(root)) / ".claude"
+    for file in (folder / "settings.json", folder / "settings.local.json"):
+        try:
+            data = read_workspace_bytes(file)
+            if data is None or not parse_json_object(file, data).get("hooks"):
+                continue
+        except ValueError:
+            continue  # said when the hooks are loaded (agentls.hooks.config)
+        waiting = pending_config(store, file, "hooks", data)
+        if waiting is not None:
+            out.append(waiting)
+    return out
 
 
 def describe_server(entry: object) -> str:

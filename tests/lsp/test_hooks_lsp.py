@@ -5,6 +5,8 @@ Stop hook sends the agent back to run the tests; the editor hears each run as an
 
 from __future__ import annotations
 
+import asyncio
+import json
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -59,3 +61,38 @@ async def test_a_claude_code_home_s_hooks_block_format_and_demand_tests(
     told = "".join(str(r.body["messages"]) for r in api.requests)
     assert "rm is not allowed here" in told
     assert "[Stop hook] Run the tests (make test) before you stop." in told
+
+
+async def test_the_editor_is_asked_about_a_trusted_workspace_s_hooks_before_they_run(
+    tmp_path: Path, api: MessagesAPIServer
+) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / ".claude").mkdir(parents=True)
+    settings = workspace / ".claude" / "settings.json"
+    hook = {"hooks": [{"type": "command", "command": "touch PROMPTED"}]}
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [hook]}}))
+    editor = await start_editor(
+        tmp_path, api, Profile(), {"workspaceTrusted": True, "permissions": {"*": "allow"}}
+    )
+    try:
+        # Asked before anything runs: the file, what it enables, the diff.
+        for _ in range(500):
+            if editor.config_questions:
+                break
+            await asyncio.sleep(0.02)
+        [question] = editor.config_questions
+        assert question["file"] == str(settings) and question["kind"] == "hooks"
+        assert question["enables"] == ["hook UserPromptSubmit: touch PROMPTED"]
+        assert "+" in question["diff"] and "touch PROMPTED" in question["diff"]
+        session = await editor.new_session()
+        api.enqueue(reply(text("Not yet.")))
+        await editor.prompt(session, "hello")
+        assert not (workspace / "PROMPTED").exists()  # not confirmed yet: ignored
+        editor.apply_configs = True  # "Apply"
+        await editor.wait_applied()
+        api.enqueue(reply(text("Now.")))
+        await editor.prompt(session, "hello again")
+        assert (workspace / "PROMPTED").exists()
+    finally:
+        editor.released.set()
+        await stop_editor(editor)

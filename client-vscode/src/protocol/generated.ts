@@ -462,7 +462,7 @@ export interface CommandInfo {
 }
 /**
  * Server -> client request `agent/confirmWorkspaceConfig`: a workspace config file
- * (.agentls/config.json or .mcp.json) is new or changed since the user last confirmed it, so it
+ * (.agentls/config.json, .mcp.json, or a .claude/settings*.json holding hooks) is new or changed since the user last confirmed it, so it
  * is not applied (the content confirmed before applies, or none). Sent in an editor-trusted
  * workspace once per file content and server run, when the settings are loaded (start, a
  * configuration change, a grant of trust), never for content the user chose to keep ignoring.
@@ -473,7 +473,7 @@ export interface ConfirmWorkspaceConfigParams {
   diff: string;
   enables: string[];
   file: string;
-  kind: 'config' | 'mcp';
+  kind: 'config' | 'mcp' | 'hooks';
   sha256: string;
   title: string;
 }

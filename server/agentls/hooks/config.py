@@ -207,7 +207,8 @@ def load_hooks(settings: Settings, root: Path | None) -> HookSet:
             data, layer = read
             claude = scope == "workspace" and path.name != "config.json"
             where = shlex.quote(str(path.parent.parent))
-            if scope == "workspace" and (not settings.workspace_trusted or path in pending):
+            untrusted = not settings.workspace_trusted or (not claude and path in pending)
+            if scope == "workspace" and untrusted:
                 if claude:  # agentls's own file: the settings' notice says it
                     out.notices.append(
                         f"agentls: ignored the hooks of {path}: the workspace is not trusted "
@@ -221,7 +222,7 @@ def load_hooks(settings: Settings, root: Path | None) -> HookSet:
                     why = "changed since" if state == "changed" else "new since"
                     out.notices.append(
                         f"agentls: ignored the hooks of {path}: the file is {why} you trusted "
-                        f"this workspace (run `agentls trust {where}` to confirm it)"
+                        f"this workspace (confirm it when asked, or run `agentls trust {where}`)"
                     )
                     continue
             skipped: list[str] = []

@@ -11,14 +11,15 @@ from agentls.protocol.base import Params, Result
 
 class ConfirmWorkspaceConfigParams(Params):
     """Server -> client request `agent/confirmWorkspaceConfig`: a workspace config file
-    (.agentls/config.json or .mcp.json) is new or changed since the user last confirmed it, so it
+    (.agentls/config.json, .mcp.json, or a .claude/settings*.json holding hooks) is new or changed since the user last confirmed it, so it
     is not applied (the content confirmed before applies, or none). Sent in an editor-trusted
     workspace once per file content and server run, when the settings are loaded (start, a
     configuration change, a grant of trust), never for content the user chose to keep ignoring.
     The client shows `title`, `enables` and `diff` and asks "Apply" / "Keep ignoring"."""
 
     file: str  # the file's absolute path
-    kind: Literal["config", "mcp"]  # .agentls/config.json, or an MCP servers file
+    # .agentls/config.json, an MCP servers file, or Claude Code's .claude/settings*.json (hooks)
+    kind: Literal["config", "mcp", "hooks"]
     # never confirmed; differs from what was confirmed; deleted while a confirmed content is kept
     # (that content applies until "Apply" accepts the deletion)
     change: Literal["new", "changed", "deleted"]
