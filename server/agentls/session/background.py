@@ -157,7 +157,8 @@ def _alive(pid: int, session_id: str) -> bool:
         except PermissionError:
             return True
         return True
-    if session_id.encode() not in cmdline:
+    # Empty: a process changing its program (exec) or exiting; it is not another one yet.
+    if cmdline and session_id.encode() not in cmdline:
         return False
     with contextlib.suppress(OSError):  # a zombie (its parent has not reaped it yet) is over
         stat = Path(f"/proc/{pid}/stat").read_text()
