@@ -275,3 +275,25 @@ def test_apply_keeps_only_the_files_named_from_a_finished_one(
     assert git(repo, "status", "--porcelain").splitlines() == ["A  keep.txt"]
     unknown = agentls("background", "apply", s["session"], "app.py", env=env, cwd=repo)
     assert unknown.returncode == 1 and "not changed by the session: app.py" in unknown.stderr
+
+
+@pytest.mark.usefixtures("records")
+def test_bash_in_a_background_session_writes_in_its_worktree_only(
+    api: MessagesAPIServer, env: dict[str, str], repo: Path
+) -> None:
+    outside = repo / "escaped.txt"  # the user's tree, outside the session's root
+
+    def run_bash(body: dict[str, Any]) -> Any:
+        if answered_tool(body):
+            return reply(text("ran it"))
+        escape = f"python3 -c \"open('{outside}', 'w').write('escaped')\""
+        return reply(
+            tool_use("bash", {"command": "echo made > made.txt"}),
+            tool_use("bash", {"command": escape}),
+        )
+
+    api.default = run_bash
+    s = start(repo, env, "task shell")
+    wait_for(lambda: states() == {"agentls/task-shell": "done"}, "the run done")
+    assert (Path(s["worktree"]) / "made.txt").read_text() == "made\n"
+    assert not outside.exists()  # the sandbox: only its worktree (its root) is written through
