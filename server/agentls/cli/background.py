@@ -92,6 +92,8 @@ def run_background(args: argparse.Namespace) -> int:
     if found is None:
         return EXIT_USAGE
     root, settings = found
+    if settings.untrusted_notice:  # the repository's config: what of it is ignored
+        print(settings.untrusted_notice, file=sys.stderr)
     try:
         started = asyncio.run(start(root, prompt, settings, _launcher(args), overrides))
     except BackgroundError as exc:
