@@ -150,7 +150,7 @@ def test_three_background_sessions_edit_only_their_worktrees_and_a_fourth_is_ref
 
     sessions = agentls("sessions", env=env, cwd=repo)
     assert "Background sessions" in sessions.stdout
-    assert "agentls/task-beta-please" in sessions.stdout and "1 files: beta.txt" in sessions.stdout
+    assert "agentls/task-beta-please" in sessions.stdout and "1 file: beta.txt" in sessions.stdout
     as_json = json.loads(agentls("sessions", "--json", env=env, cwd=repo).stdout)
     assert {i["background"]["state"] for i in as_json} == {"done"}
 

@@ -136,7 +136,8 @@ def _changed(status: Any) -> str:
         return "no changes"
     names = ", ".join(c.path for c in status.changed[:3])
     more = f" +{len(status.changed) - 3} more" if len(status.changed) > 3 else ""
-    return f"{len(status.changed)} files: {names}{more}"
+    count = len(status.changed)
+    return f"{count} file{'' if count == 1 else 's'}: {names}{more}"
 
 
 async def _costs() -> dict[str, str]:

@@ -292,8 +292,8 @@ async def start(
             raise BackgroundError(str(exc)) from None
         if dirty:
             notices.append(
-                f"your tree has {len(dirty)} uncommitted changes: the worktree starts from HEAD "
-                f"({tree.base[:12]}) without them"
+                f"your tree has uncommitted changes ({len(dirty)} files): the worktree starts "
+                f"from HEAD ({tree.base[:12]}) without them"
             )
         if tree.slug != tree.requested_slug:
             notices.append(
