@@ -20,6 +20,10 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
+# What a workspace's trust lets count besides its config: its skills, agents, commands, hooks.
+CUSTOMIZATION_DIRS = (".claude", ".agents", ".opencode", ".agentls")
+
+
 def _fail(message: str, code: int = EXIT_USAGE) -> int:
     print(f"agentls: {message}", file=sys.stderr)
     return code
@@ -68,10 +72,15 @@ def _trust(store: TrustStore, file: Path) -> int:
         data = read_workspace_bytes(file)
         if data is None and file.exists():
             return _fail(f"{file} is not a regular file that can be read")
+        root = file.parent.parent
+        if data is None and not any((root / d).is_dir() for d in CUSTOMIZATION_DIRS):
+            return _fail(
+                f"nothing to trust in {root}: no .agentls/config.json, and no skills, agents, "
+                "commands or hooks (.claude/, .agents/, .opencode/)"
+            )
         if data is None:
             # Nothing configured, but trust is what lets the workspace's own skills, agents,
-            # commands and hooks (.claude/, .agents/, .opencode/, .agentls/) count: an empty
-            # config holds it.
+            # commands and hooks count: an empty config holds it.
             file.parent.mkdir(exist_ok=True)
             data = b"{}\n"
             file.write_bytes(data)
