@@ -275,6 +275,10 @@ def test_apply_keeps_only_the_files_named_from_a_finished_one(
     assert git(repo, "status", "--porcelain").splitlines() == ["A  keep.txt"]
     unknown = agentls("background", "apply", s["session"], "app.py", env=env, cwd=repo)
     assert unknown.returncode == 1 and "not changed by the session: app.py" in unknown.stderr
+    hunk = agentls(
+        "background", "apply", s["session"], "drop.txt", "--hunk", "1", env=env, cwd=repo
+    )
+    assert hunk.returncode == 1 and "no hunk 1: its diff has 1" in hunk.stderr
 
 
 @pytest.mark.usefixtures("records")

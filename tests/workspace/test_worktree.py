@@ -120,3 +120,22 @@ def test_apply_files_keeps_only_the_files_named_staged_and_refuses_mixing(repo: 
     assert (repo / "c.txt").read_text() == "new and kept\n"
     assert (repo / "b.txt").read_text() == "bee\nmine\n"
     assert sorted(wt.uncommitted(repo)) == [" M b.txt", "A  c.txt", "M  a.txt"]
+
+
+def test_apply_one_hunk_of_a_file_keeps_only_that_change(repo: Path) -> None:
+    lines = [f"line {n}\n" for n in range(40)]
+    (repo / "long.txt").write_text("".join(lines))
+    git(repo, "add", "long.txt")
+    git(repo, "commit", "--quiet", "-m", "long")
+    tree = wt.create(repo, "two hunks")
+    changed = list(lines)
+    changed[2] = "first change\n"
+    changed[35] = "second change\n"
+    (tree.path / "long.txt").write_text("".join(changed))
+
+    with pytest.raises(wt.WorktreeError, match=r"no hunk 2: its diff has 2"):
+        wt.apply_files(tree.path, tree.base, repo, ["long.txt"], {2})
+    wt.apply_files(tree.path, tree.base, repo, ["long.txt"], {1})
+    kept = (repo / "long.txt").read_text()
+    assert "second change\n" in kept and "first change" not in kept
+    assert kept.count("\n") == 40

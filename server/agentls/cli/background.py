@@ -47,6 +47,15 @@ def add_background_command(sub: argparse._SubParsersAction[argparse.ArgumentPars
     )
     keep.add_argument("session", help="the session id (or its start)")
     keep.add_argument("paths", nargs="+", metavar="PATH", help="a file it changed (see diff)")
+    keep.add_argument(
+        "--hunk",
+        type=int,
+        action="append",
+        default=None,
+        metavar="N",
+        help="with one PATH: only this hunk of it (repeatable; numbered from 0 in the order "
+        "`agentls background diff` shows them)",
+    )
     remove = actions.add_parser("remove", help="delete its worktree and its branch")
     remove.add_argument(
         "--force", action="store_true", help="also when its work is not merged (discarded)"
@@ -226,7 +235,8 @@ async def background_command(args: argparse.Namespace) -> int:
             bg.resume(record, settings, " ".join(args.prompt).strip() or GO_ON, args.yes)
             print(f"resumed {record.session_id} in the background ({record.branch})")
         elif args.action == "apply":
-            for path in bg.apply(record, args.paths):
+            hunks = set(args.hunk) if args.hunk is not None else None
+            for path in bg.apply(record, args.paths, hunks):
                 print(f"applied {path} (staged; review it, then commit)")
         elif args.action == "merge":
             print(bg.merge(record))

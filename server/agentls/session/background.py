@@ -424,7 +424,7 @@ def merge(record: BackgroundRecord) -> str:
     return done + (" (its uncommitted changes committed on it first)" if committed else "")
 
 
-def apply(record: BackgroundRecord, paths: list[str]) -> list[str]:
+def apply(record: BackgroundRecord, paths: list[str], hunks: set[int] | None = None) -> list[str]:
     """Keep only some of a finished session's files: their changes applied to the user's working
     tree, staged and not committed (workspace/worktree.apply_files). Refused while it runs."""
     if state_of(record)[0] in ("running", "waiting"):
@@ -432,7 +432,9 @@ def apply(record: BackgroundRecord, paths: list[str]) -> list[str]:
     if not Path(record.worktree).is_dir():
         raise BackgroundError(f"its worktree {record.worktree} is gone")
     try:
-        return wt.apply_files(Path(record.worktree), record.base, Path(record.repo_root), paths)
+        return wt.apply_files(
+            Path(record.worktree), record.base, Path(record.repo_root), paths, hunks
+        )
     except wt.WorktreeError as exc:
         raise BackgroundError(str(exc)) from None
 

@@ -213,7 +213,25 @@ def merge(root: Path, branch: str) -> str:
     return done.stdout.strip()
 
 
-def apply_files(worktree: Path, base: str, root: Path, paths: list[str]) -> list[str]:
+def only_hunks(patch: str, keep: set[int]) -> str:
+    """The patch (one file's) with only its hunks numbered in keep (from 0, in order);
+    IndexError naming the count when one is not there."""
+    lines = patch.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.startswith("@@")]
+    missing = sorted(n for n in keep if not 0 <= n < len(starts))
+    if missing:
+        raise IndexError(f"no hunk {missing[0]}: its diff has {len(starts)}, numbered from 0")
+    out = lines[: starts[0]] if starts else lines
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        if n in keep:
+            out += lines[start:end]
+    return "".join(out)
+
+
+def apply_files(
+    worktree: Path, base: str, root: Path, paths: list[str], hunks: set[int] | None = None
+) -> list[str]:
     """Bring the worktree's changes to these files (relative to the repository) into root's
     working tree as staged, uncommitted changes (`git apply --3way`), for the user to review and
     commit.
@@ -234,6 +252,13 @@ def apply_files(worktree: Path, base: str, root: Path, paths: list[str]) -> list
     patch = git(
         worktree, "diff", "--binary", "--no-renames", base, snapshot(worktree), "--", *paths
     )
+    if hunks is not None:
+        if len(paths) != 1:
+            raise WorktreeError("hunks are chosen in one file at a time")
+        try:
+            patch = only_hunks(patch, hunks)
+        except IndexError as exc:
+            raise WorktreeError(f"{paths[0]}: {exc}") from None
     done = subprocess.run(
         ["git", "apply", "--3way", "--whitespace=nowarn"],
         cwd=root,
