@@ -26,8 +26,8 @@ demo: venv
 	$(BIN)/python -m agentls.demo
 
 lint: venv
-	$(BIN)/ruff check server tests messages_api chat_completions_api bench
-	$(BIN)/ruff format --check server tests messages_api chat_completions_api bench
+	$(BIN)/ruff check server tests messages_api chat_completions_api bench scripts
+	$(BIN)/ruff format --check server tests messages_api chat_completions_api bench scripts
 
 typecheck: venv
 	$(BIN)/mypy
