@@ -6,7 +6,8 @@ from __future__ import annotations
 import io
 from types import SimpleNamespace
 
-from agentls.cli.render import RichPrinter, diff_renderable, make_console, split_blocks
+from agentls.cli.render import RichPrinter, diff_renderable, split_blocks
+from agentls.cli.terminal import make_console
 
 
 def printer() -> tuple[RichPrinter, io.StringIO]:

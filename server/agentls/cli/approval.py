@@ -17,8 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from agentls.cli.render import make_console, wants_colour
-from agentls.cli.terminal import raw_stream, visible
+from agentls.cli.terminal import make_console, raw_stream, visible, wants_colour
 from agentls.session.hunk_choice import ProposedHunk, accepted_texts, proposal_hunks
 
 # The lines of a unified diff and their colour.

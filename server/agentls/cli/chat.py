@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.completion import Completer, Completion
 
 from agentls.cli.printing import TerminalPrinter, terminal_presenter
-from agentls.cli.render import RichPrinter, make_console, wants_colour
+from agentls.cli.render import RichPrinter
 from agentls.cli.resume import last_session, pick_session, resume_hint
 from agentls.cli.skills import say_untrusted_skills
-from agentls.cli.terminal import visible, visible_stream
+from agentls.cli.terminal import make_console, visible, visible_stream, wants_colour
 
 if TYPE_CHECKING:
     import argparse
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
     from agentls.session import Agent
 
+EXIT_OK = 0
+EXIT_USAGE = 2
 LOCAL_COMMANDS = {
     "expand": "show a tool call's whole output: /expand N (the last one without N)",
     "new": "start a new session",
@@ -222,7 +224,7 @@ async def chat(args: argparse.Namespace) -> int:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
 
-    from agentls.cli.main import EXIT_OK, EXIT_USAGE, resolve_settings
+    from agentls.cli.trust import resolve_settings
     from agentls.session import Agent
 
     if not sys.stdin.isatty():

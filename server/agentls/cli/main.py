@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import argparse
-    from pathlib import Path
     from typing import TextIO
 
     from agentls.config import Settings
@@ -356,6 +355,7 @@ async def _run(args: argparse.Namespace) -> int:
     from agentls.cli.printing import json_printer, terminal_presenter
     from agentls.cli.skills import say_untrusted_skills
     from agentls.cli.terminal import visible_stream
+    from agentls.cli.trust import resolve_settings
     from agentls.session import Agent, CommandError, NothingToRetry
     from agentls.session.images import ImageRefused, user_image
 
@@ -367,7 +367,7 @@ async def _run(args: argparse.Namespace) -> int:
     others = take_folders(args)  # --folder: the workspace's other folders (cli/folders.py)
     if others is None:
         return EXIT_USAGE
-    found = await resolve_settings(args)
+    found = await resolve_settings(args)  # cli/trust.py
     if found is None:
         return EXIT_USAGE
     root, settings = found
@@ -427,29 +427,6 @@ def _run_usage_problem(args: argparse.Namespace, prompt: str) -> str | None:
     return None
 
 
-async def resolve_settings(args: argparse.Namespace) -> tuple[Path, Settings] | None:
-    """The workspace root and its settings with run's options over them (None: a usage error,
-    already said); a workspace config new or changed since the user confirmed it is asked about
-    at a terminal before anything runs (never with --yes), otherwise it stays ignored and the
-    settings' notice says so."""
-    from agentls.cli.trust import confirm_at_terminal
-    from agentls.cli.workspace import workspace_settings
-
-    review = getattr(args, "review", None)
-    overrides: dict[str, Any] = {"review": review} if review else {}
-    if args.model:
-        overrides["model"] = args.model
-    if getattr(args, "max_steps", None):
-        overrides["maxSteps"] = args.max_steps
-    found = workspace_settings(args.cwd, overrides)
-    if found is None:
-        return None
-    root, settings = found
-    interactive = sys.stdin.isatty() and not getattr(args, "yes", False)
-    settings = await confirm_at_terminal(root, settings, overrides, interactive=interactive)
-    return root, settings
-
-
 async def _run_session(agent: Agent, args: argparse.Namespace, settings: Settings) -> str | None:
     """The session the run prompts (--session's, or a new one), in the run's mode; None: no
     such session (said)."""
@@ -506,7 +483,8 @@ async def _continued(agent: Agent, args: argparse.Namespace) -> str | None:
 def _printer(out: TextIO) -> Any:
     """What a person sees: rendered at a terminal (NO_COLOR unset), plain text otherwise."""
     from agentls.cli.printing import TerminalPrinter
-    from agentls.cli.render import RichPrinter, wants_colour
+    from agentls.cli.render import RichPrinter
+    from agentls.cli.terminal import wants_colour
 
     return RichPrinter(sys.stdout) if wants_colour(sys.stdout) else TerminalPrinter(out)
 

@@ -10,31 +10,18 @@ to rich as Markdown or Text, never as rich markup."""
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from agentls.cli.printing import TerminalPrinter, failure_lines
-from agentls.cli.terminal import visible
+from agentls.cli.terminal import make_console, visible
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 CODE_THEME = "monokai"
-
-
-def wants_colour(stream: TextIO) -> bool:
-    """Rendered, coloured output: a terminal, and NO_COLOR unset (https://no-color.org: set to
-    anything non-empty)."""
-    return stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-
-
-def make_console(stream: TextIO) -> Console:
-    from rich.console import Console
-
-    return Console(file=stream, force_terminal=True, highlight=False, emoji=False, markup=False)
 
 
 def split_blocks(text: str) -> tuple[list[str], str]:

@@ -6,8 +6,12 @@ what follows it."""
 
 from __future__ import annotations
 
+import os
 import re
-from typing import TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional embeddings,
 # overrides and isolates.
@@ -42,3 +46,15 @@ def visible_stream(inner: TextIO) -> TextIO:
 def raw_stream(stream: TextIO) -> TextIO:
     """The stream under a visible_stream (colours are written there, around text made visible)."""
     return stream.inner if isinstance(stream, _Visible) else stream
+
+
+def wants_colour(stream: TextIO) -> bool:
+    """Rendered, coloured output: a terminal, and NO_COLOR unset (https://no-color.org: set to
+    anything non-empty)."""
+    return stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def make_console(stream: TextIO) -> Console:
+    from rich.console import Console
+
+    return Console(file=stream, force_terminal=True, highlight=False, emoji=False, markup=False)

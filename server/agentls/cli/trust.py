@@ -243,3 +243,25 @@ async def confirm_at_terminal(
     except ValueError as exc:
         print(f"agentls: bad configuration: {exc}", file=sys.stderr)
         return settings
+
+
+async def resolve_settings(args: argparse.Namespace) -> tuple[Path, Settings] | None:
+    """The workspace root and its settings with run's options over them (None: a usage error,
+    already said); a workspace config new or changed since the user confirmed it is asked about
+    at a terminal before anything runs (never with --yes), otherwise it stays ignored and the
+    settings' notice says so."""
+    from agentls.cli.workspace import workspace_settings
+
+    review = getattr(args, "review", None)
+    overrides: dict[str, Any] = {"review": review} if review else {}
+    if args.model:
+        overrides["model"] = args.model
+    if getattr(args, "max_steps", None):
+        overrides["maxSteps"] = args.max_steps
+    found = workspace_settings(args.cwd, overrides)
+    if found is None:
+        return None
+    root, settings = found
+    interactive = sys.stdin.isatty() and not getattr(args, "yes", False)
+    settings = await confirm_at_terminal(root, settings, overrides, interactive=interactive)
+    return root, settings
