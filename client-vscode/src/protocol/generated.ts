@@ -395,6 +395,10 @@ export interface AgentInitOptions {
   workspaceTrusted?: boolean | null;
   [k: string]: unknown | undefined;
 }
+export interface AppliedFile {
+  hunks: number[];
+  path: string;
+}
 /**
  * `agent/approve`: answer a permission question. With `edit` (decision "once"), accept that
  * change instead of the proposal: the permission-request's `edit` has one TextEdit per hunk,
@@ -421,6 +425,57 @@ export interface ApproveParams {
 }
 export interface ApproveResult {}
 /**
+ * `agent/backgroundApply`: bring exactly the kept hunks of these files into the user's
+ * working tree, as one edit through workspace/applyEdit (the editor's buffers, one undo; what
+ * the user typed elsewhere in a file is kept). A hunk that does not apply cleanly to the file's
+ * text now is a conflict and is not written; the others are. A path the session did not change
+ * or a hunk it has not is an Invalid params error naming `keep`; a running session one naming
+ * `sessionId`.
+ */
+export interface BackgroundApplyParams {
+  keep: KeepFile[];
+  sessionId: string;
+}
+export interface KeepFile {
+  hunks?: number[] | null;
+  path: string;
+}
+export interface BackgroundApplyResult {
+  applied: AppliedFile[];
+  conflicts: ConflictFile[];
+}
+export interface ConflictFile {
+  hunks: number[];
+  path: string;
+  reason: string;
+}
+/**
+ * `agent/backgroundDiff`: the changes of background session `sessionId` (one of the
+ * workspace's repository) against the commit its worktree was made from, its worktree's files
+ * as they are now (committed or not). Nothing is changed.
+ */
+export interface BackgroundDiffParams {
+  sessionId: string;
+}
+export interface BackgroundDiffResult {
+  base: string;
+  branch: string;
+  files: BackgroundFile[];
+  state: 'running' | 'waiting' | 'done' | 'failed';
+}
+/**
+ * One file the session changed, relative to the repository. `base`: its text at the base
+ * (null: the session created it); `branch`: in the worktree now (null: deleted). A binary file
+ * has neither and no hunks (bring it in with `agentls background apply`).
+ */
+export interface BackgroundFile {
+  base: string | null;
+  binary?: boolean;
+  branch: string | null;
+  hunks: ReviewHunk[];
+  path: string;
+}
+/**
  * Where a background session works and how it is doing. state: "running" (its run's process
  * lives), "done" or "failed" (reason says why; "interrupted ..." after a crash or a kill, with
  * the command that resumes it); "waiting" is a run stopped on a question, which a detached run
@@ -438,6 +493,19 @@ export interface ChangedFileInfo {
   added: number | null;
   path: string;
   removed: number | null;
+}
+/**
+ * `agent/backgroundRemove`: delete the session's worktree (its files, uncommitted changes
+ * included) and its branch. Refused (Invalid params naming `force`) while its branch or worktree
+ * holds work not merged into the repository's HEAD, unless force (hunks brought in with
+ * agent/backgroundApply are not a merge: remove with force once they are in).
+ */
+export interface BackgroundRemoveParams {
+  force?: boolean;
+  sessionId: string;
+}
+export interface BackgroundRemoveResult {
+  removed: boolean;
 }
 export interface CancelParams {
   sessionId: string;
@@ -984,6 +1052,9 @@ export interface WorkspaceTrustParams {
 /** Client -> server requests: params and result. */
 export interface AgentRequests {
   'agent/approve': { params: ApproveParams; result: ApproveResult };
+  'agent/backgroundApply': { params: BackgroundApplyParams; result: BackgroundApplyResult };
+  'agent/backgroundDiff': { params: BackgroundDiffParams; result: BackgroundDiffResult };
+  'agent/backgroundRemove': { params: BackgroundRemoveParams; result: BackgroundRemoveResult };
   'agent/cancel': { params: CancelParams; result: CancelResult };
   'agent/deleteSession': { params: DeleteSessionParams; result: DeleteSessionResult };
   'agent/exportSession': { params: ExportSessionParams; result: ExportSessionResult };

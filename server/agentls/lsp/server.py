@@ -13,6 +13,8 @@ wires the features to it:
 - credentials.py: agent/setApiKey (a provider's key from the editor, used at once);
 - session_admin.py: agent/renameSession, deleteSession, forkSession, exportSession;
 - review.py: agent/listReview, agent/review (review "after": keep or undo the agent's edits);
+- background_review.py: agent/backgroundDiff, backgroundApply, backgroundRemove (a finished
+  background session's hunks brought into the user's tree);
 - transport.py: the hardened JSON-RPC under them all, and the stdio loop.
 """
 
@@ -29,6 +31,7 @@ from lsprotocol import types
 
 from agentls.lsp import (
     approvals,
+    background_review,
     commands,
     credentials,
     editor,
@@ -73,6 +76,9 @@ REQUESTS: dict[str, Callable[..., Any]] = {
     "agent/listReview": review.list_review,
     "agent/review": review.review,
     "agent/proposeEdit": propose.propose_edit,
+    "agent/backgroundDiff": background_review.background_diff,
+    "agent/backgroundApply": background_review.background_apply,
+    "agent/backgroundRemove": background_review.background_remove,
 }
 COMMANDS: dict[str, Callable[..., Any]] = {
     "agent.approve": approvals.approve_command,

@@ -9,6 +9,14 @@ from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_v
 from agentls.events import SessionMode, TodoItem
 from agentls.history import FinishReason, Part, Range, Usage
 from agentls.protocol.background import BackgroundInfo
+from agentls.protocol.background_review import (
+    BackgroundApplyParams,
+    BackgroundApplyResult,
+    BackgroundDiffParams,
+    BackgroundDiffResult,
+    BackgroundRemoveParams,
+    BackgroundRemoveResult,
+)
 from agentls.protocol.base import Params as Params
 from agentls.protocol.base import Result as Result
 from agentls.protocol.config_trust import (
@@ -555,6 +563,9 @@ REQUESTS: dict[str, tuple[type[Params], type[Result]]] = {
     "agent/forkSession": (ForkSessionParams, ForkSessionResult),
     "agent/exportSession": (ExportSessionParams, ExportSessionResult),
     "agent/proposeEdit": (ProposeEditParams, ProposeEditResult),
+    "agent/backgroundDiff": (BackgroundDiffParams, BackgroundDiffResult),
+    "agent/backgroundApply": (BackgroundApplyParams, BackgroundApplyResult),
+    "agent/backgroundRemove": (BackgroundRemoveParams, BackgroundRemoveResult),
 }
 CLIENT_NOTIFICATIONS: dict[str, type[Params]] = {
     "agent/diagnostics": DiagnosticsParams,
