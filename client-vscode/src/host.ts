@@ -28,6 +28,7 @@ import { ModelChoice } from './modelChoice';
 import type { AgentConnection, HostUi } from './hostTypes';
 import { sessionAction } from './sessions';
 import { Checkpoints } from './checkpoints';
+import { backgroundReview } from './backgroundReview';
 import type { SetupState } from './model/setup';
 
 export type { AgentConnection, HostUi } from './hostTypes';
@@ -308,6 +309,11 @@ export class AgentHost {
       case 'review-action':
       case 'open-review-diff':
         await this.checkpoints.handle(this.client, message);
+        return;
+      case 'background-diff':
+      case 'background-apply':
+      case 'background-remove':
+        await backgroundReview(this.client, this.ui, message);
         return;
     }
   }

@@ -2,6 +2,7 @@
 import type { CardHunk, HunkState } from '../reviewHunks';
 import { isSessionAction, type SessionActionMessage, type SessionSearchResult } from './sessionActions';
 import { isCheckpointMessage, type CheckpointMessage, type CheckpointResult } from './checkpoints';
+import { isBackgroundReviewMessage, type BackgroundReviewMessage, type BackgroundReviewResult } from './backgroundReview';
 import type { AgentEvent, CommandInfo, ContextRef, McpServerInfo, SessionInfo, TextRef } from '../protocol/generated';
 import type { SessionView } from './transcript';
 import type { ModelEntry } from '../protocol/generated';
@@ -53,6 +54,8 @@ export type HostMessage =
   | { type: 'mention-item'; item?: MentionItem; error?: string }
   /** Restore, Redo and review "after" (model/checkpoints.ts). */
   | CheckpointResult
+  /** A background session's review card (model/backgroundReview.ts). */
+  | BackgroundReviewResult
   | SessionSearchResult
   /** Code blocks' theme and grammars (model/codeBlocks.ts). */
   | CodeHostMessage
@@ -157,6 +160,7 @@ export type PanelMessage =
   | SessionActionMessage
   /** Restore, Redo and review "after" (model/checkpoints.ts). */
   | CheckpointMessage
+  | BackgroundReviewMessage
   /** Code blocks' Copy / Insert / Apply, path links, grammars (model/codeBlocks.ts). */
   | CodeMessage
   /** Install, Set API key, Restart, settings, the log (model/setup.ts). */
@@ -209,6 +213,6 @@ export function isPanelMessage(value: unknown): value is PanelMessage {
     case 'open-file':
       return typeof m.path === 'string';
     default:
-      return isSessionAction(m) || isCheckpointMessage(m) || isCodeMessage(m) || isSetupMessage(m);
+      return isSessionAction(m) || isCheckpointMessage(m) || isBackgroundReviewMessage(m) || isCodeMessage(m) || isSetupMessage(m);
   }
 }

@@ -11,7 +11,9 @@ import { icon, iconButton } from './icons';
 
 const SEARCH_DELAY_MS = 200;
 
-type Post = (message: SessionActionMessage | { type: 'select-session'; sessionId: string } | { type: 'new-session' }) => void;
+type Post = (
+  message: SessionActionMessage | { type: 'select-session'; sessionId: string } | { type: 'new-session' } | { type: 'background-diff'; sessionId: string },
+) => void;
 
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
   ['year', 365 * 24 * 3600],
@@ -232,6 +234,20 @@ export class HistoryView {
     );
     for (const b of actions.querySelectorAll('button')) b.disabled = !this.running;
     li.append(open, actions);
+    if (info.background?.state === 'done') {
+      // A finished background session: its branch's changes, reviewed hunk by hunk (backgroundReview.ts).
+      const review = document.createElement('button');
+      review.type = 'button';
+      review.className = 'secondary history-review-background';
+      review.textContent = 'Review changes';
+      review.disabled = !this.running;
+      review.addEventListener('click', () => {
+        this.post({ type: 'background-diff', sessionId: info.sessionId });
+        this.close();
+      });
+      li.classList.add('has-review');
+      li.append(review);
+    }
     return li;
   }
 }

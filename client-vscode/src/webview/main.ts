@@ -19,6 +19,7 @@ import { Restore } from './checkpoints';
 import { questionBlock, questionResolved } from './question';
 import { EarlierMessages } from './earlier';
 import { ReviewList } from './review';
+import { BackgroundReviewCard } from './backgroundReview';
 import { TranscriptWindow } from './transcriptWindow';
 import { failureCard } from './errors';
 import { CostView } from './cost';
@@ -73,7 +74,12 @@ const app = $<HTMLDivElement>('app');
 const transcript = $<HTMLElement>('transcript');
 /** The session list (the title bar's History action), the set-up card while no server runs, and
  * the missing-key notice over the prompt box (history.ts, setup.ts). */
-const history = new HistoryView(post, (open) => app.classList.toggle('showing-history', open));
+/** A finished background session's changes, opened from History's "Review changes" (backgroundReview.ts). */
+const backgroundReview = new BackgroundReviewCard(post);
+const history = new HistoryView(
+  (m) => (m.type === 'background-diff' ? backgroundReview.open(m.sessionId) : post(m)),
+  (open) => app.classList.toggle('showing-history', open),
+);
 const setupCard = new SetupCard(post);
 const banner = setupCard.el;
 transcript.before(history.el, banner);
@@ -115,6 +121,7 @@ transcript.after(restore.redoBar);
 const earlier = new EarlierMessages(post, (view, item) => renderItem(view, item));
 const reviewList = new ReviewList(post);
 transcript.before(reviewList.el);
+transcript.before(backgroundReview.el);
 
 function post(message: PanelMessage): void {
   vscode.postMessage(message);
@@ -785,6 +792,15 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       return;
     case 'review-files':
       reviewList.set(message.sessionId, message.files);
+      return;
+    case 'background-diff':
+      backgroundReview.diffed(message.sessionId, message.diff, message.error);
+      return;
+    case 'background-applied':
+      backgroundReview.applied(message.sessionId, message.result, message.error);
+      return;
+    case 'background-removed':
+      backgroundReview.removedDone(message.sessionId, message.error);
       return;
     case 'code-context': // the workspace folder and the editor's colour theme (markdown.ts)
       setWorkspaceRoot(message.root);
