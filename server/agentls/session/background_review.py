@@ -123,10 +123,11 @@ async def bring_in(
         file = files[path]
         all_hunks = file.hunks()
         numbers = sorted(set(range(len(all_hunks)) if wanted is None else wanted))
-        if not numbers:
+        if file.binary:  # no hunks: asked for, it is reported
+            why = "a binary file: bring it in with `agentls background apply`"
+            brought.conflicts.append((path, numbers, why))
             continue
-        if file.binary:
-            brought.conflicts.append((path, numbers, "a binary file: bring it in with git"))
+        if not numbers:
             continue
         try:
             target = proposed_path(folders, str(repo / path))
