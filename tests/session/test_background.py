@@ -4,6 +4,7 @@ trust carried over, the cap, and the state read from the run's process and log."
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -135,6 +136,30 @@ async def test_state_is_read_from_the_runs_last_json_line(
     failure = {"type": "result", "finishReason": "error", "error": {"message": "overloaded"}}
     log.write_text(json.dumps(failure) + "\n")
     assert bg.state_of(record) == ("failed", "error: overloaded")
+
+
+def test_a_run_inside_its_process_is_running_waiting_then_done_and_interrupted_when_it_dies(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "run.log"
+    record = bg.BackgroundRecord(
+        "ses_inside", "/repo", "/repo-wt", "agentls/x", "abc", "job", log=str(log)
+    )
+    record.in_process, record.pid = True, os.getpid()
+    assert bg.state_of(record) == ("running", None)
+    bg.WAITING.add(record.session_id)
+    try:
+        assert bg.state_of(record) == ("waiting", None)
+    finally:
+        bg.WAITING.discard(record.session_id)
+    log.write_text(json.dumps({"type": "result", "finishReason": "end_turn"}) + "\n")
+    assert bg.state_of(record) == ("done", "end_turn")
+    log.unlink()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    record.pid = dead.pid  # the server that ran it is gone, and wrote no result line
+    state, reason = bg.state_of(record)
+    assert state == "failed" and reason is not None and "interrupted" in reason
 
 
 async def test_outside_a_repository_nothing_starts(tmp_path: Path) -> None:

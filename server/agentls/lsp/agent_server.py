@@ -89,6 +89,9 @@ class AgentServer(LanguageServer):
         # (agent/approve) is checked against it.
         self.proposals: dict[str, Proposal] = {}
         self.ws: LspWorkspace | None = None
+        # The background sessions this server runs, by session id (lsp/background_run.py): their
+        # questions' answers go to their Agent.
+        self.background_agents: dict[str, Agent] = {}
         self.relay = EventRelay(
             lambda payload: self.protocol.notify("agent/event", payload),
             lambda: self.work_done_progress if self.client_caps.work_done_progress else None,

@@ -46,7 +46,7 @@ async def approve(ls: AgentServer, raw: Any) -> dict[str, Any]:
             f"Invalid params: decision: must be once, always or reject (got {raw['decision']!r})"
         )
     params = parse(ApproveParams, raw)
-    agent = await ls.agent()
+    agent = ls.background_agents.get(params.session_id) or await ls.agent()
     try:
         await agent.session(params.session_id)
     except KeyError:
@@ -259,7 +259,7 @@ async def ask_user_with_message(ls: AgentServer, question: Question) -> None:
         log.exception("showMessageRequest failed")
         return
     decision, said = actions.get(result.title if result is not None else "", actions["Skip"])
-    agent = ls.running_agent
+    agent = ls.background_agents.get(question.session_id) or ls.running_agent
     if agent is None:
         return
     try:
@@ -306,7 +306,7 @@ async def ask_with_message(ls: AgentServer, question: Question) -> None:
         return
     chosen = actions.get(result.title) if result is not None else None
     decision, scope = chosen or ("reject", "session")
-    agent = ls.running_agent
+    agent = ls.background_agents.get(question.session_id) or ls.running_agent
     if agent is None:
         return
     try:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.history import Usage
+from agentls.lsp import background_run
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.transport import invalid
 from agentls.protocol.background import BackgroundInfo, ChangedFileInfo
@@ -32,15 +33,16 @@ def info_of(status: bg.BackgroundStatus) -> BackgroundInfo:
 
 
 async def start(ls: AgentServer, params: PromptParams) -> dict[str, Any]:
-    """Start the prompt as a background session; answer at once with it."""
+    """Start the prompt as a background session, run in this server (lsp/background_run.py);
+    answer at once with it."""
     agent = await ls.agent()
     if params.context:
         raise invalid("Invalid params: context: a background prompt takes text only")
     settings = agent.settings
     try:
-        started = await bg.start(
-            Path(ls.root), params.text, settings, bg.detached_run, {"model": settings.model}
-        )
+        overrides = {"model": settings.model}
+        launch = background_run.launcher(ls, overrides)
+        started = await bg.start(Path(ls.root), params.text, settings, launch, overrides)
     except bg.BackgroundError as exc:
         raise invalid(f"Invalid params: background: {exc}") from None
     r = started.record

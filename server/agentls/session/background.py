@@ -4,7 +4,7 @@ working in their tree. Its workspace root is the worktree, so its tools, its bas
 edits stay there; the user brings its work in with a merge of the branch, on their command only.
 
 The front end runs the turn (the CLI in a detached `agentls run --cwd WORKTREE --session ID`
-process); this module makes the worktree and the session, carries the repository's trust over,
+process, the LSP server in its own process); this module makes the worktree and the session, carries the repository's trust over,
 keeps the cap on how many run at once, and records each one so that it can be listed, diffed,
 merged and removed later. A record is a small JSON file per session under the data directory
 (beside agentls.db), written before the run starts: a crash or a kill -9 of the run leaves the
@@ -14,7 +14,9 @@ run --cwd WORKTREE --session ID`.
 A record's state is read, never kept: "running" while its process lives, then "done" or "failed"
 from the run's last JSON line (its log), "failed" with "interrupted" when the run left none (a
 kill). "waiting" is a run stopped on a question; the CLI's detached run never waits (it refuses
-questions as unattended), so only a front end that relays questions can show it.
+questions as unattended); the LSP server runs its background sessions in its own process
+(lsp/background_run.py, `in_process`), relays their questions to the editor and marks the ones
+waiting in WAITING; their result line goes to the log as the detached run's does.
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ class BackgroundRecord:
     pid: int = 0
     started_at: int = 0  # ms
     log: str = ""
+    # Run inside the process pid (the LSP server, lsp/background_run.py), not a process of its
+    # own: running while that process lives and the log has no result line yet.
+    in_process: bool = False
 
 
 @dataclass
@@ -183,10 +188,17 @@ def _last_result(log: str) -> dict[str, Any] | None:
     return None
 
 
+# The in-process runs (lsp/background_run.py) of this process stopped on a question.
+WAITING: set[str] = set()
+
+
 def state_of(record: BackgroundRecord) -> tuple[BackgroundState, str | None]:
-    if _alive(record.pid, record.session_id):
+    result = _last_result(record.log) if record.in_process else None
+    if result is None and record.in_process and _alive(record.pid, ""):
+        return ("waiting" if record.session_id in WAITING else "running"), None
+    if not record.in_process and _alive(record.pid, record.session_id):
         return "running", None
-    result = _last_result(record.log)
+    result = result or _last_result(record.log)
     if result is None:
         return "failed", (
             "interrupted (its run ended without finishing); resume it with "
@@ -401,6 +413,7 @@ def resume(record: BackgroundRecord, settings: Settings, prompt: str, yes: bool 
                 f"is {settings.background_limit}): wait for one to finish"
             )
         record.pid = detached_run(record, yes=yes, prompt=prompt)
+        record.in_process = False
         save(record)
 
 

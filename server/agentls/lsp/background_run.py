@@ -1,0 +1,124 @@
+"""Background sessions run inside the LSP server (agent/prompt `background: true`).
+
+Where the CLI starts a detached `agentls run` that refuses every question as unattended, the
+server opens a second Agent on the session's worktree (its settings loaded from there, the
+repository's trust carried over by session/background.start) and runs the turn as a task of its
+own. Its events go to the editor as the main Agent's do (agent/event, carrying its session id),
+its questions through the same presenter (a permission-request the panel shows, labelled with the
+session), and agent/approve finds it by session id in `ls.background_agents`. While a question
+waits the session is "waiting" (background.WAITING); at the end the turn's result line goes to
+the record's log, as the detached run writes it, so its state reads "done" or "failed". A crash
+of the server leaves no result line: the session reads "failed ... interrupted" and resumes with
+`agentls background resume`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agentls.config import load_settings
+from agentls.lsp.agent_server import AgentServer
+from agentls.session import Agent, Question, QuestionPresenter
+from agentls.session import background as bg
+
+log = logging.getLogger(__name__)
+
+
+def launcher(
+    ls: AgentServer, overrides: dict[str, Any] | None
+) -> Callable[[bg.BackgroundRecord], int]:
+    """bg.start's launch: the run as a task of this server; its pid is the server's."""
+
+    def launch(record: bg.BackgroundRecord) -> int:
+        record.in_process = True
+        ls.spawn(run(ls, record, overrides))
+        return os.getpid()
+
+    return launch
+
+
+async def run(
+    ls: AgentServer, record: bg.BackgroundRecord, overrides: dict[str, Any] | None
+) -> None:
+    """One turn of record's session in its worktree; its result line written to the log."""
+    line: dict[str, Any]
+    try:
+        root = Path(record.worktree)
+        settings = await asyncio.to_thread(load_settings, root, overrides)
+        agent = await Agent.open(
+            settings=settings,
+            root=root,
+            presenter=_presenter(ls),
+            front_end="editor",
+            watch_instructions=False,
+        )
+    except Exception as exc:  # noqa: BLE001 - said in its result line
+        log.exception("background session %s could not start", record.session_id)
+        _write(record, _failed(record, f"it could not start: {exc}"))
+        return
+    ls.background_agents[record.session_id] = agent
+    unsubscribe = agent.subscribe(ls.relay)
+    try:
+        result = await agent.prompt(record.session_id, record.prompt)
+        line = {
+            "type": "result",
+            "sessionId": result.session_id,
+            "messageId": result.message_id,
+            "finishReason": result.finish_reason,
+            "text": result.text,
+            "usage": result.usage.wire(),
+        }
+        if result.finish_reason not in bg.DONE_REASONS:
+            said = result.failure.message if result.failure else (result.error or "")
+            line["error"] = {"message": said}
+    except asyncio.CancelledError:
+        # The server is shutting down: no result line, so it reads "interrupted" (resumable).
+        raise
+    except Exception as exc:  # noqa: BLE001 - said in its result line
+        log.exception("background session %s failed", record.session_id)
+        line = _failed(record, str(exc))
+    finally:
+        bg.WAITING.discard(record.session_id)
+        unsubscribe()
+        ls.background_agents.pop(record.session_id, None)
+        await agent.aclose()
+    _write(record, line)
+
+
+def _failed(record: bg.BackgroundRecord, message: str) -> dict[str, Any]:
+    return {
+        "type": "result",
+        "sessionId": record.session_id,
+        "finishReason": "error",
+        "error": {"message": message},
+    }
+
+
+def _write(record: bg.BackgroundRecord, line: dict[str, Any]) -> None:
+    with open(record.log, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
+
+
+def _presenter(ls: AgentServer) -> QuestionPresenter:
+    """The server's presenter, the session marked waiting while its question is shown."""
+
+    @contextmanager
+    def presenting(question: Question) -> Iterator[None]:
+        bg.WAITING.add(question.session_id)
+        try:
+            if ls.presenter is None:
+                yield
+            else:
+                with ls.presenter(question):
+                    yield
+        finally:
+            bg.WAITING.discard(question.session_id)
+
+    return presenting
