@@ -9,7 +9,7 @@ import type {
   SessionInfo,
   TextRef,
 } from './protocol/generated';
-import type { ConnectionStatus, ProposalEntry, MentionItem, MentionKind, MentionSearchKind, PanelMessage, PanelState, PromptImage, PromptMode, SessionMode } from './model/messages';
+import type { BackgroundQuestion, ConnectionStatus, ProposalEntry, MentionItem, MentionKind, MentionSearchKind, PanelMessage, PanelState, PromptImage, PromptMode, SessionMode } from './model/messages';
 import {
   applyEvent,
   connectionLost,
@@ -29,6 +29,7 @@ import type { AgentConnection, HostUi } from './hostTypes';
 import { sessionAction } from './sessions';
 import { Checkpoints } from './checkpoints';
 import { backgroundReview } from './backgroundReview';
+import { backgroundQuestions } from './model/backgroundQuestions';
 import type { SetupState } from './model/setup';
 
 export type { AgentConnection, HostUi } from './hostTypes';
@@ -113,6 +114,7 @@ export class AgentHost {
       activeSessionId: this.activeSessionId,
       view: this.activeView,
       proposals: this.proposals(),
+      backgroundQuestions: this.backgroundQuestions(),
       setup: this.setup,
     };
   }
@@ -204,6 +206,9 @@ export class AgentHost {
     if (event.type === 'turn-start' || event.type === 'turn-end') this.scheduleRefresh();
     if (event.type === 'permission-request' || event.type === 'permission-resolved' || event.type === 'turn-end') {
       this.postProposals();
+      // A background session's question: the panel's labelled card, its history entry "waiting".
+      this.ui.post({ type: 'background-questions', questions: this.backgroundQuestions() });
+      if (this.sessions.some((s) => s.sessionId === id && s.background)) this.scheduleRefresh();
     }
     if (event.type !== 'text-delta' && event.type !== 'thinking-delta') this.changed();
   }
@@ -633,9 +638,10 @@ export class AgentHost {
     this.refreshTimer = setTimeout(() => {
       this.refreshTimer = undefined;
       this.refreshSessions()
-        .then(() =>
-          this.ui.post({ type: 'sessions', sessions: this.sessions, activeSessionId: this.activeSessionId }),
-        )
+        .then(() => {
+          this.ui.post({ type: 'sessions', sessions: this.sessions, activeSessionId: this.activeSessionId });
+          this.ui.post({ type: 'background-questions', questions: this.backgroundQuestions() });
+        })
         .catch(() => undefined);
     }, 150);
   }
@@ -657,6 +663,11 @@ export class AgentHost {
       }
     }
     return out;
+  }
+
+  /** The questions background sessions other than the active one wait on. */
+  backgroundQuestions(): BackgroundQuestion[] {
+    return backgroundQuestions(this.views.values(), this.sessions, this.activeSessionId);
   }
 
   private postProposals(): void {

@@ -20,6 +20,8 @@ export interface PanelState {
   view?: SessionView;
   /** The proposed edits waiting for review, in every session. */
   proposals?: ProposalEntry[];
+  /** The questions background sessions other than the active one wait on (backgroundQuestions.ts). */
+  backgroundQuestions?: BackgroundQuestion[];
   /** The server's install, while there is no server to start (model/setup.ts). */
   setup?: SetupState;
 }
@@ -45,6 +47,8 @@ export type HostMessage =
   | { type: 'add-selection'; item: MentionItem; session: 'current' | 'new' }
   /** The proposed edits waiting for review, in every session (the panel's "Waiting for review"). */
   | { type: 'proposals'; proposals: ProposalEntry[] }
+  /** The questions background sessions wait on (webview/backgroundQuestions.ts). */
+  | { type: 'background-questions'; questions: BackgroundQuestion[] }
   /** The MCP servers (agent/mcpStatus), after the panel asked (mcp-status). */
   | { type: 'mcp'; servers: McpServerInfo[] }
   /** The /commands (agent/listCommands), after the panel asked (list-commands). */
@@ -70,6 +74,20 @@ export interface ProposalEntry {
   title: string;
   /** The file it changes, as the tool call named it. */
   path?: string;
+}
+
+/** A question (a permission request or ask_user) of a background session the panel does not show:
+ * answered from a labelled card in the panel (webview/backgroundQuestions.ts). */
+export interface BackgroundQuestion {
+  sessionId: string;
+  sessionTitle: string;
+  branch: string;
+  requestId: string;
+  tool: string;
+  /** The permission's title (what it would do). */
+  title: string;
+  input: Record<string, unknown>;
+  diff?: string;
 }
 
 /** An @-mention's context item, as its chip shows it. */

@@ -20,6 +20,7 @@ import { questionBlock, questionResolved } from './question';
 import { EarlierMessages } from './earlier';
 import { ReviewList } from './review';
 import { BackgroundReviewCard } from './backgroundReview';
+import { BackgroundQuestions } from './backgroundQuestions';
 import { TranscriptWindow } from './transcriptWindow';
 import { failureCard } from './errors';
 import { CostView } from './cost';
@@ -105,6 +106,9 @@ pinned.before(proposalList.el);
 /** The mode and model pickers under the prompt box (composer.ts, models.ts). */
 const pickers = pickerRow(stopButton.parentElement ?? document.body);
 promptBox.before(keyNotice.el);
+/** Questions of background sessions the panel does not show, above the prompt box (backgroundQuestions.ts). */
+const backgroundQuestions = new BackgroundQuestions(post);
+keyNotice.el.before(backgroundQuestions.el);
 const modeButton = makeModeButton();
 pickers.append(modeButton);
 const modelPicker = new ModelPicker(pickers, (model) => post({ type: 'set-model', model }), () => post({ type: 'list-models' }));
@@ -707,6 +711,7 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       announcer.prime(state.view);
       modelPicker.connected(state.connection === 'running');
       proposalList.set(state.proposals, state.activeSessionId);
+      backgroundQuestions.set(state.backgroundQuestions);
       return;
     case 'event':
       onEvent(message.event);
@@ -735,6 +740,9 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       return;
     case 'proposals':
       proposalList.set(message.proposals);
+      return;
+    case 'background-questions':
+      backgroundQuestions.set(message.questions);
       return;
     case 'proposal-hunks':
     case 'proposal-kept': {
