@@ -17,10 +17,13 @@ class ChangedFileInfo(Result):
 
 
 class BackgroundInfo(Result):
-    """Where a background session works and how it is doing. state: "running" (its run's process
-    lives), "done" or "failed" (reason says why; "interrupted ..." after a crash or a kill, with
-    the command that resumes it); "waiting" is a run stopped on a question, which a detached run
-    never is (it refuses calls that would ask, as unattended)."""
+    """Where a background session works and how it is doing. state: "running" (its run lives: the
+    CLI's detached process, or the turn the language server runs for agent/prompt `background`),
+    "waiting" (a question of the server's run waits: its permission-request came as an agent/event
+    with its session id, and agent/approve with that id answers it; the CLI's detached run never
+    waits, it refuses calls that would ask as unattended), "done" or "failed" (reason says why;
+    "interrupted ..." after a crash or a kill of its run or of the server, with the command that
+    resumes it)."""
 
     state: Literal["running", "waiting", "done", "failed"]
     reason: str | None = None
