@@ -20,10 +20,9 @@ from tests.lsp.editor import Editor, Profile
 from tests.lsp.test_background import git
 
 
-@pytest_asyncio.fixture
-async def editor(
+async def editor_on_a_repository(
     tmp_path: Path, api: MessagesAPIServer, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[Editor]:
+) -> Editor:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     git(workspace, "init", "--quiet", "-b", "main")
@@ -33,6 +32,14 @@ async def editor(
     monkeypatch.setenv("AGENTLS_DATA_DIR", str(tmp_path / "data"))
     started = await start_editor(tmp_path, api, Profile())
     started.auto_approve = False  # the test answers the question itself
+    return started
+
+
+@pytest_asyncio.fixture
+async def editor(
+    tmp_path: Path, api: MessagesAPIServer, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[Editor]:
+    started = await editor_on_a_repository(tmp_path, api, monkeypatch)
     yield started
     await stop_editor(started)
 
@@ -75,6 +82,7 @@ async def test_a_question_of_a_background_session_is_answered_in_the_editor(
     assert question["tool"] == "edit"
     assert "X = 2" in json.dumps(question)
     assert (await background_entry(editor, session_id))["state"] == "waiting"
+    assert bg.state_of(bg.find(session_id))[0] == "waiting"  # `agentls background list` too
     assert (worktree / "app.py").read_text() == "X = 1\n"
 
     await editor.request(
@@ -93,3 +101,28 @@ async def test_a_question_of_a_background_session_is_answered_in_the_editor(
     assert (worktree / "app.py").read_text() == "X = 2\n"
     assert (editor.root / "app.py").read_text() == "X = 1\n"
     assert not editor.session_events(here, "permission-request")
+
+
+async def test_a_background_session_left_waiting_when_the_server_stops_is_interrupted_and_kept(
+    tmp_path: Path, api: MessagesAPIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.default = edits_app
+    editor = await editor_on_a_repository(tmp_path, api, monkeypatch)
+    try:
+        here = await editor.new_session()
+        started = await editor.request(
+            "agent/prompt", {"sessionId": here, "text": "change x", "background": True}
+        )
+        session_id = started["sessionId"]
+        await editor.wait_event(session_id, "permission-request", timeout=60)
+    finally:
+        await stop_editor(editor)
+    record = bg.find(session_id)
+    for _ in range(600):  # the server process exits after its shutdown
+        if bg.state_of(record)[0] not in ("running", "waiting"):
+            break
+        await asyncio.sleep(0.05)
+    state, reason = bg.state_of(record)
+    assert state == "failed" and reason is not None and "interrupted" in reason
+    assert Path(record.worktree, "app.py").read_text() == "X = 1\n"
+    assert record.branch in git(Path(record.repo_root), "branch", "--list", record.branch)

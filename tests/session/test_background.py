@@ -147,11 +147,10 @@ def test_a_run_inside_its_process_is_running_waiting_then_done_and_interrupted_w
     )
     record.in_process, record.pid = True, os.getpid()
     assert bg.state_of(record) == ("running", None)
-    bg.WAITING.add(record.session_id)
-    try:
-        assert bg.state_of(record) == ("waiting", None)
-    finally:
-        bg.WAITING.discard(record.session_id)
+    bg.mark_waiting(record, True)
+    assert bg.state_of(record) == ("waiting", None)
+    bg.mark_waiting(record, False)
+    assert bg.state_of(record) == ("running", None)
     log.write_text(json.dumps({"type": "result", "finishReason": "end_turn"}) + "\n")
     assert bg.state_of(record) == ("done", "end_turn")
     log.unlink()

@@ -6,7 +6,7 @@ repository's trust carried over by session/background.start) and runs the turn a
 own. Its events go to the editor as the main Agent's do (agent/event, carrying its session id),
 its questions through the same presenter (a permission-request the panel shows, labelled with the
 session), and agent/approve finds it by session id in `ls.background_agents`. While a question
-waits the session is "waiting" (background.WAITING); at the end the turn's result line goes to
+waits the session is "waiting" (background.mark_waiting); at the end the turn's result line goes to
 the record's log, as the detached run writes it, so its state reads "done" or "failed". A crash
 of the server leaves no result line: the session reads "failed ... interrupted" and resumes with
 `agentls background resume`.
@@ -55,7 +55,7 @@ async def run(
         agent = await Agent.open(
             settings=settings,
             root=root,
-            presenter=_presenter(ls),
+            presenter=_presenter(ls, record),
             front_end="editor",
             watch_instructions=False,
         )
@@ -64,7 +64,13 @@ async def run(
         _write(record, _failed(record, f"it could not start: {exc}"))
         return
     ls.background_agents[record.session_id] = agent
-    unsubscribe = agent.subscribe(ls.relay)
+
+    def relay(event: Any) -> None:
+        # A sub-agent's session asks too: agent/approve with its id finds this Agent.
+        ls.background_agents.setdefault(event.session_id, agent)
+        ls.relay(event)
+
+    unsubscribe = agent.subscribe(relay)
     try:
         result = await agent.prompt(record.session_id, record.prompt)
         line = {
@@ -85,9 +91,11 @@ async def run(
         log.exception("background session %s failed", record.session_id)
         line = _failed(record, str(exc))
     finally:
-        bg.WAITING.discard(record.session_id)
+        bg.mark_waiting(record, False)
         unsubscribe()
-        ls.background_agents.pop(record.session_id, None)
+        for session_id, running in list(ls.background_agents.items()):
+            if running is agent:
+                del ls.background_agents[session_id]
         await agent.aclose()
     _write(record, line)
 
@@ -106,12 +114,15 @@ def _write(record: bg.BackgroundRecord, line: dict[str, Any]) -> None:
         out.write(json.dumps(line) + "\n")
 
 
-def _presenter(ls: AgentServer) -> QuestionPresenter:
+def _presenter(ls: AgentServer, record: bg.BackgroundRecord) -> QuestionPresenter:
     """The server's presenter, the session marked waiting while its question is shown."""
+
+    open_questions: set[str] = set()  # several may wait at once (calls run in parallel)
 
     @contextmanager
     def presenting(question: Question) -> Iterator[None]:
-        bg.WAITING.add(question.session_id)
+        open_questions.add(question.request_id)
+        bg.mark_waiting(record, True)
         try:
             if ls.presenter is None:
                 yield
@@ -119,6 +130,7 @@ def _presenter(ls: AgentServer) -> QuestionPresenter:
                 with ls.presenter(question):
                     yield
         finally:
-            bg.WAITING.discard(question.session_id)
+            open_questions.discard(question.request_id)
+            bg.mark_waiting(record, bool(open_questions))
 
     return presenting

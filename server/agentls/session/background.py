@@ -16,7 +16,7 @@ from the run's last JSON line (its log), "failed" with "interrupted" when the ru
 kill). "waiting" is a run stopped on a question; the CLI's detached run never waits (it refuses
 questions as unattended); the LSP server runs its background sessions in its own process
 (lsp/background_run.py, `in_process`), relays their questions to the editor and marks the ones
-waiting in WAITING; their result line goes to the log as the detached run's does.
+waiting (mark_waiting); their result line goes to the log as the detached run's does.
 """
 
 from __future__ import annotations
@@ -140,9 +140,10 @@ def find(session_id: str) -> BackgroundRecord:
 
 
 def forget(record: BackgroundRecord) -> None:
-    for path in (_record_path(record.session_id), Path(record.log), Path(record.log + ".err")):
+    paths = (_record_path(record.session_id), Path(record.log), Path(record.log + ".err"))
+    for path in (*paths, _waiting_mark(record)):
         with contextlib.suppress(OSError):
-            if str(path) not in ("", ".err"):
+            if str(path) not in ("", ".", ".err", ".waiting"):
                 path.unlink()
 
 
@@ -188,14 +189,25 @@ def _last_result(log: str) -> dict[str, Any] | None:
     return None
 
 
-# The in-process runs (lsp/background_run.py) of this process stopped on a question.
-WAITING: set[str] = set()
+def _waiting_mark(record: BackgroundRecord) -> Path:
+    return Path(record.log + ".waiting")
+
+
+def mark_waiting(record: BackgroundRecord, waiting: bool) -> None:
+    """An in-process run (lsp/background_run.py) stopped on a question, or going on: a file
+    beside its log, so that every process (`agentls background list`) reads it "waiting"."""
+    mark = _waiting_mark(record)
+    with contextlib.suppress(OSError):
+        if waiting:
+            mark.touch()
+        else:
+            mark.unlink(missing_ok=True)
 
 
 def state_of(record: BackgroundRecord) -> tuple[BackgroundState, str | None]:
     result = _last_result(record.log) if record.in_process else None
     if result is None and record.in_process and _alive(record.pid, ""):
-        return ("waiting" if record.session_id in WAITING else "running"), None
+        return ("waiting" if _waiting_mark(record).exists() else "running"), None
     if not record.in_process and _alive(record.pid, record.session_id):
         return "running", None
     result = result or _last_result(record.log)
