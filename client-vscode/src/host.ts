@@ -610,6 +610,12 @@ export class AgentHost {
         view.queued = old.queued;
         view.queuedContext = old.queuedContext;
         view.usage.turn = old.usage.turn;
+        // A running turn's open questions (a background session's, seen before it was opened):
+        // its history is stored when the turn ends, and the question is answered here meanwhile.
+        for (const item of pendingPermissions(old)) {
+          if (!view.items.some((i) => i.kind === 'tool' && i.callId === item.callId)) view.items.push(item);
+        }
+        if (pendingPermissions(old).length) view.busy = true;
       }
       this.views.set(sessionId, view);
       this.complete.add(sessionId);

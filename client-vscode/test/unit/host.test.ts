@@ -313,6 +313,23 @@ describe('panel messages', () => {
     expect(memory.get('agentls.activeSessionId')).toBe('ses_new1');
   });
 
+  it('shows a background session\'s question in the open session, and keeps it when that session is opened', async () => {
+    await host.connected(server);
+    const bg = { ...fixture.sessions[0], sessionId: 'ses_bg', title: 'rename it', background: { state: 'running' as const, branch: 'agentls/rename-it', worktree: '/wt', base: 'abc' } };
+    host.sessions.push(bg);
+    const input = { path: 'a.py', old_string: '1', new_string: '2' };
+    host.handleEvent({ type: 'turn-start', sessionId: 'ses_bg', messageId: 'm', prompt: 'rename it' });
+    host.handleEvent({ type: 'tool-call', sessionId: 'ses_bg', callId: 'c1', tool: 'edit', title: 'edit a.py', input });
+    host.handleEvent({ type: 'permission-request', sessionId: 'ses_bg', requestId: 'r1', callId: 'c1', tool: 'edit', title: 'edit a.py', input });
+    expect(ui.last('background-questions')?.questions).toEqual([
+      expect.objectContaining({ sessionId: 'ses_bg', sessionTitle: 'rename it', branch: 'agentls/rename-it', requestId: 'r1' }),
+    ]);
+    await host.handlePanelMessage({ type: 'select-session', sessionId: 'ses_bg' });
+    const card = host.activeView?.items.find((i) => i.kind === 'tool' && i.callId === 'c1');
+    expect(card).toMatchObject({ permission: { requestId: 'r1', state: 'pending' } }); // not lost with the reload
+    expect(ui.last('state')?.state.backgroundQuestions).toEqual([]); // it is in the transcript now
+  });
+
   it('switches sessions, loading history it has not seen', async () => {
     await host.handlePanelMessage({ type: 'new-session' });
     server.calls = [];
