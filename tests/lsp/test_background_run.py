@@ -126,3 +126,26 @@ async def test_a_background_session_left_waiting_when_the_server_stops_is_interr
     assert state == "failed" and reason is not None and "interrupted" in reason
     assert Path(record.worktree, "app.py").read_text() == "X = 1\n"
     assert record.branch in git(Path(record.repo_root), "branch", "--list", record.branch)
+
+
+async def test_stopping_a_background_session_from_the_editor_ends_its_turn_cancelled(
+    editor: Editor, api: MessagesAPIServer
+) -> None:
+    api.default = edits_app
+    here = await editor.new_session()
+    started = await editor.request(
+        "agent/prompt", {"sessionId": here, "text": "change x", "background": True}
+    )
+    session_id = started["sessionId"]
+    await editor.wait_event(session_id, "permission-request", timeout=60)
+    answer = await editor.request("agent/cancel", {"sessionId": session_id})
+    assert answer["cancelled"] is True
+    end = await editor.wait_event(session_id, "turn-end", timeout=60)
+    assert end["finishReason"] == "cancelled"
+    record = bg.find(session_id)
+    for _ in range(600):  # its result line is written once its Agent is closed
+        if bg.state_of(record)[0] not in ("running", "waiting"):
+            break
+        await asyncio.sleep(0.05)
+    assert bg.state_of(record)[0] == "failed"
+    assert Path(record.worktree, "app.py").read_text() == "X = 1\n"

@@ -173,7 +173,8 @@ async def set_mode(ls: AgentServer, raw: Any) -> dict[str, Any]:
 
 async def cancel(ls: AgentServer, raw: Any) -> dict[str, Any]:
     params = parse(CancelParams, raw)
-    agent = await ls.agent()
+    # A background session this server runs is stopped in its own Agent (lsp/background_run.py).
+    agent = ls.background_agents.get(params.session_id) or await ls.agent()
     cancelled = await known_session(params.session_id, agent.cancel)
     return CancelResult(cancelled=cancelled).wire()
 
