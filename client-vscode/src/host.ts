@@ -205,9 +205,9 @@ export class AgentHost {
     for (const listener of this.eventListeners) listener(event);
     if (event.type === 'turn-start' || event.type === 'turn-end') this.scheduleRefresh();
     if (event.type === 'permission-request' || event.type === 'permission-resolved' || event.type === 'turn-end') {
-      this.postProposals();
       // A background session's question: the panel's labelled card, its history entry "waiting".
       this.ui.post({ type: 'background-questions', questions: this.backgroundQuestions() });
+      this.postProposals();
       if (this.sessions.some((s) => s.sessionId === id && s.background)) this.scheduleRefresh();
     }
     if (event.type !== 'text-delta' && event.type !== 'thinking-delta') this.changed();
