@@ -151,7 +151,14 @@ export async function inlineChat({ page, panel, workspace, openPanel, activeSess
     }
     // Close the widget (its × is there; Escape in its reply box is the same): gone from the editor.
     await widget.locator('[aria-label^="Close inline chat"]').first().waitFor();
-    await widget.getByText(REPLY_PROMPT).first().click();
+    // Escape closes it from its reply box: pressed once the box has the focus (on a slow first
+    // run the click may land before the reply box takes it; then it is clicked again).
+    const replyFocused = () => page.evaluate(() => !!document.activeElement?.closest('.review-widget .comment-form'));
+    for (let tries = 0; tries < 3 && !(await replyFocused()); tries++) {
+      await widget.getByText(REPLY_PROMPT).first().click();
+      await poll('the reply box focused', replyFocused, 3_000).catch(() => undefined);
+    }
+    check(await replyFocused(), 'the inline chat reply box should take the focus when clicked');
     await page.keyboard.press('Escape');
     await page.locator('.editor-instance .review-widget').waitFor({ state: 'detached', timeout: 10_000 });
     // Opened again on the same lines: a new widget, its reply box focused; Escape there closes it.
