@@ -67,11 +67,17 @@ describe.skipIf(!existsSync(CHROMIUM))('a long session in the panel (Chromium, 3
 
   it('brings the rest in as the top is scrolled to, down to the first message', async () => {
     const scroller = page.locator('#transcript');
-    for (let i = 0; i < 200 && (await page.locator('.earlier-page').count()); i++) {
-      await scroller.evaluate((el) => (el.scrollTop = 0));
-      await page.waitForTimeout(20);
-    }
-    expect(await page.locator('.earlier-page').count()).toBe(0);
+    // Scrolled to the top again and again until no bar is left: bounded by time, not by a count
+    // of tries, as a loaded machine draws fewer frames (each page comes on a frame).
+    await expect
+      .poll(
+        async () => {
+          await scroller.evaluate((el) => (el.scrollTop = 0));
+          return page.locator('.earlier-page').count();
+        },
+        { timeout: 45_000, interval: 50 },
+      )
+      .toBe(0);
     expect((await userTexts())[0]).toBe('question 0');
     expect(await drawn()).toBe(800);
   });
