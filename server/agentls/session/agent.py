@@ -56,7 +56,7 @@ from agentls.session.state import SessionState, Steer, Ticket, TurnResult
 from agentls.session.subagents import SubAgents
 from agentls.session.system_prompt import FrontEnd, PromptKind
 from agentls.session.turn import Turn, TurnParts, uncancel
-from agentls.session.turn_setup import command_parts, take_turn_lock
+from agentls.session.turn_setup import command_parts, command_text, take_turn_lock
 from agentls.store import ProjectGrant, SessionRecord, Store, StoreError, default_db_path
 from agentls.tools.registry import ToolRegistry, default_tools
 from agentls.tools.support.sandbox import language_server_prefix
@@ -414,8 +414,8 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
         mode "steer", a prompt to a session running a turn joins that turn at its next step
         boundary instead (steering.py) and returns the turn's result; one the turn did not take
         (it ended first) runs as a prompt of its own. A prompt "/NAME args" runs a command
-        (commands.py; one run as an agent type never steers: it queues); CommandError when it
-        cannot."""
+        (commands.py; one run as an agent type or with `!` commands never steers: it queues);
+        CommandError when it cannot."""
         command = None  # a custom command's model and agent type, for its turn
         invocation = parse_invocation(text)
         if invocation is not None:
@@ -425,7 +425,7 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
             command, text, context = outcome, outcome.text, [*(context or []), *outcome.context]
         if not text.strip() and not context:  # nothing to send (front ends refuse it first)
             raise CommandError("a prompt needs text, or an image in its context")
-        if mode == "steer" and (command is None or command.agent is None):
+        if mode == "steer" and (command is None or command.steers):
             steered = await self._steer(session_id, text, context or [])
             if steered is not None:
                 return steered
@@ -558,7 +558,7 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
                 try:
                     # Read at each turn, so a grant given or revoked by another process counts now.
                     await self.load_project_grants()
-                    return await turn.run(text, context)
+                    return await turn.run(await command_text(turn, command, text), context)
                 except asyncio.CancelledError:
                     uncancel()
                     state.finishing = True

@@ -298,9 +298,10 @@ def parse_invocation(text: str) -> tuple[str, str] | None:
     return match.group(1), (match.group(2) or "").strip()
 
 
-def fill(template: str, args: str, positional: bool = False) -> str:
+def fill(template: str, args: str, positional: bool = False, append: bool | None = None) -> str:
     """The template with `$ARGUMENTS` (and, `positional`, `$1`, `$2`, ...: the words of `args`,
-    quotes grouping, none past the last) filled; `args` appended when it says neither."""
+    quotes grouping, none past the last) filled; `args` appended when it says neither (or as
+    `append` says)."""
     numbered = positional and re.search(r"\$[1-9]", template) is not None
     if numbered:
         try:
@@ -314,7 +315,9 @@ def fill(template: str, args: str, positional: bool = False) -> str:
         )
     if "$ARGUMENTS" in template:
         return template.replace("$ARGUMENTS", args)
-    return f"{template}\n\n{args}" if args and not numbered else template
+    if append is None:
+        append = not numbered
+    return f"{template}\n\n{args}" if args and append else template
 
 
 def unknown(name: str, commands: dict[str, Command]) -> CommandError:
@@ -368,6 +371,16 @@ class Expansion:
     agent: AgentType | None = None
     # What the command's `allowed-tools` allow for its turn (Claude Code's rules translated).
     allowed: list[Rule] = field(default_factory=list)
+    # Claude Code's `!` commands, run before the prompt is sent (session/command_shell.py), and
+    # the prefix of the markers standing for their outputs in `text`.
+    shell: list[str] = field(default_factory=list)
+    shell_prefix: str = ""
+
+    @property
+    def steers(self) -> bool:
+        """Whether it may join a running turn (mode "steer"): not as an agent type, nor with
+        commands to run first."""
+        return self.agent is None and not self.shell
 
 
 def expand(
@@ -390,7 +403,7 @@ def expand(
             )
     if command.error is not None:
         raise CommandError(f"/{command.name} cannot run: {command.error}")
-    text = fill(command.template, args, command.positional)
+    text, shell, prefix = _filled(command, args)
     if not text.strip():
         raise CommandError(f"/{command.name} is empty")
     context = attachments(text, root, policy, state)  # the command's @paths, not the type's
@@ -398,11 +411,22 @@ def expand(
     model = command.model or (kind.model if kind is not None else None)
     model = resolve_model(model, state.record.model) if model is not None else None
     allowed = allowed_rules(command)
-    if kind is None:
-        return Expansion(text, context, model, allowed=allowed)
-    if kind.prompt.strip():
+    if kind is not None and kind.prompt.strip():
         text = f"{kind.prompt.strip()}\n\n{text}"
-    return Expansion(text, context, model, kind, allowed)
+    return Expansion(text, context, model, kind, allowed, shell, prefix)
+
+
+def _filled(command: Command, args: str) -> tuple[str, list[str], str]:
+    """The command's text with its arguments, and, in Claude Code's format, its `!` commands
+    (masked out first: the arguments fill them but never add one) with their markers' prefix."""
+    from agentls.session.command_shell import SHELL, mask
+
+    if not command.positional or SHELL.search(command.template) is None:
+        return fill(command.template, args, command.positional), [], ""
+    masked, shell, prefix = mask(command.template)
+    says = re.search(r"\$ARGUMENTS|\$[1-9]", command.template) is not None
+    text = fill(masked, args, positional=True, append=not says)
+    return text, [fill(c, args, positional=True, append=False) for c in shell], prefix
 
 
 def allowed_rules(command: Command) -> list[Rule]:

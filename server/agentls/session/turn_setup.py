@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from agentls.config import AgentType
 from agentls.session.state import SessionState
-from agentls.session.turn import TurnParts, uncancel
+from agentls.session.turn import Turn, TurnParts, uncancel
 from agentls.store import Store
 from agentls.tools.registry import ToolRegistry
 
@@ -80,6 +80,16 @@ def command_parts(
 
         state.skill_grants = (state.task, [*turn_grants(state), *command.allowed])
     return as_agent(parts, command.agent, registry_for) if command.agent is not None else parts
+
+
+async def command_text(turn: Turn, command: Expansion | None, text: str | None) -> str | None:
+    """The prompt of the turn: a command's with the outputs of its `!` commands, run first as
+    bash calls of the turn (session/command_shell.py)."""
+    if command is None or not command.shell or text is None:
+        return text
+    from agentls.session.command_shell import run_shell
+
+    return await run_shell(turn, command.shell, command.shell_prefix, text)
 
 
 def as_agent(parts: TurnParts, kind: AgentType, registry_for: RegistryFor) -> TurnParts:
