@@ -123,7 +123,18 @@ async def test_a_hunk_clashing_with_the_users_text_is_reported_and_not_written(
     [conflict] = result["conflicts"]
     assert conflict["path"] == "app.txt" and conflict["hunks"] == [0]
     # The user's typing is kept, the clashing hunk not written, the other one is.
-    assert editor.buffers[editor.uri("app.txt")].text == mine.replace("line 11\n", "line eleven\n")
+    now = mine.replace("line 11\n", "line eleven\n")
+    assert editor.buffers[editor.uri("app.txt")].text == now
+    # What the merge editor needs: the user's file as output, the base, the user's buffer as
+    # it is now, the base with the clashing hunk, and the conflict between git's markers.
+    merge = conflict["merge"]
+    assert merge["uri"] == editor.uri("app.txt")
+    assert (merge["base"], merge["yours"]) == (BASE, now)
+    assert merge["theirs"] == BASE.replace("line 2\n", "line two\n")
+    assert merge["marked"] == now.replace(
+        "my line 2\n", "<<<<<<< yours\nmy line 2\n=======\nline two\n>>>>>>> agentls/edit-the-app\n"
+    )
+    assert editor.root.joinpath("app.txt").read_text() == BASE  # nothing saved
     assert editor.buffers[editor.uri("new.txt")].text == "brand new\n"
 
 

@@ -98,3 +98,35 @@ async def test_a_failed_session_can_be_brought_in_but_a_missing_worktree_cannot(
     review.remove(record, force=True)
     with pytest.raises(bg.BackgroundError, match="worktree .* is gone"):
         review.branch_files(record)
+
+
+async def test_a_clashing_hunk_comes_back_with_its_three_texts_and_the_marked_merge(
+    repo: Path, tmp_path: Path
+) -> None:
+    base = "".join(f"line {n}\n" for n in range(1, 9))
+    (repo / "keep.txt").write_text(base)
+    git(repo, "commit", "--quiet", "-am", "eight lines")
+    record = finished(repo, tmp_path)
+    branch = base.replace("line 2\n", "line two\n").replace("line 7\n", "line seven\n")
+    (Path(record.worktree) / "keep.txt").write_text(branch)
+    mine = base.replace("line 2\n", "my line 2\n")
+    (repo / "keep.txt").write_text(mine)
+    brought = await review.bring_in(record, {"keep.txt": None}, workspace(repo))
+    # The hunk on line 7 fits and is written; the one on line 2 clashes with the user's line.
+    assert brought.applied == {"keep.txt": [1]}
+    assert brought.conflicts == [("keep.txt", [0], "your text there differs from its base")]
+    texts = brought.merges["keep.txt"]
+    assert texts.target == repo / "keep.txt"
+    assert texts.base == base
+    assert (
+        texts.yours == mine.replace("line 7\n", "line seven\n") == (repo / "keep.txt").read_text()
+    )
+    assert texts.theirs == base.replace("line 2\n", "line two\n")  # only the clashing hunk
+    assert texts.marked == texts.yours.replace(
+        "my line 2\n", f"<<<<<<< yours\nmy line 2\n=======\nline two\n>>>>>>> {record.branch}\n"
+    )
+    # Nothing of the conflict was written: the user's line stands.
+    assert "<<<<<<<" not in (repo / "keep.txt").read_text()
+    # A file without a clash of lines (a protected path, a binary one) has no merge texts.
+    other = await review.bring_in(record, {"logo.bin": None}, workspace(repo))
+    assert other.merges == {}

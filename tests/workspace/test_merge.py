@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentls.workspace.merge import Overlap, _Matcher, merge, rebase_reason
+from agentls.workspace.merge import Overlap, _Matcher, marked, merge, rebase_reason
 
 BASE = "def a():\n    return 1\n\n\ndef b():\n    return 2\n\n\ndef c():\n    return 3\n"
 
@@ -111,3 +111,24 @@ def test_changes_three_lines_apart_always_merge(base_lines: list[str], data: st.
     both[i], both[j] = "typed\n", "proposed\n"
 
     assert merge("".join(base_lines), "".join(ours), "".join(theirs)).text == "".join(both)
+
+
+def test_marked_puts_both_sides_of_a_conflict_between_gits_markers() -> None:
+    base, ours, theirs = "a\nb\nc\nd\ne\n", "a\nmine\nc\nd\nE\n", "a\ntheirs\nc\nd\ne\n"
+    assert marked(base, ours, theirs, "yours", "agentls/x") == (
+        "a\n<<<<<<< yours\nmine\n=======\ntheirs\n>>>>>>> agentls/x\nc\nd\nE\n"
+    )
+    # Without a conflict it is the merge itself.
+    assert (
+        marked(base, "a\nb\nc\nD\ne\n", theirs, "yours", "x")
+        == merge(base, "a\nb\nc\nD\ne\n", theirs).text
+        == "a\ntheirs\nc\nD\ne\n"
+    )
+
+
+def test_marked_never_ends_a_line_of_text_with_a_marker() -> None:
+    # No last line break on either side: each side's last line still ends before the marker.
+    assert marked("x", "y", "z", "yours", "b") == "<<<<<<< yours\ny\n=======\nz\n>>>>>>> b\n"
+    # One clean last line without a break keeps having none.
+    assert marked("a\nb\nc", "A\nb\nc", "a\nb\nc", "yours", "b") == "A\nb\nc"
+    assert marked("a\nb\nc\nd", "A\nb\nc\nd", "a\nb\nc\nD", "yours", "b") == "A\nb\nc\nD"

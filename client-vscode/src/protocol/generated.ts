@@ -428,7 +428,8 @@ export interface ApproveResult {}
  * `agent/backgroundApply`: bring exactly the kept hunks of these files into the user's
  * working tree, as one edit through workspace/applyEdit (the editor's buffers, one undo; what
  * the user typed elsewhere in a file is kept). A hunk that does not apply cleanly to the file's
- * text now is a conflict and is not written; the others are. A path the session did not change
+ * text now is a conflict and is not written (its `merge` gives the texts to resolve it in a
+ * merge editor); the others are. A path the session did not change
  * or a hunk it has not is an Invalid params error naming `keep`; a running session one naming
  * `sessionId`.
  */
@@ -446,8 +447,23 @@ export interface BackgroundApplyResult {
 }
 export interface ConflictFile {
   hunks: number[];
+  merge?: ConflictMerge | null;
   path: string;
   reason: string;
+}
+/**
+ * A conflicted file's texts for a three-way merge (VS Code's merge editor): `uri` the
+ * user's file (the merge's output), `base` its text at the session's base, `yours` the user's
+ * text when the hunks were brought in (the buffer, the file's clean hunks in), `theirs` the
+ * base with the clashing hunks, `marked` yours with them merged in between git's conflict
+ * markers (<<<<<<< yours / ======= / >>>>>>> the branch). Nothing of it is written.
+ */
+export interface ConflictMerge {
+  base: string;
+  marked: string;
+  theirs: string;
+  uri: string;
+  yours: string;
 }
 /**
  * `agent/backgroundDiff`: the changes of background session `sessionId` (one of the

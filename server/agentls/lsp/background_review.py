@@ -7,6 +7,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from pygls.uris import from_fs_path
+
 from agentls.lsp.agent_server import AgentServer
 from agentls.lsp.transport import invalid, parse
 from agentls.protocol.background_review import (
@@ -19,6 +21,7 @@ from agentls.protocol.background_review import (
     BackgroundRemoveParams,
     BackgroundRemoveResult,
     ConflictFile,
+    ConflictMerge,
 )
 from agentls.session import background as bg
 from agentls.session import background_review as review
@@ -85,8 +88,20 @@ async def background_apply(ls: AgentServer, raw: Any) -> dict[str, Any]:
         raise invalid(f"Invalid params: keep: {exc}") from None
     return BackgroundApplyResult(
         applied=[AppliedFile(path=p, hunks=h) for p, h in brought.applied.items()],
-        conflicts=[ConflictFile(path=p, hunks=h, reason=why) for p, h, why in brought.conflicts],
+        conflicts=[
+            ConflictFile(path=p, hunks=h, reason=why, merge=_merge_of(brought.merges.get(p)))
+            for p, h, why in brought.conflicts
+        ],
     ).wire()
+
+
+def _merge_of(texts: review.ConflictTexts | None) -> ConflictMerge | None:
+    if texts is None:
+        return None
+    uri = from_fs_path(str(texts.target)) or texts.target.as_uri()
+    return ConflictMerge(
+        uri=uri, base=texts.base, yours=texts.yours, theirs=texts.theirs, marked=texts.marked
+    )
 
 
 async def background_remove(ls: AgentServer, raw: Any) -> dict[str, Any]:

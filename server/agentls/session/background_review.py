@@ -3,7 +3,10 @@ file by file and hunk by hunk (workspace/hunks.py, as review "after" cuts them),
 user keeps brought into the user's working tree as ONE edit through the workspace's edit pipeline
 (Workspace.write_all: the editor's buffers, one undo, the conflict check and the merge of what
 the user typed). Nothing is written but the hunks asked for; a hunk that does not apply cleanly to
-the user's text now is a conflict and is not written, the others are.
+the user's text now is a conflict and is not written, the others are. For such a file the
+conflict's three texts come back (Brought.merges), for the editor's merge tools: the file at the
+base, the user's text (with the file's clean hunks in), and the base with the clashing hunks; and
+the user's text with them merged in between git's conflict markers.
 
 The user's files are the repository's (the worktree's paths are relative to it) and must be in
 the editor's workspace; a protected path (.git, .agentls, ...) is never written."""
@@ -22,7 +25,7 @@ from agentls.workspace import worktree as wt
 from agentls.workspace.folders import folders_of
 from agentls.workspace.hunks import Hunk, hunks
 from agentls.workspace.hunks import apply as apply_hunks
-from agentls.workspace.merge import merge
+from agentls.workspace.merge import marked, merge
 from agentls.workspace.protocol import FileChange
 
 if TYPE_CHECKING:
@@ -46,12 +49,28 @@ class BranchFile:
         return [] if self.binary else review_hunks(self.base or "", self.branch or "")
 
 
+@dataclass(frozen=True)
+class ConflictTexts:
+    """A file whose kept hunks clash with the user's text: what a three-way merge tool needs.
+    base: the file at the session's base; yours: the user's text (the buffer, the file's
+    clean hunks brought in); theirs: base with the clashing hunks (only those: the others are
+    in yours already); marked: yours with theirs merged in, conflicts between markers."""
+
+    target: Path
+    base: str
+    yours: str
+    theirs: str
+    marked: str
+
+
 @dataclass
 class Brought:
-    """What agent/backgroundApply did: per file, the hunks written and those not (with why)."""
+    """What agent/backgroundApply did: per file, the hunks written and those not (with why),
+    and for a file whose hunks clash with the user's text, its texts for a merge."""
 
     applied: dict[str, list[int]] = field(default_factory=dict)
     conflicts: list[tuple[str, list[int], str]] = field(default_factory=list)
+    merges: dict[str, ConflictTexts] = field(default_factory=dict)
 
 
 def _text_at(root: Path, base: str, path: str) -> str | None:
@@ -119,6 +138,7 @@ async def bring_in(
     repo = Path(record.repo_root)
     brought = Brought()
     changes: list[tuple[str, list[int], FileChange]] = []
+    clashes: dict[str, tuple[Path, str, str, str]] = {}  # path: target, base, current, theirs
     for path, wanted in keep.items():
         file = files[path]
         all_hunks = file.hunks()
@@ -166,6 +186,8 @@ async def bring_in(
             clash, fitting = numbers, []
         if clash:
             brought.conflicts.append((path, clash, "your text there differs from its base"))
+            theirs = apply_hunks(file.base, [all_hunks[n] for n in clash])
+            clashes[path] = (target, file.base, merged or current, theirs)
         if fitting and merged == current:
             brought.applied[path] = fitting  # the user's file has them already
         elif fitting and merged is not None:
@@ -177,6 +199,10 @@ async def bring_in(
                 brought.applied[path] = numbers
             else:
                 brought.conflicts.append((path, numbers, outcome.reason or "not applied"))
+                clashes.pop(path, None)  # its text is not what the merge was made on
+    for path, (target, base, yours, theirs) in clashes.items():
+        text = marked(base, yours, theirs, "yours", record.branch)
+        brought.merges[path] = ConflictTexts(target, base, yours, theirs, text)
     return brought
 
 

@@ -132,12 +132,8 @@ def _joined(blocks: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
     return out
 
 
-def merge(base: str, ours: str, theirs: str) -> Merged:
-    """theirs' changes from base merged into ours (see the module's docstring)."""
-    if ours == base or ours == theirs:
-        return Merged(theirs)
-    if theirs == base:
-        return Merged(ours)
+def _merger(base: str, ours: str, theirs: str) -> Merge3[str]:
+    """merge3's merger of the three texts' lines, with the change's matches made once."""
     base_lines, ours_lines, theirs_lines = _lines(base), _split(ours), _lines(theirs)
     # The change's own matches (base -> theirs) are the same at every keystroke: made once.
     known = _change_blocks(base, theirs)
@@ -148,12 +144,22 @@ def merge(base: str, ours: str, theirs: str) -> Merged:
             found.blocks = list(known)
         return found
 
-    merger = Merge3(
+    return Merge3(
         base_lines,
         ours_lines,
         theirs_lines,
         sequence_matcher=matcher,  # type: ignore[arg-type]  # a factory, as difflib's class is
     )
+
+
+def merge(base: str, ours: str, theirs: str) -> Merged:
+    """theirs' changes from base merged into ours (see the module's docstring)."""
+    if ours == base or ours == theirs:
+        return Merged(theirs)
+    if theirs == base:
+        return Merged(ours)
+    merger = _merger(base, ours, theirs)
+    base_lines, ours_lines, theirs_lines = merger.base, merger.a, merger.b
     out: list[str] = []
     overlaps: list[Overlap] = []
     for region in merger.reprocess_merge_regions(merger.merge_regions()):
@@ -171,6 +177,18 @@ def merge(base: str, ours: str, theirs: str) -> Merged:
     if overlaps:
         return Merged(None, tuple(overlaps))
     return Merged("".join(out))
+
+
+def marked(base: str, ours: str, theirs: str, ours_name: str, theirs_name: str) -> str:
+    """The merge as git leaves a conflicted file: where both sides changed the same lines,
+    ours and theirs between the standard markers (<<<<<<< ours_name, =======, >>>>>>>
+    theirs_name); elsewhere as merge() merges. What an editor's merge tools recognise. A text
+    without a last line break is merged with one, so a marker never ends a line of text."""
+    ended = [t if not t or t.endswith("\n") else t + "\n" for t in (base, ours, theirs)]
+    lines = list(_merger(*ended).merge_lines(ours_name, theirs_name, reprocess=True))
+    if ours and not ours.endswith("\n") and lines and not lines[-1].startswith(">>>>>>> "):
+        lines[-1] = lines[-1].removesuffix("\n")
+    return "".join(lines)
 
 
 def rebase_reason(merged: Merged, rel: str, waited: str = "for approval") -> str:
