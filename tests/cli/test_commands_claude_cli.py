@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,20 @@ def test_claude_code_commands_are_listed_and_run(
     sent = json.dumps(api.requests[0].body["messages"][-1]["content"])
     assert "Create a React component named Card in src/components/Card.tsx" in sent
     assert api.requests[0].body["model"] == "claude-haiku-5-5"
+
+
+def test_a_commands_bash_commands_run_first_and_show_as_bash_calls(
+    api: MessagesAPIServer, claude_env: dict[str, str], workspace: Path
+) -> None:
+    subprocess.run(["git", "init", "-q", "-b", "feature/login", str(workspace)], check=True)
+    (workspace / "login.py").write_text("def login(): ...\n")
+    api.enqueue(reply(text("You are adding a login.")))
+    done = agentls("run", "--cwd", str(workspace), "/branch-summary", env=claude_env)
+    assert done.returncode == 0, done.stderr
+    assert "[+] git branch --show-current: feature/login" in done.stdout
+    assert "[+] git status --short: " in done.stdout
+    sent = api.requests[0].body["messages"][-1]["content"]
+    prompt = sent if isinstance(sent, str) else "\n".join(b.get("text", "") for b in sent)
+    assert "- Current branch: [output of `git branch --show-current`" in prompt
+    assert "feature/login" in prompt and "?? login.py" in prompt
+    assert "!`" not in prompt
