@@ -178,3 +178,28 @@ async def test_an_agent_without_tools_gets_the_sessions_and_a_refused_one_says_w
     assert result["is_error"]
     assert "Unknown agent 'notebook-helper'" in str(result["content"])
     assert "NotebookEdit, which agentls lacks" in str(result["content"])
+
+
+def agent_file(folder: Path, name: str, description: str) -> None:
+    agents = folder / ".claude" / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / f"{name}.md").write_text(f"---\ndescription: {description}\n---\nYou are {name}.\n")
+
+
+def test_every_trusted_workspace_folders_agents_count_the_first_folder_winning(
+    root: Path, tmp_path: Path
+) -> None:
+    api, web, scratch = (tmp_path / n for n in ("api", "web", "scratch"))
+    agent_file(api, "migrator", "Writes database migrations")
+    agent_file(api, "reviewer", "The api folder's reviewer")
+    agent_file(web, "reviewer", "The web folder's reviewer")
+    agent_file(web, "stylist", "Fixes CSS")
+    agent_file(scratch, "intruder", "From a folder nobody trusted")
+    found = file_agents(root, True, [(api, True), (web, True), (scratch, False)])
+    assert found.types["migrator"].description == "Writes database migrations"
+    assert found.files["stylist"] == web / ".claude" / "agents" / "stylist.md"
+    assert "intruder" not in found.types  # an untrusted folder's files never count
+    # A name in several folders: the first folder's (the root's), else the earlier folder's.
+    assert found.files["reviewer"] == root / ".claude" / "agents" / "reviewer.md"
+    without_root = file_agents(root, False, [(api, True), (web, True)])
+    assert without_root.types["reviewer"].description == "The api folder's reviewer"

@@ -143,3 +143,34 @@ async def test_allowed_tools_run_without_asking_for_that_commands_turn_only(
     h.agent.approve(session.id, asked.request_id, "reject")
     await asyncio.wait_for(turn, 10)
     assert not (h.root / "again.txt").exists()
+
+
+async def test_every_trusted_workspace_folders_commands_count_the_first_folder_winning(
+    h: Harness, tmp_path: Path, api: MessagesAPIServer
+) -> None:
+    other, untrusted = tmp_path / "other", tmp_path / "untrusted"
+    for folder, name, body in [
+        (other, "deploy", "Deploy the other folder: $ARGUMENTS"),
+        (other, "component", "The other folder's component"),
+        (untrusted, "wipe", "---\nallowed-tools: Bash\n---\nGone: !`touch wiped`"),
+    ]:
+        (folder / ".claude" / "commands").mkdir(parents=True, exist_ok=True)
+        (folder / ".claude" / "commands" / f"{name}.md").write_text(body)
+    trust(h, True)
+    h.agent.policy.update_folders(
+        {
+            other: load_settings(other, BASE, workspace_trusted=True),
+            untrusted: load_settings(untrusted, BASE, workspace_trusted=False),
+        }
+    )
+    listed = h.agent.list_commands()
+    assert listed["deploy"].source == "workspace"
+    assert listed["component"].template.startswith("Create a React component")  # the root's
+    assert "wipe" not in listed
+    session = await h.agent.new_session()
+    api.enqueue(reply(text("deployed")))
+    await h.agent.prompt(session.id, "/deploy staging")
+    assert user_text(h.accepted_requests()[0]) == "Deploy the other folder: staging"
+    with pytest.raises(CommandError, match="unknown command /wipe"):
+        await h.agent.prompt(session.id, "/wipe")
+    assert not (h.root / "wiped").exists() and not (untrusted / "wiped").exists()

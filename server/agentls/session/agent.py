@@ -31,7 +31,7 @@ from agentls.session.commands import (
     Command,
     CommandError,
     Expansion,
-    load_commands,
+    agent_commands,
     parse_invocation,
     run_command,
 )
@@ -287,7 +287,7 @@ class Agent(SessionManagement, SessionReview, TurnRetry, PromptItems):
 
     def list_commands(self) -> dict[str, Command]:
         """The /commands by name: built-ins, the user's, the trusted workspace's, MCP prompts."""
-        return load_commands(self.root, config_home(), self.settings.workspace_trusted, self.mcp)
+        return agent_commands(self)
 
     async def todos(self, session_id: str) -> list[TodoItem]:
         """The session's todo list (the todowrite tool's), as last written."""

@@ -9,15 +9,18 @@ model id); the body is the agent's prompt. opencode's: `~/.config/opencode/agent
 is no sub-agent: skipped), `tools` ({name: false} takes a tool away), `model`, `disable`.
 
 A workspace's files count only when the workspace is trusted (Settings.workspace_trusted), as its
-`.agentls/commands` do; a file linking out of its folder is not followed. By name, later wins:
-the built-in `general`, the user's files (opencode's, then Claude Code's), the workspace's (the
-same order), then the `agents` setting. A file agentls cannot use as written (a tool it lacks,
+`.agentls/commands` do; a file linking out of its folder is not followed. In a workspace of
+several folders each folder's count when that folder is trusted (its own settings: Policy.
+other_folders). By name, later wins: the built-in `general`, the user's files (opencode's, then
+Claude Code's), the workspace's folders' from the last to the first (the same order in each),
+then the `agents` setting. A file agentls cannot use as written (a tool it lacks,
 broken YAML) gives no agent type; its problem is said when the type is asked for."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -51,18 +54,24 @@ class FileAgents:
     files: dict[str, Path] = field(default_factory=dict)
 
 
-def agent_dirs(root: Path | None, trusted: bool) -> list[tuple[bool, Flavour, Path]]:
-    """(from the workspace, format, folder), in order: a later one's type of a name wins."""
+def agent_dirs(
+    root: Path | None, trusted: bool, others: Sequence[tuple[Path, bool]] = ()
+) -> list[tuple[bool, Flavour, Path]]:
+    """(from the workspace, format, folder), in order: a later one's type of a name wins. The
+    workspace's folders (`others`: each other workspace folder and whether it is trusted) each
+    count when trusted: the last folder lowest, the first (`root`) highest."""
     xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     dirs: list[tuple[bool, Flavour, Path]] = [
         (False, "opencode", Path(xdg) / "opencode" / "agent"),
         (False, "claude", claude_home() / "agents"),
     ]
-    if trusted and root is not None:
-        dirs += [
-            (True, "opencode", root / ".opencode" / "agent"),
-            (True, "claude", root / ".claude" / "agents"),
-        ]
+    folders = [*reversed(others), *([(root, trusted)] if root is not None else [])]
+    for folder, folder_trusted in folders:
+        if folder_trusted:
+            dirs += [
+                (True, "opencode", folder / ".opencode" / "agent"),
+                (True, "claude", folder / ".claude" / "agents"),
+            ]
     return dirs
 
 
@@ -72,11 +81,13 @@ def session_tools() -> list[str]:
     return [tool.name for tool in default_tools()]
 
 
-def file_agents(root: Path | None, trusted: bool) -> FileAgents:
+def file_agents(
+    root: Path | None, trusted: bool, others: Sequence[tuple[Path, bool]] = ()
+) -> FileAgents:
     """The agent types of every agent file (see the module's docstring)."""
     found = FileAgents()
     known = session_tools()
-    for from_workspace, flavour, folder in agent_dirs(root, trusted):
+    for from_workspace, flavour, folder in agent_dirs(root, trusted, others):
         try:
             paths = sorted(p for p in folder.iterdir() if p.suffix == ".md")[:MAX_AGENT_FILES]
         except OSError:
@@ -162,7 +173,10 @@ def _type(meta: dict[str, Any], body: str, tools: list[str]) -> AgentType:
     )
 
 
-def available_agents(settings: Settings, root: Path | str | None) -> FileAgents:
-    """The agent files' types for a workspace root with these settings (its trust)."""
+def available_agents(
+    settings: Settings, root: Path | str | None, others: Sequence[tuple[Path, bool]] = ()
+) -> FileAgents:
+    """The agent files' types for a workspace root with these settings (its trust), and its
+    other folders (Policy.other_folders)."""
     where = Path(root) if root is not None else None
-    return file_agents(where, settings.workspace_trusted)
+    return file_agents(where, settings.workspace_trusted, others)

@@ -31,12 +31,13 @@ import codecs
 import os
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from agentls.config import AgentType, Settings
-from agentls.config_home import claude_home
+from agentls.config_home import claude_home, config_home
 from agentls.history import ContextPart, Usage
 from agentls.model.base import Provider
 from agentls.permission.rules import Rule
@@ -135,16 +136,21 @@ class CommandHost(Protocol):
     async def _reload(self, state: SessionState) -> None: ...
 
 
-def command_dirs(root: Path, home: Path, trusted: bool) -> list[tuple[Source, Path, bool]]:
+def command_dirs(
+    root: Path, home: Path, trusted: bool, others: Sequence[tuple[Path, bool]] = ()
+) -> list[tuple[Source, Path, bool]]:
     """(source, folder, whether in Claude Code's format), a later one's command of a name
-    winning; `home` is agentls's config home."""
+    winning; `home` is agentls's config home. `others`: the workspace's other folders, each with
+    whether it is trusted (Policy.other_folders): a trusted one's commands count, the last
+    folder's lowest, the first's (`root`) highest."""
     dirs: list[tuple[Source, Path, bool]] = [
         ("user", claude_home() / "commands", True),
         ("user", home / "commands", False),
     ]
-    if trusted:
-        dirs.append(("workspace", root / ".claude" / "commands", True))
-        dirs.append(("workspace", root / ".agentls" / "commands", False))
+    for folder, folder_trusted in [*reversed(others), (root, trusted)]:
+        if folder_trusted:
+            dirs.append(("workspace", folder / ".claude" / "commands", True))
+            dirs.append(("workspace", folder / ".agentls" / "commands", False))
     return dirs
 
 
@@ -168,15 +174,25 @@ def _command_files(directory: Path, nested: bool) -> list[tuple[str, Path]]:
     return found
 
 
+def agent_commands(host: CommandHost) -> dict[str, Command]:
+    """The commands of an Agent's workspace (all its folders) with its MCP servers' prompts."""
+    trusted = host.settings.workspace_trusted
+    return load_commands(host.root, config_home(), trusted, host.mcp, host.policy.other_folders)
+
+
 def load_commands(
-    root: Path, home: Path, trusted: bool, mcp: McpPrompts | None = None
+    root: Path,
+    home: Path,
+    trusted: bool,
+    mcp: McpPrompts | None = None,
+    others: Sequence[tuple[Path, bool]] = (),
 ) -> dict[str, Command]:
-    """Every command by name, sorted: the built-ins, the user's, the workspace's (trusted only),
-    the running MCP servers' prompts (`mcp__<server>__<prompt>`), the skills (a command of the
-    same name wins over a skill)."""
+    """Every command by name, sorted: the built-ins, the user's, the workspace's (trusted only;
+    its other folders' too: command_dirs), the running MCP servers' prompts
+    (`mcp__<server>__<prompt>`), the skills (a command of the same name wins over a skill)."""
     found = dict(BUILTINS) | (mcp.commands() if mcp is not None else {})
     found |= {n: c for n, c in skill_commands(root, trusted).items() if n not in found}
-    for source, directory, claude in command_dirs(root, home, trusted):
+    for source, directory, claude in command_dirs(root, home, trusted, others):
         real_dir = os.path.realpath(directory)
         for name, entry in _command_files(directory, nested=claude):
             if not all(NAME.fullmatch(part) for part in name.split(":")) or name in BUILTINS:
@@ -478,7 +494,7 @@ async def run_command(
         return result(session_id, f"The model is now {args}.")
     if name == "compact":
         return await compact_now(agent, state)
-    types = workspace_agent_types(agent.settings, agent.root)
+    types = workspace_agent_types(agent.settings, agent.root, agent.policy.other_folders)
     return expand(command, args, agent.root, agent.policy, state, types)
 
 

@@ -43,6 +43,9 @@ class Policy:
         # The rules of the paths in each other workspace folder, made from that folder's own
         # config (session/folder_access.py); a folder not here follows `rules`.
         self.folder_rules: dict[Path, PermissionRules] = {}
+        # Each other folder, in the workspace's order, and whether it is trusted: its agent and
+        # command files count only then (session/agent_files.py, commands.py).
+        self.other_folders: list[tuple[Path, bool]] = []
 
     def update(self, settings: Settings) -> None:
         self.settings = settings
@@ -52,6 +55,7 @@ class Policy:
         """The settings of each workspace folder but the first (its config file's): their path
         rules count for the paths in it from the next tool call on."""
         self.folder_rules = {root: rules_of(s) for root, s in settings.items()}
+        self.other_folders = [(root, s.workspace_trusted) for root, s in settings.items()]
 
     def rules_with(self, session_grants: list[Rule]) -> PermissionRules:
         """The configured rules, then the project's grants, then the session's."""

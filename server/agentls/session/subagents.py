@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,9 +70,12 @@ def agent_types(
     return types
 
 
-def workspace_agent_types(settings: Settings, root: Path | str | None) -> dict[str, AgentType]:
-    """Every agent type of a workspace root: agent_types with its agent files."""
-    return agent_types(settings.agents, available_agents(settings, root).types)
+def workspace_agent_types(
+    settings: Settings, root: Path | str | None, others: Sequence[tuple[Path, bool]] = ()
+) -> dict[str, AgentType]:
+    """Every agent type of a workspace root (and its other folders, each with its trust:
+    Policy.other_folders): agent_types with its agent files."""
+    return agent_types(settings.agents, available_agents(settings, root, others).types)
 
 
 def plain_title(description: str) -> str:
@@ -138,7 +141,12 @@ class SubAgents:
         # of the `agents` setting counts once the tool list is built again, at a restart).
         if isinstance(registry.get(TASK_TOOL), TaskTool):
             registry.register(
-                TaskTool(lambda: workspace_agent_types(policy.settings, policy.root)), replace=True
+                TaskTool(
+                    lambda: workspace_agent_types(
+                        policy.settings, policy.root, policy.other_folders
+                    )
+                ),
+                replace=True,
             )
 
     def slots(self, size: int) -> asyncio.Semaphore:
@@ -170,7 +178,7 @@ class SubAgents:
     ) -> ToolResult:
         """One task call: the sub-agent's turn to its end; its final text and a summary line."""
         settings = env.policy.settings
-        name, kind = _agent_type(settings, env.policy.root, agent)
+        name, kind = _agent_type(settings, env.policy.root, agent, env.policy.other_folders)
         model = resolve_model(kind.model, env.state.record.model)
         async with self.slots(settings.max_parallel_tasks):
             parts = self.parts_for(model)
@@ -251,10 +259,12 @@ class SubAgents:
         )
 
 
-def _agent_type(settings: Settings, root: str, agent: str | None) -> tuple[str, AgentType]:
+def _agent_type(
+    settings: Settings, root: str, agent: str | None, others: Sequence[tuple[Path, bool]] = ()
+) -> tuple[str, AgentType]:
     """The task's agent type by name (the default one when none is named)."""
     name = agent or DEFAULT_AGENT
-    files = available_agents(settings, root)
+    files = available_agents(settings, root, others)
     types = agent_types(settings.agents, files.types)
     kind = types.get(name)
     if kind is None:
