@@ -24,6 +24,7 @@ EXIT_CANCELLED = 130
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
+    from agentls.cli.agents import add_agents_command
     from agentls.cli.background import add_background_command
     from agentls.cli.chat_args import add_chat_command
     from agentls.cli.folders import add_folder_argument
@@ -134,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_argument("--cwd", default=None, help="the workspace (default: here)")
     commands.add_argument("--json", action="store_true", help="print JSON")
     add_hooks_command(sub)
+    add_agents_command(sub)
     add_background_command(sub)  # list, diff, merge, remove
     sub.add_parser("serve", help="speak LSP on stdin/stdout (what an editor starts)")
     sub.add_parser(
