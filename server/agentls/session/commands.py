@@ -19,7 +19,10 @@ workspace, `.claude/commands/**/*.md`, in its format (YAML front matter `descrip
 in a subfolder runs by its name and as `/folder:name`. By name, later wins: the user's Claude Code
 commands, the user's own, the workspace's Claude Code commands, the workspace's own. A file naming
 a tool agentls lacks in `allowed-tools` is listed but refused when run, saying why; otherwise the
-calls its `allowed-tools` name run without asking for the command's turn (turn_setup.py).
+calls its `allowed-tools` name run without asking for the command's turn (turn_setup.py). Its
+`` !`cmd` `` commands run first, as bash calls of that turn, their output in the prompt
+(command_shell.py). In a workspace of several folders each trusted folder's commands count, the
+first folder's winning a name (command_dirs).
 `@path` attaches that workspace file as prompt context, through the `read` rules: a file outside
 the workspace, a secret (.env, keys: they ask) or one the rules deny is refused, and the prompt is
 not sent.
