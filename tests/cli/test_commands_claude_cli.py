@@ -71,3 +71,27 @@ def test_a_commands_bash_commands_run_first_and_show_as_bash_calls(
     assert "- Current branch: [output of `git branch --show-current`" in prompt
     assert "feature/login" in prompt and "?? login.py" in prompt
     assert "!`" not in prompt
+
+
+def test_a_trusted_second_folders_commands_run_and_an_untrusted_ones_never(
+    api: MessagesAPIServer, claude_env: dict[str, str], tmp_path: Path
+) -> None:
+    app, ops, scratch = tmp_path / "app", tmp_path / "ops", tmp_path / "scratch"
+    for folder, name, body in [
+        (app, "noop", "Nothing"),
+        (ops, "deploy", "---\ndescription: Deploy\n---\nDeploy to $1 after checking it."),
+        (scratch, "wipe", "---\nallowed-tools: Bash\n---\nWiped: !`touch wiped`"),
+    ]:
+        (folder / ".claude" / "commands").mkdir(parents=True)
+        (folder / ".claude" / "commands" / f"{name}.md").write_text(body)
+    assert agentls("trust", str(ops), env=claude_env).returncode == 0
+    folders = ["--cwd", str(app), "--folder", str(ops), "--folder", str(scratch)]
+    api.enqueue(reply(text("Deployed.")))
+    done = agentls("run", *folders, "/deploy staging", env=claude_env)
+    assert done.returncode == 0, done.stderr
+    sent = json.dumps(api.requests[0].body["messages"][-1]["content"])
+    assert "Deploy to staging after checking it." in sent
+    refused = agentls("run", *folders, "--yes", "/wipe", env=claude_env)
+    assert refused.returncode != 0 and "unknown command /wipe" in refused.stderr
+    assert len(api.requests) == 1
+    assert not any((f / "wiped").exists() for f in (app, ops, scratch))
