@@ -10,6 +10,7 @@ import { ANTHROPIC_KEY_ENV, ApiKeys, validKeyName } from './apiKeys';
 import { StatusBar } from './statusBar';
 import { sessionDialogs } from './sessionDialogs';
 import { ReviewViews } from './reviewAfter';
+import { BackgroundConflicts } from './backgroundMerge';
 import { CodeActions } from './codeActions';
 import { codeEditor } from './codeEditor';
 import { contextLabel } from './model/transcript';
@@ -46,6 +47,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       mentions,
       sessions: sessionDialogs,
       review: reviewViews,
+      backgroundConflicts: new BackgroundConflicts(reviewViews),
       code: codeActions,
       // The set-up card's buttons run the commands of the same names.
       setup: (message) => {

@@ -1,6 +1,6 @@
 // The interfaces the host (host.ts) talks to the server and to VS Code through, apart from it so
 // that the modules it uses (sessions.ts) can name them without importing it back.
-import type { AgentRequests, ReviewFile, RevertConflict } from './protocol/generated';
+import type { AgentRequests, ConflictMerge, ReviewFile, RevertConflict } from './protocol/generated';
 import type { CodeMessage } from './model/codeBlocks';
 import type { HostMessage, MentionItem, MentionKind, MentionSearchKind } from './model/messages';
 import type { SetupMessage } from './model/setup';
@@ -34,6 +34,8 @@ export interface HostUi {
   sessions?: SessionDialogs;
   /** The merge editor for a conflict and a reviewed file's diff (reviewAfter.ts). */
   review?: ReviewUi;
+  /** A background session's kept changes that clash with the user's text (backgroundMerge.ts). */
+  backgroundConflicts?: BackgroundConflictUi;
   /** Code blocks' Copy / Insert / Apply, path links, highlighting (codeActions.ts CodeActions). */
   code?: {
     sendContext(): Promise<void>;
@@ -48,6 +50,20 @@ export interface ReviewUi {
   openConflict(conflict: RevertConflict): Promise<void>;
   /** A file under review "after": its reviewed base against the file now. */
   openReviewDiff(file: ReviewFile): Promise<void>;
+}
+
+/** What was done with one conflicted file of a background session's review: opened in the merge
+ * editor, marked in its buffer, nothing (it changed since, or it failed); a sentence for the card. */
+export interface ConflictResolved {
+  how: 'merge-editor' | 'markers' | 'changed' | 'failed';
+  note: string;
+}
+
+export interface BackgroundConflictUi {
+  /** Whether VS Code's merge editor can be opened here. */
+  mergeEditor(): Promise<boolean>;
+  /** The conflict resolved in the merge editor (the user's file its output) or marked in the buffer. */
+  resolve(merge: ConflictMerge, branch: string, how: 'merge-editor' | 'markers'): Promise<ConflictResolved>;
 }
 
 export interface SessionDialogs {

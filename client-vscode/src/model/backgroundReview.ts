@@ -1,8 +1,10 @@
 // The panel's review of a finished background session (webview/backgroundReview.ts ->
 // backgroundReview.ts in the extension): its diff against the base (agent/backgroundDiff), the
 // kept hunks brought into the user's tree (agent/backgroundApply), its worktree and branch removed
-// (agent/backgroundRemove). Nothing is applied but by the card's button.
+// (agent/backgroundRemove), a change clashing with the user's text resolved in the merge editor or
+// marked in the file's buffer (backgroundMerge.ts). Nothing is applied but by the card's buttons.
 import type { BackgroundApplyResult, BackgroundDiffResult, KeepFile } from '../protocol/generated';
+import type { ConflictResolved } from '../hostTypes';
 
 /** Webview -> extension. */
 export type BackgroundReviewMessage =
@@ -11,13 +13,18 @@ export type BackgroundReviewMessage =
   /** agent/backgroundApply with the files and hunks kept (answered with `background-applied`). */
   | { type: 'background-apply'; sessionId: string; keep: KeepFile[] }
   /** agent/backgroundRemove, after the card's confirmation (answered with `background-removed`). */
-  | { type: 'background-remove'; sessionId: string; force: boolean };
+  | { type: 'background-remove'; sessionId: string; force: boolean }
+  /** A conflicted file of the last `background-applied`: in the merge editor or marked in the
+   * buffer (answered with `background-resolved`). */
+  | { type: 'background-resolve'; sessionId: string; path: string; how: 'merge-editor' | 'markers' };
 
 /** Extension -> webview; error: the request failed (its message). */
 export type BackgroundReviewResult =
   | { type: 'background-diff'; sessionId: string; diff?: BackgroundDiffResult; error?: string }
-  | { type: 'background-applied'; sessionId: string; result?: BackgroundApplyResult; error?: string }
-  | { type: 'background-removed'; sessionId: string; error?: string };
+  /** mergeEditor: whether VS Code's merge editor can be opened (else conflicts are marked). */
+  | { type: 'background-applied'; sessionId: string; result?: BackgroundApplyResult; mergeEditor?: boolean; error?: string }
+  | { type: 'background-removed'; sessionId: string; error?: string }
+  | ({ type: 'background-resolved'; sessionId: string; path: string } & ConflictResolved);
 
 const id = (v: unknown): boolean => typeof v === 'string' && v.length > 0;
 
@@ -38,6 +45,8 @@ export function isBackgroundReviewMessage(m: Record<string, unknown>): boolean {
       return id(m.sessionId) && Array.isArray(m.keep) && m.keep.every(isKeep);
     case 'background-remove':
       return id(m.sessionId) && typeof m.force === 'boolean';
+    case 'background-resolve':
+      return id(m.sessionId) && id(m.path) && (m.how === 'merge-editor' || m.how === 'markers');
     default:
       return false;
   }

@@ -2,10 +2,14 @@
 // its base, file by file and hunk by hunk, in the look of a proposal's hunk list (proposals.ts).
 // Every hunk starts kept; Keep / Undo per hunk and per file only change what the card will ask
 // for. Nothing reaches the user's files until "Bring in kept changes" (agent/backgroundApply, one
-// edit in the editor); the answer says what was applied and what conflicted. "Remove worktree and
-// branch" asks to confirm in the card, then deletes them (agent/backgroundRemove).
+// edit in the editor); the answer says what was applied and what conflicted. A change clashing with
+// the user's text has "Resolve in merge editor" (VS Code's merge editor on the user's file), or
+// where there is none "Mark conflict in file" (git's markers in the buffer, not saved); each says
+// what it does before and what it did after. "Remove worktree and branch" asks to confirm in the
+// card, then deletes them (agent/backgroundRemove).
+import type { ConflictResolved } from '../hostTypes';
 import type { BackgroundReviewMessage } from '../model/backgroundReview';
-import type { BackgroundApplyResult, BackgroundDiffResult, BackgroundFile, KeepFile, ReviewHunk } from '../protocol/generated';
+import type { BackgroundApplyResult, BackgroundDiffResult, BackgroundFile, ConflictFile, KeepFile, ReviewHunk } from '../protocol/generated';
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
@@ -54,6 +58,11 @@ export class BackgroundReviewCard {
   private removed = false;
   private confirming = false;
   private busy = false;
+  /** Whether VS Code's merge editor can open a conflict (else it is marked in the buffer). */
+  private mergeEditor = false;
+  /** The conflicted files being resolved, and what was done with each. */
+  private readonly resolving = new Set<string>();
+  private readonly resolutions = new Map<string, ConflictResolved>();
   /** Per file, the hunks the user undid (every other hunk is kept). */
   private readonly undone = new Map<string, Set<number>>();
 
@@ -70,6 +79,8 @@ export class BackgroundReviewCard {
     this.removed = this.confirming = false;
     this.busy = true;
     this.undone.clear();
+    this.resolving.clear();
+    this.resolutions.clear();
     this.post({ type: 'background-diff', sessionId });
     this.render();
   }
@@ -87,11 +98,24 @@ export class BackgroundReviewCard {
     this.render();
   }
 
-  applied(sessionId: string, result?: BackgroundApplyResult, error?: string): void {
+  applied(sessionId: string, result?: BackgroundApplyResult, error?: string, mergeEditor = false): void {
     if (sessionId !== this.sessionId) return;
     this.busy = false;
     this.result = result;
     this.error = error;
+    this.mergeEditor = mergeEditor;
+    this.resolving.clear();
+    this.resolutions.clear();
+    this.render();
+    // The answer is under the files: brought into view in the card (it scrolls past 50vh).
+    this.el.querySelector('.background-review-result')?.scrollIntoView?.({ block: 'nearest' });
+  }
+
+  /** What the extension did with a conflicted file (background-resolved). */
+  resolved(sessionId: string, path: string, done: ConflictResolved): void {
+    if (sessionId !== this.sessionId) return;
+    this.resolving.delete(path);
+    this.resolutions.set(path, done);
     this.render();
   }
 
@@ -203,8 +227,36 @@ export class BackgroundReviewCard {
     box.append(el('div', 'background-review-applied', n ? `Applied ${n === 1 ? '1 change' : `${n} changes`} to ${result.applied.map((f) => f.path).join(', ')}.` : 'Nothing was applied.'));
     for (const c of result.conflicts) {
       const which = c.hunks.map((h) => h + 1).join(', ');
-      box.append(el('div', 'error background-review-conflict', `Not applied: ${c.path} change ${which}: ${c.reason}`));
+      const row = el('div', 'background-review-conflict');
+      row.dataset.path = c.path;
+      row.append(el('div', 'error', `Not applied: ${c.path} change ${which}: ${c.reason}`));
+      if (c.merge) row.append(this.conflictActions(c));
+      box.append(row);
     }
     return box;
+  }
+
+  private conflictActions(c: ConflictFile): HTMLElement {
+    const out = el('div', 'background-review-resolve');
+    const done = this.resolutions.get(c.path);
+    if (done) {
+      out.append(el('div', done.how === 'merge-editor' || done.how === 'markers' ? 'background-review-resolved' : 'error', done.note));
+      if (done.how !== 'failed') return out;
+    }
+    const sessionId = this.sessionId;
+    if (!sessionId) return out;
+    const how = this.mergeEditor ? 'merge-editor' : 'markers';
+    const label = this.mergeEditor ? 'Resolve in merge editor' : 'Mark conflict in file';
+    const b = button(label, 'background-review-resolve-button', `${label}: ${c.path}`, () => {
+      this.resolving.add(c.path);
+      this.post({ type: 'background-resolve', sessionId, path: c.path, how });
+      this.render();
+    });
+    b.disabled = this.resolving.has(c.path);
+    const what = this.mergeEditor
+      ? `Opens VS Code's merge editor on ${c.path}: its base, your text, the branch's change; the result is your file. VS Code saves the file as it is now when the editor opens.`
+      : `No merge editor here: writes both sides into ${c.path} between conflict markers, not saved.`;
+    out.append(b, el('div', 'background-review-resolve-note', what));
+    return out;
   }
 }

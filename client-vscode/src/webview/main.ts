@@ -805,7 +805,10 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       backgroundReview.diffed(message.sessionId, message.diff, message.error);
       return;
     case 'background-applied':
-      backgroundReview.applied(message.sessionId, message.result, message.error);
+      backgroundReview.applied(message.sessionId, message.result, message.error, message.mergeEditor);
+      return;
+    case 'background-resolved':
+      backgroundReview.resolved(message.sessionId, message.path, { how: message.how, note: message.note });
       return;
     case 'background-removed':
       backgroundReview.removedDone(message.sessionId, message.error);

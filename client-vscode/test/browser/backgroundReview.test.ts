@@ -2,7 +2,8 @@
 // panel.test.ts): History's "Review changes" asks for its diff, the card lists each file with its
 // hunks (all kept at first), Undo / Keep per hunk and per file change only what the card asks
 // for, "Bring in kept changes" posts exactly the kept hunks and shows what was applied and what
-// conflicted, and "Remove worktree and branch" posts only after its confirmation.
+// conflicted (a clash of lines with "Resolve in merge editor", or "Mark conflict in file" where
+// there is no merge editor), and "Remove worktree and branch" posts only after its confirmation.
 import { existsSync } from 'node:fs';
 import { type Server } from 'node:http';
 import { join } from 'node:path';
@@ -98,6 +99,44 @@ describe.skipIf(!existsSync(CHROMIUM))("a background session's review in the pan
     });
     await expect.poll(() => card().locator('.background-review-applied').textContent()).toBe('Applied 1 change to new.txt.');
     expect(await card().locator('.background-review-conflict').textContent()).toBe('Not applied: app.txt change 2: your text there differs from its base');
+    expect(await card().locator('.background-review-resolve-button').count()).toBe(0); // no texts to merge
+  });
+
+  it('offers the merge editor for a conflict with its texts, at 300 px, and says what was done', async () => {
+    await page.setViewportSize({ width: 300, height: 900 });
+    const merge = { uri: 'file:///r/app.txt', base: 'a\nb\nc\n', yours: 'a\nb\nmine\n', theirs: 'a\nb\nC\n', marked: 'a\nb\n<<<<<<< yours\nmine\n=======\nC\n>>>>>>> agentls/edit-the-app\n' };
+    const conflicts = [
+      { path: 'app.txt', hunks: [1], reason: 'your text there differs from its base', merge },
+      { path: 'logo.bin', hunks: [0], reason: 'a binary file: bring it in with `agentls background apply`' },
+    ];
+    await send({ type: 'background-applied', sessionId: 'b', result: { applied: [], conflicts }, mergeEditor: true });
+    const rows = card().locator('.background-review-conflict');
+    await expect.poll(() => rows.count()).toBe(2);
+    // Only the file whose lines clash has the button; its note says the editor saves the file first.
+    expect(await rows.nth(1).locator('button').count()).toBe(0);
+    const open = page.getByRole('button', { name: 'Resolve in merge editor: app.txt' });
+    expect(await rows.nth(0).locator('.background-review-resolve-note').textContent()).toContain('VS Code saves the file as it is now');
+    // Nothing is asked for until the button.
+    expect(await ofType('background-resolve')).toEqual([]);
+    // It fits the narrow panel: nothing wider than the card.
+    const [cardWidth, widest] = await card().evaluate((c) => [c.clientWidth, Math.max(...[...c.querySelectorAll('.background-review-conflict *')].map((e) => e.getBoundingClientRect().right - c.getBoundingClientRect().left))]);
+    expect(widest).toBeLessThanOrEqual(cardWidth);
+    await page.screenshot({ path: join(extensionRoot, 'test-artifacts', 'background-conflict-300.png') });
+    await open.click();
+    expect(await ofType('background-resolve')).toEqual([{ type: 'background-resolve', sessionId: 'b', path: 'app.txt', how: 'merge-editor' }]);
+    expect(await open.isDisabled()).toBe(true);
+    await send({ type: 'background-resolved', sessionId: 'b', path: 'app.txt', how: 'merge-editor', note: 'app.txt is open in the merge editor.' });
+    await expect.poll(() => rows.nth(0).locator('.background-review-resolved').textContent()).toBe('app.txt is open in the merge editor.');
+    expect(await open.count()).toBe(0);
+    // Where there is no merge editor, the button marks the conflict in the file instead, and
+    // a file changed since says so and offers nothing more to do with these texts.
+    await send({ type: 'background-applied', sessionId: 'b', result: { applied: [], conflicts }, mergeEditor: false });
+    await page.getByRole('button', { name: 'Mark conflict in file: app.txt' }).click();
+    expect((await ofType('background-resolve')).at(-1)).toEqual({ type: 'background-resolve', sessionId: 'b', path: 'app.txt', how: 'markers' });
+    await send({ type: 'background-resolved', sessionId: 'b', path: 'app.txt', how: 'changed', note: 'app.txt changed since the changes were brought in, so nothing was done: bring them in again.' });
+    await expect.poll(() => rows.nth(0).locator('.error').nth(1).textContent()).toContain('changed since');
+    expect(await page.getByRole('button', { name: 'Mark conflict in file: app.txt' }).count()).toBe(0);
+    await page.setViewportSize({ width: 520, height: 900 });
   });
 
   it('a file left out as a whole is not asked for', async () => {

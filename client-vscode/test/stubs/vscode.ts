@@ -8,7 +8,12 @@ export const stub = {
   inputBoxAnswers: [] as (string | undefined)[],
   infoMessages: [] as string[],
   files: new Map<string, string>(),
-  textDocuments: [] as { uri: Uri; getText(): string; version: number; isDirty: boolean; lineCount: number }[],
+  textDocuments: [] as { uri: Uri; getText(): string; version: number; isDirty: boolean; lineCount: number; positionAt?(offset: number): Position }[],
+  /** The commands VS Code has (commands.getCommands). */
+  commandIds: [] as string[],
+  /** The edits workspace.applyEdit was given, and its answer. */
+  appliedEdits: [] as WorkspaceEdit[],
+  applyEditAnswer: true,
   closedTabs: [] as unknown[],
   tabs: [] as { input: unknown }[],
   activeTab: undefined as { input: unknown } | undefined,
@@ -29,6 +34,9 @@ export const stub = {
     this.infoMessages = [];
     this.files.clear();
     this.textDocuments = [];
+    this.commandIds = [];
+    this.appliedEdits = [];
+    this.applyEditAnswer = true;
     this.closedTabs = [];
     this.tabs = [];
     this.activeTab = undefined;
@@ -248,7 +256,16 @@ export const commands = {
     return undefined;
   },
   registerCommand: () => disposable,
+  getCommands: async (): Promise<string[]> => stub.commandIds,
 };
+
+/** The replacements asked for, in order. */
+export class WorkspaceEdit {
+  readonly replacements: { uri: Uri; range: Range; text: string }[] = [];
+  replace(uri: Uri, range: Range, text: string): void {
+    this.replacements.push({ uri, range, text });
+  }
+}
 
 export const window = {
   showInputBox: async (): Promise<string | undefined> => stub.inputBoxAnswers.shift(),
@@ -285,6 +302,9 @@ export const window = {
     return stub.visibleEditors;
   },
   onDidChangeVisibleTextEditors: () => disposable,
+  showTextDocument: async (document: unknown, options?: unknown): Promise<void> => {
+    calls.push({ command: 'showTextDocument', args: [document, options] });
+  },
   tabGroups: {
     get all() {
       return [{ tabs: stub.tabs, viewColumn: 1, activeTab: stub.activeTab }];
@@ -327,6 +347,16 @@ export const workspace = {
     },
   },
   registerTextDocumentContentProvider: () => disposable,
+  /** A document of stub.textDocuments. */
+  openTextDocument: async (uri: Uri) => {
+    const doc = stub.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    if (!doc) throw new Error(`cannot open ${uri.toString()}`);
+    return doc;
+  },
+  applyEdit: async (edit: WorkspaceEdit): Promise<boolean> => {
+    stub.appliedEdits.push(edit);
+    return stub.applyEditAnswer;
+  },
   registerFileSystemProvider: () => disposable,
   onDidChangeTextDocument: () => disposable,
   getConfiguration: () => ({

@@ -35,7 +35,40 @@ describe('background review in the extension', () => {
     const u = ui();
     await backgroundReview(server, u, { type: 'background-apply', sessionId: 'b', keep: [{ path: 'app.txt', hunks: [1] }] });
     expect(server.calls).toEqual([{ method: 'agent/backgroundApply', params: { sessionId: 'b', keep: [{ path: 'app.txt', hunks: [1] }] } }]);
-    expect(u.posted).toEqual([{ type: 'background-applied', sessionId: 'b', result }]);
+    expect(u.posted).toEqual([{ type: 'background-applied', sessionId: 'b', result, mergeEditor: false }]);
+  });
+
+  it("keeps a conflict's texts and hands them, with the branch, to the merge editor when the card asks", async () => {
+    const merge = { uri: 'file:///r/app.txt', base: 'b\n', yours: 'y\n', theirs: 't\n', marked: 'm\n' };
+    const answers: Record<string, unknown> = {
+      'agent/backgroundDiff': { state: 'done', branch: 'agentls/edit', base: 'abc', files: [] },
+      'agent/backgroundApply': { applied: [], conflicts: [{ path: 'app.txt', hunks: [0], reason: 'clash', merge }, { path: 'logo.bin', hunks: [0], reason: 'binary' }] },
+    };
+    const server = new Server((method) => answers[method]);
+    const asked: unknown[] = [];
+    const u = {
+      ...ui(),
+      backgroundConflicts: {
+        mergeEditor: async () => true,
+        resolve: async (...args: unknown[]) => {
+          asked.push(args);
+          return { how: 'merge-editor' as const, note: 'open' };
+        },
+      },
+    };
+    await backgroundReview(server, u, { type: 'background-diff', sessionId: 'c' });
+    await backgroundReview(server, u, { type: 'background-apply', sessionId: 'c', keep: [{ path: 'app.txt' }] });
+    expect(u.posted.at(-1)).toEqual({ type: 'background-applied', sessionId: 'c', result: answers['agent/backgroundApply'], mergeEditor: true });
+    expect(asked).toEqual([]); // nothing opens until the card asks
+    await backgroundReview(server, u, { type: 'background-resolve', sessionId: 'c', path: 'app.txt', how: 'merge-editor' });
+    expect(asked).toEqual([[merge, 'agentls/edit', 'merge-editor']]);
+    expect(u.posted.at(-1)).toEqual({ type: 'background-resolved', sessionId: 'c', path: 'app.txt', how: 'merge-editor', note: 'open' });
+    // Once: the file's text has changed since; a file without texts has nothing to resolve.
+    for (const path of ['app.txt', 'logo.bin']) {
+      await backgroundReview(server, u, { type: 'background-resolve', sessionId: 'c', path, how: 'markers' });
+      expect(u.posted.at(-1)).toMatchObject({ type: 'background-resolved', path, how: 'failed' });
+    }
+    expect(asked).toHaveLength(1);
   });
 
   it("posts the server's refusal to the card", async () => {
@@ -61,5 +94,8 @@ describe('background review in the extension', () => {
     expect(isPanelMessage({ type: 'background-apply', sessionId: 'b', keep: 'all' })).toBe(false);
     expect(isPanelMessage({ type: 'background-remove', sessionId: 'b' })).toBe(false);
     expect(isPanelMessage({ type: 'background-diff', sessionId: '' })).toBe(false);
+    expect(isPanelMessage({ type: 'background-resolve', sessionId: 'b', path: 'a', how: 'merge-editor' })).toBe(true);
+    expect(isPanelMessage({ type: 'background-resolve', sessionId: 'b', path: 'a', how: 'overwrite' })).toBe(false);
+    expect(isPanelMessage({ type: 'background-resolve', sessionId: 'b', how: 'markers' })).toBe(false);
   });
 });
