@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agentls.config import Settings
+from agentls.language import headless
 from agentls.model.anthropic_provider import AnthropicProvider
 from agentls.session.agent import Agent
 from agentls.store import Store
@@ -27,6 +28,27 @@ def _isolated_config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     # Nor the developer's ~/.claude (its settings' hooks, its skills, agents and commands).
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))
     return home / "agentls"
+
+
+def _launcher_kept() -> Iterator[None]:
+    """Puts back the headless language servers' launcher (language/headless.py) as it was: an
+    Agent sets it process-wide (use_launcher), so without this whether a later test's headless
+    server runs in the sandbox would depend on which tests ran before it."""
+    saved = headless._launcher
+    yield
+    headless.use_launcher(saved)
+
+
+# Both: a module's own Agent (a module fixture) keeps its launcher for that module only; one made
+# in a test keeps it for that test only. Every module starts with none.
+@pytest.fixture(autouse=True, scope="module")
+def _launcher_kept_per_module() -> Iterator[None]:
+    yield from _launcher_kept()
+
+
+@pytest.fixture(autouse=True)
+def _launcher_kept_per_test() -> Iterator[None]:
+    yield from _launcher_kept()
 
 
 @pytest.fixture
