@@ -5,8 +5,8 @@ session/background.py).
 `run --background` makes the worktree and the session, starts `agentls run --cwd WORKTREE
 --session ID --json` as a detached process (its own process group, so it outlives the terminal;
 its JSON lines go to a log beside the database) and returns at once. That run has no terminal: a
-tool call that would ask is refused as unattended, unless --yes was given or the permissions allow
-it; ask_user is not offered."""
+tool call that would ask (unless --yes was given or the permissions allow it), and ask_user, wait
+for `agentls background answer ID` (cli/background_answer.py), the session "waiting" meanwhile."""
 
 from __future__ import annotations
 
@@ -29,12 +29,13 @@ HEADER = f"{'session':<32} {'state':<10} {'cost':>10}  branch  changes  (worktre
 def add_background_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bg = sub.add_parser(
         "background",
-        help="background sessions (agentls run --background): list, diff, apply, merge, resume, "
-        "remove",
+        help="background sessions (agentls run --background): list, answer, diff, apply, merge, "
+        "resume, remove",
     )
     actions = bg.add_subparsers(dest="action", required=True)
     listing = actions.add_parser("list", help="each one's state, cost, branch and changed files")
     listing.add_argument("--json", action="store_true", help="print JSON")
+    answer = actions.add_parser("answer", help="answer the question it waits on")
     diff = actions.add_parser("diff", help="its changes against the commit it started from")
     merge = actions.add_parser(
         "merge",
@@ -64,7 +65,7 @@ def add_background_command(sub: argparse._SubParsersAction[argparse.ArgumentPars
         "resume", help="go on with one that ended (a kill, a failure, or more to do), detached"
     )
     resume.add_argument("--yes", action="store_true", help="allow every call that would ask")
-    for each in (diff, merge, remove, resume):
+    for each in (answer, diff, merge, remove, resume):
         each.add_argument("session", help="the session id (or its start)")
     resume.add_argument("prompt", nargs="*", help=f'what to say (default "{GO_ON}")')
 
@@ -112,10 +113,11 @@ def run_background(args: argparse.Namespace) -> int:
     for notice in started.notices:
         print(f"agentls: {notice}", file=sys.stderr)
     print(f"session  {r.session_id}\nbranch   {r.branch}\nworktree {r.worktree}")
-    asked = "--yes allows every call" if args.yes else "calls that would ask are refused"
+    asked = "--yes allows every call; " if args.yes else ""
     print(
-        f"Running in the background ({asked}; no one can be asked). `agentls background list` "
-        f"shows its state; `agentls background merge {r.session_id}` brings its work in.",
+        f"Running in the background ({asked}a question waits for `agentls background answer "
+        f"{r.session_id}`). `agentls background list` shows its state; `agentls background merge "
+        f"{r.session_id}` brings its work in.",
         file=sys.stderr,
     )
     return EXIT_OK
@@ -163,6 +165,7 @@ async def _costs() -> dict[str, str]:
 
 def background_lines(costs: dict[str, str]) -> list[str]:
     """The background sessions as lines: id, state, cost, branch, changed files."""
+    from agentls.cli.background_answer import waiting_line
     from agentls.session.background import load_all, status
 
     lines = []
@@ -173,6 +176,8 @@ def background_lines(costs: dict[str, str]) -> list[str]:
             f"{record.session_id:<32} {state:<10} {costs.get(record.session_id, '-'):>10}  "
             f"{record.branch}  {_changed(s)}  ({visible(record.worktree)})"
         )
+        question = waiting_line(record) if s.state == "waiting" else None
+        lines += [question] if question else []
     return lines
 
 
@@ -207,8 +212,15 @@ async def background_command(args: argparse.Namespace) -> int:
     if args.action == "list":
         costs = await _costs()
         if args.json:
+            from agentls.session.background_questions import waiting_questions
+
             items = [
-                {**bg.status(r).wire(), "cost": costs.get(r.session_id)} for r in bg.load_all()
+                {
+                    **bg.status(r).wire(),
+                    "cost": costs.get(r.session_id),
+                    "questions": [q.summary() for q in waiting_questions(r)],
+                }
+                for r in bg.load_all()
             ]
             print(json.dumps(items, indent=2))
             return EXIT_OK
@@ -217,6 +229,10 @@ async def background_command(args: argparse.Namespace) -> int:
         return EXIT_OK
     try:
         record = bg.find(args.session)
+        if args.action == "answer":
+            from agentls.cli.background_answer import answer_command
+
+            return await answer_command(args)
         if args.action == "diff":
             from agentls.workspace.worktree import WorktreeError, diff
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.completion import Completer, Completion
 
+from agentls.cli.background_answer import waiting_notices
 from agentls.cli.printing import TerminalPrinter, terminal_presenter
 from agentls.cli.render import RichPrinter
 from agentls.cli.resume import last_session, pick_session, resume_hint
@@ -265,7 +266,10 @@ async def chat(args: argparse.Namespace) -> int:
             bottom_toolbar=conversation.status_line,
         )
         conversation.say("agentls: Enter sends, Alt+Enter a new line, /help, Ctrl+D leaves.")
+        said: set[str] = set()  # the background questions noticed already
         while True:
+            for notice in waiting_notices(root, said):  # cli/background_answer.py
+                conversation.say(notice, "yellow")
             try:
                 text = await session.prompt_async("› ")
             except KeyboardInterrupt:

@@ -76,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run in a new git worktree on its own branch and return at once (agentls background)",
     )
+    # The detached run of a background session: questions wait for `agentls background answer`.
+    run.add_argument("--wait-answers", action="store_true", help=argparse.SUPPRESS)
 
     sessions = sub.add_parser("sessions", help="list sessions")
     sessions.add_argument("--json", action="store_true", help="print JSON")
@@ -393,6 +395,10 @@ async def _run(args: argparse.Namespace) -> int:
         session_id = await _run_session(agent, args, settings)
         if session_id is None:
             return EXIT_USAGE
+        if args.wait_answers:  # cli/background_answer.py
+            from agentls.cli.background_answer import answer_later
+
+            answer_later(agent, session_id, args.yes)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, lambda: asyncio.ensure_future(agent.cancel(session_id)))

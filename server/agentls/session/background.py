@@ -13,10 +13,11 @@ run --cwd WORKTREE --session ID`.
 
 A record's state is read, never kept: "running" while its process lives, then "done" or "failed"
 from the run's last JSON line (its log), "failed" with "interrupted" when the run left none (a
-kill). "waiting" is a run stopped on a question; the CLI's detached run never waits (it refuses
-questions as unattended); the LSP server runs its background sessions in its own process
-(lsp/background_run.py, `in_process`), relays their questions to the editor and marks the ones
-waiting (mark_waiting); their result line goes to the log as the detached run's does.
+kill). "waiting" is a run stopped on a question (mark_waiting): the CLI's detached run writes
+its questions beside its log and waits for `agentls background answer` (session/
+background_questions.py); the LSP server runs its background sessions in its own process
+(lsp/background_run.py, `in_process`) and relays their questions to the editor; their result line
+goes to the log as the detached run's does.
 """
 
 from __future__ import annotations
@@ -145,6 +146,17 @@ def forget(record: BackgroundRecord) -> None:
         with contextlib.suppress(OSError):
             if str(path) not in ("", ".", ".err", ".waiting"):
                 path.unlink()
+    clear_questions(record)
+
+
+def clear_questions(record: BackgroundRecord) -> None:
+    """Remove the questions a detached run wrote and their answers (session/background_questions
+    .py), left by a run killed while it waited, and its waiting mark."""
+    for pattern in (f"{record.session_id}.q-*.json", f"{record.session_id}.a-*.json"):
+        for path in records_dir().glob(pattern):
+            with contextlib.suppress(OSError):
+                path.unlink()
+    mark_waiting(record, False)
 
 
 def _alive(pid: int, session_id: str) -> bool:
@@ -209,7 +221,7 @@ def state_of(record: BackgroundRecord) -> tuple[BackgroundState, str | None]:
     if result is None and record.in_process and _alive(record.pid, ""):
         return ("waiting" if _waiting_mark(record).exists() else "running"), None
     if not record.in_process and _alive(record.pid, record.session_id):
-        return "running", None
+        return ("waiting" if _waiting_mark(record).exists() else "running"), None
     result = result or _last_result(record.log)
     if result is None:
         return "failed", (
@@ -383,10 +395,11 @@ def detached_run(
 ) -> int:
     """Start the session's turn as `agentls run --cwd WORKTREE --session ID --json` in its own
     process group (it outlives the terminal or the editor that started it), its JSON lines to
-    the record's log; the pid. It has no terminal: a call that would ask is refused as
-    unattended unless yes or the permissions allow it."""
+    the record's log; the pid. It has no terminal: a call that would ask (unless yes or the
+    permissions allow it), and ask_user, wait for `agentls background answer` (--wait-answers,
+    session/background_questions.py)."""
     command = [sys.executable, "-m", "agentls.cli.main", "run", "--cwd", record.worktree]
-    command += ["--session", record.session_id, "--json"]
+    command += ["--session", record.session_id, "--json", "--wait-answers"]
     command += ["--yes"] if yes else []
     command += ["--plan"] if plan else []
     command += ["--max-steps", str(max_steps)] if max_steps else []
@@ -424,6 +437,7 @@ def resume(record: BackgroundRecord, settings: Settings, prompt: str, yes: bool 
                 f"{len(now_running)} background sessions are running already (backgroundLimit "
                 f"is {settings.background_limit}): wait for one to finish"
             )
+        clear_questions(record)
         record.pid = detached_run(record, yes=yes, prompt=prompt)
         record.in_process = False
         save(record)
