@@ -4,7 +4,6 @@ version has settled otherwise, and never on a stale push."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,8 +16,9 @@ from tests.lsp.editor import Editor, Profile, diag
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-# Long enough that a turn which waited it out could not pass for one that did not.
-LONG_WAIT_S = 10.0
+# How long the editor's diagnostics are waited for (verifyWaitS, its largest value): long enough
+# that a push this long after an edit tells a turn that waited from one that did not.
+LONG_WAIT_S = 30.0
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -49,13 +49,23 @@ async def edit_result(editor: Editor, api: MessagesAPIServer, name: str, old: st
 async def test_a_file_type_never_checked_does_not_wait(
     patient: Editor, module_api: MessagesAPIServer
 ) -> None:
+    # The editor has never pushed diagnostics for Markdown. Its push for the edit comes half the
+    # wait after it: a turn that waited for the editor would report its problem; one that did not
+    # wait has its result long before, saying the editor reports none for the file type.
     (patient.root / "notes.md").write_text("# Notes\n\nold line\n")
-    started = time.monotonic()
-    output = await edit_result(patient, module_api, "notes.md", "old line", "new line")
-    assert time.monotonic() - started < LONG_WAIT_S / 2
+    patient.diagnostics_after_edit["notes.md"] = [diag(2, "a late Markdown problem")]
+    patient.diagnostics_delay_s = LONG_WAIT_S / 2
+    try:
+        output = await edit_result(patient, module_api, "notes.md", "old line", "new line")
+    finally:
+        patient.diagnostics_delay_s = 0.0
+        del patient.diagnostics_after_edit["notes.md"]
     assert (patient.root / "notes.md").read_text() == "# Notes\n\nnew line\n"
-    assert "the editor has reported none for its file type in this session" in output
-    assert "none arrived" not in output
+    assert output.endswith(
+        "Diagnostics (editor): none for notes.md; the editor has reported none for its file type "
+        "in this session."
+    ), output
+    assert "none arrived" not in output and "a late Markdown problem" not in output
 
 
 async def test_a_never_checked_python_file_gets_own_checks(
