@@ -157,3 +157,23 @@ async def test_an_untrusted_workspaces_command_with_commands_never_runs_anything
         await h.agent.prompt(session.id, "/setup now")
     assert not (h.root / "pwned").exists()
     assert api.all_requests == [] and h.of_type("tool-call") == []
+
+
+async def test_stopping_the_turn_while_a_command_asks_sends_and_stores_nothing(
+    make_harness: HarnessFactory, api: MessagesAPIServer
+) -> None:
+    h = await trusted(make_harness)
+    command(h.root, "slow", "Result: !`touch started.txt`\n")
+    session = await h.agent.new_session()
+    turn = asyncio.create_task(h.agent.prompt(session.id, "/slow"))
+    await h.wait_for("permission-request")
+    await h.agent.cancel(session.id)
+    result = await asyncio.wait_for(turn, 10)
+    assert result.finish_reason == "cancelled"
+    assert not (h.root / "started.txt").exists()
+    (ended,) = h.of_type("tool-result")
+    assert ended.status == "cancelled"
+    assert api.all_requests == [] and await h.store.load_messages(session.id) == []
+    # The session goes on: the next prompt is a turn of its own.
+    api.enqueue(reply(text("fine")))
+    assert (await h.agent.prompt(session.id, "hello")).text == "fine"
