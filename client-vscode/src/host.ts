@@ -472,6 +472,7 @@ export class AgentHost {
       if (this.client !== client) return;
       notice(view, 'error', `Could not start it in the background: ${errorText(err)}`);
     }
+    if (sessionId === this.activeSessionId) this.postState(); // the notice in the panel now
     this.changed();
   }
 

@@ -196,17 +196,22 @@ describe('panel messages', () => {
       params: { sessionId: recorded, text: 'add pagination', background: true },
     });
     expect(host.activeView?.queued).toEqual([]); // not a prompt of this session
+    const posted = ui.posted.length;
     server.promptResolvers.shift()?.();
     await done;
     const notices = host.activeView?.items.filter((i) => i.kind === 'notice') ?? [];
     expect(notices.at(-1)).toMatchObject({ level: 'info', text: fixture.result.text });
+    // And the panel is sent the view with it at once (not with the session's next event).
+    expect(ui.posted.slice(posted).map((m) => m.type)).toContain('state');
   });
 
   it('says why a background prompt was refused', async () => {
     server.fail['agent/prompt'] = new Error('background: 3 background sessions are running already');
+    const posted = ui.posted.length;
     await host.handlePanelMessage({ type: 'prompt-background', text: 'one more' });
     const notices = host.activeView?.items.filter((i) => i.kind === 'notice') ?? [];
     expect(notices.at(-1)).toMatchObject({ level: 'error', text: 'Could not start it in the background: background: 3 background sessions are running already' });
+    expect(ui.posted.slice(posted).map((m) => m.type)).toContain('state');
   });
 
   it('sends the selection along with an "Ask about selection" prompt', async () => {
