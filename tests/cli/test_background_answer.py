@@ -228,6 +228,12 @@ def test_answer_at_a_terminal_shows_the_labelled_question_and_takes_one_key(
     record = start_waiting(repo, env, "task at the terminal")
     with Terminal(["background", "answer", record.session_id], env) as term:
         term.wait_for("[n]o: ")
+        term.type(b"\x03")  # Ctrl+C: nothing answered
+        assert term.exit_code() == 130
+        assert "Not answered: it still waits." in term.text()
+    assert bg.state_of(record)[0] == "waiting"
+    with Terminal(["background", "answer", record.session_id], env) as term:
+        term.wait_for("[n]o: ")
         term.type("y")  # one key, no Enter
         assert term.exit_code() == 0
         shown = term.text()

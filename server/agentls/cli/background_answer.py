@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ from agentls.session import background_questions as bq
 
 EXIT_OK = 0
 EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
 
 
 def title_of(record: bg.BackgroundRecord) -> str:
@@ -137,21 +139,27 @@ async def answer_command(args: argparse.Namespace) -> int:
                 bq.give_answer(record, question, decision, feedback, scope, accepted)
                 given.append(decision)
 
-        if query.tool == "ask_user":
-            out.write(user_question(query))
-            out.flush()
-            reply = (await read_terminal_line()).strip()
-            out.write("\n" if not sys.stdin.isatty() else "")
-            if reply:
-                give("once", user_answer(query, reply))
+        try:
+            if query.tool == "ask_user":
+                out.write(user_question(query))
+                out.flush()
+                reply = (await read_terminal_line()).strip()
+                out.write("\n" if not sys.stdin.isatty() else "")
+                if reply:
+                    give("once", user_answer(query, reply))
+                else:
+                    give("reject")
             else:
-                give("reject")
-        else:
-            if query.tool == "exit_plan" and sys.stdout.isatty():
-                out.write("\n" + str(query.input.get("plan", "")) + "\n")
-            await ask_approval(
-                out, question, Path(record.worktree), give, read_terminal_key, read_terminal_line
-            )
+                if query.tool == "exit_plan" and sys.stdout.isatty():
+                    out.write("\n" + str(query.input.get("plan", "")) + "\n")
+                worktree = Path(record.worktree)
+                await ask_approval(
+                    out, question, worktree, give, read_terminal_key, read_terminal_line
+                )
+        except asyncio.CancelledError:  # Ctrl+C: nothing answered
+            out.write("\nNot answered: it still waits.\n")
+            out.flush()
+            return EXIT_INTERRUPTED
         if given:
             said = "allowed" if given[0] in ("once", "always") else "refused"
             said = "answered" if query.tool == "ask_user" and said == "allowed" else said
