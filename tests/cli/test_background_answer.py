@@ -261,3 +261,28 @@ def test_the_chat_says_at_its_prompt_which_background_session_waits(
     assert shown.count(notice) == 1  # wrapped at the terminal's 100 columns
     answer(record, env, "n")
     wait_for(lambda: bg.state_of(record)[0] == "done", "the run done")
+
+
+def test_picking_hunks_keeps_only_those_chosen(
+    api: MessagesAPIServer, env: dict[str, str], repo: Path
+) -> None:
+    lines = [f"line {n}\n" for n in range(1, 21)]
+    (repo / "long.txt").write_text("".join(lines))
+    git(repo, "add", "long.txt")
+    git(repo, "commit", "--quiet", "-m", "long")
+    changed = ["FIRST\n", *lines[1:19], "LAST\n"]
+
+    def edits_both_ends(body: dict[str, Any]) -> Any:
+        steps = sum(m["role"] == "assistant" for m in body["messages"])
+        if steps == 0:
+            return reply(tool_use("read", {"path": "long.txt"}))
+        if steps == 1:
+            return reply(tool_use("write", {"path": "long.txt", "content": "".join(changed)}))
+        return reply(text("edited"))
+
+    api.default = edits_both_ends
+    record = start_waiting(repo, env, "task ends")
+    shown = answer(record, env, "pyn")  # pick hunks: keep the first, not the second
+    assert "[p]ick hunks (of 2)" in shown and "Kept 1 of 2 hunks." in shown
+    wait_for(lambda: bg.state_of(record)[0] == "done", "the run done")
+    assert (Path(record.worktree) / "long.txt").read_text() == "".join(["FIRST\n", *lines[1:]])
