@@ -44,7 +44,8 @@ export class BackgroundConflicts implements BackgroundConflictUi {
   ) {}
 
   async mergeEditor(): Promise<boolean> {
-    return (await vscode.commands.getCommands(true)).includes(MERGE_EDITOR_COMMAND);
+    // Its id starts with "_": an internal command, listed only when internal ones are asked for.
+    return (await vscode.commands.getCommands(false)).includes(MERGE_EDITOR_COMMAND);
   }
 
   async resolve(merge: ConflictMerge, branch: string, how: 'merge-editor' | 'markers'): Promise<ConflictResolved> {

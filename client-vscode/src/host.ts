@@ -318,6 +318,7 @@ export class AgentHost {
       case 'background-diff':
       case 'background-apply':
       case 'background-remove':
+      case 'background-resolve':
         await backgroundReview(this.client, this.ui, message);
         return;
     }

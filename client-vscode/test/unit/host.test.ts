@@ -368,3 +368,14 @@ describe('when the server goes away', () => {
     expect(host.status().connection).toBe('running');
   });
 });
+
+describe("a background session's review card", () => {
+  it('each of its messages reaches the review, resolving a conflict included', async () => {
+    await host.connected(server);
+    await host.handlePanelMessage({ type: 'background-diff', sessionId: 'ses_bg' });
+    expect(server.methods().at(-1)).toBe('agent/backgroundDiff');
+    // No conflict of this review was brought in: the card is told, nothing is opened.
+    await host.handlePanelMessage({ type: 'background-resolve', sessionId: 'ses_bg', path: 'app.txt', how: 'merge-editor' });
+    expect(ui.last('background-resolved')).toMatchObject({ sessionId: 'ses_bg', path: 'app.txt', how: 'failed' });
+  });
+});
