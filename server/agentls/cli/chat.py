@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.completion import Completer, Completion
 
-from agentls.cli.background_answer import waiting_notices
 from agentls.cli.printing import TerminalPrinter, terminal_presenter
 from agentls.cli.render import RichPrinter
 from agentls.cli.resume import last_session, pick_session, resume_hint
@@ -225,6 +224,7 @@ async def chat(args: argparse.Namespace) -> int:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
 
+    from agentls.cli.background_answer import waiting_notices
     from agentls.cli.trust import resolve_settings
     from agentls.session import Agent
 
