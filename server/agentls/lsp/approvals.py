@@ -24,7 +24,7 @@ from agentls.lsp.agent_server import AgentServer, PendingEdit
 from agentls.lsp.transport import invalid, parse, request_failed
 from agentls.lsp.workspace import relative_name, uri_of
 from agentls.protocol.models import ApproveParams, ApproveResult
-from agentls.session import ApprovalError, Question, QuestionPresenter
+from agentls.session import Agent, ApprovalError, Question, QuestionPresenter
 
 log = logging.getLogger(__name__)
 # A diff longer than this is cut in the message request.
@@ -245,23 +245,11 @@ def user_question_actions(question: Question) -> tuple[str, dict[str, tuple[str,
 
 async def ask_user_with_message(ls: AgentServer, question: Question) -> None:
     text, actions = user_question_actions(question)
-    try:
-        result = await ls.window_show_message_request_async(
-            types.ShowMessageRequestParams(
-                type=types.MessageType.Info,
-                message=text,
-                actions=[types.MessageActionItem(title=t) for t in actions],
-            )
-        )
-    except asyncio.CancelledError:
+    answered = await _message_answer(ls, question, text, list(actions))
+    if answered is None:
         return
-    except Exception:
-        log.exception("showMessageRequest failed")
-        return
-    decision, said = actions.get(result.title if result is not None else "", actions["Skip"])
-    agent = ls.background_agents.get(question.session_id) or ls.running_agent
-    if agent is None:
-        return
+    agent, title = answered
+    decision, said = actions.get(title, actions["Skip"])
     try:
         agent.approve(question.session_id, question.request_id, decision, said)
     except ApprovalError:
@@ -291,28 +279,40 @@ async def ask_with_message(ls: AgentServer, question: Question) -> None:
         actions[f"{question.always} (this session)"] = ("always", "session")
         actions[f"{question.always} (this project)"] = ("always", "project")
     actions["Reject"] = ("reject", "session")
+    answered = await _message_answer(ls, question, text, list(actions))
+    if answered is None:
+        return
+    agent, title = answered
+    decision, scope = actions.get(title, actions["Reject"])
+    try:
+        agent.approve(question.session_id, question.request_id, decision, scope=scope)
+    except ApprovalError:
+        pass  # answered elsewhere (a code action, agent/approve) or expired: never applied twice
+
+
+async def _message_answer(
+    ls: AgentServer, question: Question, text: str, titles: list[str]
+) -> tuple[Agent, str] | None:
+    """The question asked with window/showMessageRequest, `titles` its buttons: the Agent that
+    waits for the answer and the button chosen ("" when the message was dismissed); None when
+    there is nothing to answer (the request cancelled or failed, the session gone)."""
     try:
         result = await ls.window_show_message_request_async(
             types.ShowMessageRequestParams(
                 type=types.MessageType.Info,
                 message=text,
-                actions=[types.MessageActionItem(title=t) for t in actions],
+                actions=[types.MessageActionItem(title=t) for t in titles],
             )
         )
     except asyncio.CancelledError:
-        return
+        return None
     except Exception:
         log.exception("showMessageRequest failed")
-        return
-    chosen = actions.get(result.title) if result is not None else None
-    decision, scope = chosen or ("reject", "session")
+        return None
     agent = ls.background_agents.get(question.session_id) or ls.running_agent
     if agent is None:
-        return
-    try:
-        agent.approve(question.session_id, question.request_id, decision, scope=scope)
-    except ApprovalError:
-        pass  # answered elsewhere (a code action, agent/approve) or expired: never applied twice
+        return None
+    return agent, result.title if result is not None else ""
 
 
 # ---- pending edits as code actions ------------------------------------------------------

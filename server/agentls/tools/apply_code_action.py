@@ -8,24 +8,21 @@ to all of them or none (Workspace.write_all), so the turn's revert takes it back
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from agentls.language.edits import UnsupportedEdit, apply_text_edits, edits_by_file
+from agentls.language.edits import UnsupportedEdit, edits_by_file
 from agentls.language.errors import LanguageUnavailable
 from agentls.language.render import plural
 from agentls.tools.base import (
-    PermissionQuery,
     Tool,
     ToolContext,
     ToolError,
     ToolInput,
     ToolResult,
     expect_input,
-    input_dict,
 )
 from agentls.tools.support.code_actions import (
     ONLY_WHEN_ASKED,
@@ -37,15 +34,11 @@ from agentls.tools.support.code_actions import (
     is_bare_command,
     same_title,
 )
-from agentls.tools.support.file_writes import (
-    check_new_size,
-    current_text,
-    outcome_lines,
-    user_changed,
-)
 from agentls.tools.support.lookup import ask
-from agentls.tools.support.text import unified_diff
-from agentls.workspace.protocol import FileChange
+from agentls.tools.support.workspace_edits import (
+    Wording,
+    propose,
+)
 
 _FILE_OPS = "apply the action in the editor, or make that change yourself"
 
@@ -88,52 +81,16 @@ class ApplyCodeActionTool(Tool):
                 f"The action {name!r} is disabled: {disabled.get('reason', 'no reason given')}."
             )
         edits, notes = await self._edits(ctx, action, actions.path)
-        changes, diffs = await _changes(ctx, edits, name)
-        if not changes:
+        wording = Wording(refused="Not applied", what=repr(name), again="apply it again")
+        proposal = await propose(ctx, edits, wording)
+        if not proposal.changes:
             return ToolResult(f"Nothing to change: {name!r} edits no text.", title=name)
-        title = f"{name} ({plural(len(changes), 'file')})"
-        accepted = await ctx.authorize(
-            PermissionQuery(
-                tool=self.name,
-                subject=actions.rel,
-                title=title,
-                input=input_dict(params),
-                diff="".join(diffs),
-                outside_workspace=any(ctx.is_outside(c.path) for c in changes),
-                changes=changes,
-            )
+        title = f"{name} ({plural(len(proposal.changes), 'file')})"
+        written = await proposal.write(
+            ctx, tool=self.name, params=params, subject=actions.rel, title=title
         )
-        lines: list[str] = []
-        if accepted is not None:  # the user took some files' hunks, or their own version
-            lines = user_changed(
-                [
-                    (ctx.relative(c.path), c.new_text, accepted.texts.get(c.path, c.old_text or ""))
-                    for c in changes
-                ],
-                accepted.note,
-            )
-            changes = [
-                FileChange(path=c.path, new_text=accepted.texts[c.path], old_text=c.old_text)
-                for c in changes
-                if c.path in accepted.texts
-            ]
-        outcomes = await ctx.workspace.write_all(changes)
-        failed = [
-            f"{ctx.relative(c.path)}: {o.reason or 'not applied'}"
-            for c, o in zip(changes, outcomes, strict=True)
-            if not o.applied
-        ]
-        if failed:
-            raise ToolError(
-                f"{name!r} was not applied: " + "; ".join(failed) + ". Nothing was changed."
-            )
-        lines.append(f"Applied {name!r}: {plural(len(changes), 'file')} changed.")
-        for change, outcome in zip(changes, outcomes, strict=True):
-            lines.append(f"  {ctx.relative(change.path)}")
-            ctx.ledger.record(change.path, change.new_text)
-            lines.extend(f"    {line}" for line in outcome_lines(outcome))
-        lines.extend(notes)
-        return ToolResult("\n".join(lines), title=title)
+        head = f"Applied {name!r}: {plural(len(written.changes), 'file')} changed."
+        return ToolResult("\n".join([*written.report(ctx, head), *notes]), title=title)
 
     async def _edits(
         self, ctx: ToolContext, action: dict[str, Any], path: Path
@@ -206,44 +163,3 @@ async def _run_command(
             "nothing was changed."
         )
     return edits
-
-
-async def _changes(
-    ctx: ToolContext, edits: list[dict[Path, list[dict[str, Any]]]], name: str
-) -> tuple[list[FileChange], list[str]]:
-    """Each changed file's old and new text (the edits applied in order), and its diff."""
-    old: dict[Path, str] = {}
-    new: dict[Path, str] = {}
-    unread: list[str] = []
-    for by_file in edits:
-        for raw_path, file_edits in by_file.items():
-            path = Path(os.path.realpath(raw_path))
-            rel = ctx.relative(path)
-            if path not in old:
-                current = await current_text(ctx, path, rel)
-                if current is None:
-                    raise ToolError(
-                        f"Not applied: {name!r} edits {rel}, which does not exist. Nothing was "
-                        "changed."
-                    )
-                if not ctx.ledger.has_read(path):
-                    unread.append(rel)
-                old[path] = new[path] = current
-            try:
-                new[path] = apply_text_edits(new[path], file_edits)
-            except UnsupportedEdit as exc:
-                raise ToolError(f"Not applied: {rel}: {exc}. Nothing was changed.") from None
-    if unread:
-        raise ToolError(
-            f"{name!r} changes {plural(len(unread), 'file')} you have not read in this session: "
-            f"{', '.join(unread)}. Read them first, then apply it again. Nothing was changed."
-        )
-    changes: list[FileChange] = []
-    diffs: list[str] = []
-    for path, text in new.items():
-        if text == old[path]:
-            continue
-        check_new_size(text, ctx.relative(path))
-        changes.append(FileChange(path=path, new_text=text, old_text=old[path]))
-        diffs.append(unified_diff(old[path], text, ctx.relative(path)))
-    return changes, diffs

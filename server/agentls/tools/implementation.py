@@ -3,15 +3,12 @@ base class's method, from the language server (textDocument/implementation)."""
 
 from __future__ import annotations
 
-from agentls.language.render import plural, render_hits
-from agentls.tools.base import ToolContext, ToolInput, ToolResult, expect_input, input_dict
-from agentls.tools.support.goto import place_hits
-from agentls.tools.support.lookup import INSTEAD, AtSymbol, Shown, SymbolInput, as_list, ask, locate
-
-METHOD = "textDocument/implementation"
+from agentls.language.render import Hit, plural, render_hits
+from agentls.tools.support.goto import GotoTool
+from agentls.tools.support.lookup import INSTEAD
 
 
-class ImplementationTool(AtSymbol):
+class ImplementationTool(GotoTool):
     name = "implementation"
     description = (
         "Find the implementations of an abstract method, an interface or protocol, or a base "
@@ -21,18 +18,10 @@ class ImplementationTool(AtSymbol):
     )
     verb = "Find the implementations of"
     # Offered only where a language server answers it (session/offer.py).
-    language_method = METHOD
+    language_method = "textDocument/implementation"
 
-    async def run(self, params: ToolInput, ctx: ToolContext) -> ToolResult:
-        params = expect_input(params, SymbolInput)
-        at = await locate(ctx, self.name, params, verb=self.verb)
-        shown = Shown(ctx)
-        hits = await place_hits(ctx, shown, as_list(await ask(ctx, METHOD, at.params(), at.path)))
-        head = f"Implementations of {at.position.note}: {plural(len(hits), 'place')}"
+    def answer(self, symbol: str, hits: list[Hit]) -> str:
+        head = f"Implementations of {symbol}: {plural(len(hits), 'place')}"
         if not hits:
-            return ToolResult(head + "." + shown.note())
-        files = len({h.rel for h in hits})
-        return ToolResult(
-            f"{head} in {plural(files, 'file')}:\n{render_hits(hits)}{shown.note()}",
-            title=self.title(input_dict(params)),
-        )
+            return head + "."
+        return f"{head} in {plural(len({h.rel for h in hits}), 'file')}:\n{render_hits(hits)}"

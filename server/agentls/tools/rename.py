@@ -5,38 +5,33 @@ as one edit to all of them (Workspace.write_all: all or none). The user may acce
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from agentls.language.edits import UnsupportedEdit, apply_text_edits, edits_by_file
+from agentls.language.edits import UnsupportedEdit, edits_by_file
 from agentls.language.render import plural
 from agentls.tools.base import (
-    Accepted,
-    PermissionQuery,
     Tool,
     ToolContext,
     ToolError,
     ToolInput,
     ToolResult,
     expect_input,
-    input_dict,
 )
-from agentls.tools.support.file_writes import (
-    check_new_size,
-    current_text,
-    is_large,
-    outcome_lines,
-    user_changed,
-)
+from agentls.tools.support.file_writes import is_large
 from agentls.tools.support.lookup import Located, SymbolInput, ask, ask_if_offered, locate
-from agentls.tools.support.text import unified_diff
-from agentls.workspace.protocol import FileChange
+from agentls.tools.support.workspace_edits import (
+    Wording,
+    propose,
+)
 
 _NAME = re.compile(r"[^\s\"'`()\[\]{},;:]+")
+
+
+_WORDING = Wording(refused="Not renamed", what="the rename", again="rename again")
 
 
 def _uses(text: str, name: str) -> int:
@@ -76,87 +71,35 @@ class RenameTool(Tool):
             raise ToolError(f"You have not read {rel} in this session. Read it first, then rename.")
         # The file was read (so reading it was allowed): rename's own question comes below.
         at, by_file = await _workspace_edit(ctx, self.name, params, new_name)
-        changes, diffs, counts, unread, notes = await self._changes(ctx, by_file, new_name)
-        if unread:
-            raise ToolError(
-                f"The rename changes {plural(len(unread), 'file')} you have not read in this "
-                f"session: {', '.join(unread)}. Read them first, then rename again. Nothing was "
-                "changed."
-            )
-        if not changes:
+        proposal = await propose(ctx, [by_file], _WORDING)
+        if not proposal.changes:
             return ToolResult(f"Nothing to change: renaming {at.position.note} edits no text.")
-        title = f"Rename {params.symbol} to {new_name} ({plural(len(changes), 'file')})"
-        accepted = await ctx.authorize(
-            PermissionQuery(
-                tool=self.name,
-                subject=at.rel,
-                title=title,
-                input=input_dict(params),
-                diff="".join(diffs),
-                outside_workspace=any(ctx.is_outside(c.path) for c in changes),
-                changes=changes,
-            )
+        # A file changed since it was read: the model's picture of its other lines is stale.
+        stale = {
+            c.path: f"Note: {ctx.relative(c.path)} had changed since you last read it; re-read "
+            "it if other parts of it matter to you."
+            for c in proposal.changes
+            if not is_large(c.old_text or "")
+            and ctx.ledger.changed_since_read(c.path, c.old_text or "")
+        }
+        title = f"Rename {params.symbol} to {new_name} ({plural(len(proposal.changes), 'file')})"
+        written = await proposal.write(
+            ctx, tool=self.name, params=params, subject=at.rel, title=title
         )
-        changed: list[str] = []
-        if accepted is not None:  # the user took some files' hunks, or their own version
-            changes, counts, changed = _as_accepted(ctx, changes, accepted, new_name)
-        outcomes = await ctx.workspace.write_all(changes)
-        failed = [
-            f"{ctx.relative(c.path)}: {o.reason or 'not applied'}"
-            for c, o in zip(changes, outcomes, strict=True)
-            if not o.applied
-        ]
-        if failed:
-            raise ToolError("Not renamed (no file was changed): " + "; ".join(failed))
-        lines = [
-            *changed,
+        floor = 1 if written.as_proposed else 0
+        counts = {
+            c.path: max(_uses(c.new_text, new_name) - _uses(c.old_text or "", new_name), floor)
+            for c in written.changes
+        }
+        head = (
             f"Renamed {at.position.note} to `{new_name}`: {plural(sum(counts.values()), 'place')} "
-            f"in {plural(len(changes), 'file')}.",
-        ]
-        for change, outcome in zip(changes, outcomes, strict=True):
-            rel = ctx.relative(change.path)
-            lines.append(f"  {rel} ({plural(counts[change.path], 'place')})")
-            if change.path not in notes:
-                ctx.ledger.record(change.path, change.new_text)
-            lines.extend(f"    {line}" for line in outcome_lines(outcome))
-        lines.extend(notes.values())
+            f"in {plural(len(written.changes), 'file')}."
+        )
+        lines = written.report(
+            ctx, head, lambda path: f" ({plural(counts[path], 'place')})", unrecorded=stale
+        )
+        lines.extend(stale.values())
         return ToolResult("\n".join(lines), title=title)
-
-    async def _changes(
-        self, ctx: ToolContext, by_file: dict[Path, list[dict[str, Any]]], new_name: str
-    ) -> tuple[list[FileChange], list[str], dict[Path, int], list[str], dict[Path, str]]:
-        """Each file's new text and diff, how many edits each, the files not read yet, and a
-        note for each file that changed since it was read."""
-        changes: list[FileChange] = []
-        diffs: list[str] = []
-        counts: dict[Path, int] = {}
-        unread: list[str] = []
-        notes: dict[Path, str] = {}
-        for raw_path, edits in by_file.items():
-            path = Path(os.path.realpath(raw_path))
-            rel = ctx.relative(path)
-            current = await current_text(ctx, path, rel)
-            if current is None:
-                raise ToolError(f"Not renamed: the rename edits {rel}, which does not exist.")
-            if not ctx.ledger.has_read(path):
-                unread.append(rel)
-                continue
-            try:
-                new_text = apply_text_edits(current, edits)
-            except UnsupportedEdit as exc:
-                raise ToolError(f"Not renamed: {rel}: {exc}.") from None
-            if new_text == current:
-                continue
-            check_new_size(new_text, rel)
-            if not is_large(current) and ctx.ledger.changed_since_read(path, current):
-                notes[path] = (
-                    f"Note: {rel} had changed since you last read it; re-read it if other parts "
-                    "of it matter to you."
-                )
-            changes.append(FileChange(path=path, new_text=new_text, old_text=current))
-            diffs.append(unified_diff(current, new_text, rel))
-            counts[path] = max(_uses(new_text, new_name) - _uses(current, new_name), 1)
-        return changes, diffs, counts, unread, notes
 
 
 async def _workspace_edit(
@@ -177,29 +120,3 @@ async def _workspace_edit(
         return at, edits_by_file(edit)
     except UnsupportedEdit as exc:
         raise ToolError(f"Not renamed: {exc}.") from None
-
-
-def _as_accepted(
-    ctx: ToolContext, changes: list[FileChange], accepted: Accepted, new_name: str
-) -> tuple[list[FileChange], dict[Path, int], list[str]]:
-    """The changes as the user accepted them (some files' hunks, or their own version): the
-    files' new texts, the places renamed in each, and what the user changed, for the model."""
-    changed = user_changed(
-        [
-            (ctx.relative(c.path), c.new_text, accepted.texts.get(c.path, c.old_text or ""))
-            for c in changes
-        ],
-        accepted.note,
-    )
-    changes = [
-        FileChange(path=c.path, new_text=accepted.texts[c.path], old_text=c.old_text)
-        for c in changes
-        if c.path in accepted.texts
-    ]
-    for change in changes:
-        check_new_size(change.new_text, ctx.relative(change.path))
-    counts = {
-        c.path: max(_uses(c.new_text, new_name) - _uses(c.old_text or "", new_name), 0)
-        for c in changes
-    }
-    return changes, counts, changed

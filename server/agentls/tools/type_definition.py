@@ -3,15 +3,12 @@ language server (textDocument/typeDefinition)."""
 
 from __future__ import annotations
 
-from agentls.language.render import render_hits
-from agentls.tools.base import ToolContext, ToolInput, ToolResult, expect_input, input_dict
-from agentls.tools.support.goto import place_hits
-from agentls.tools.support.lookup import INSTEAD, AtSymbol, Shown, SymbolInput, as_list, ask, locate
-
-METHOD = "textDocument/typeDefinition"
+from agentls.language.render import Hit, render_hits
+from agentls.tools.support.goto import GotoTool
+from agentls.tools.support.lookup import INSTEAD
 
 
-class TypeDefinitionTool(AtSymbol):
+class TypeDefinitionTool(GotoTool):
     name = "type_definition"
     description = (
         "Go to the definition of the TYPE of a variable, parameter or attribute with the language "
@@ -21,16 +18,7 @@ class TypeDefinitionTool(AtSymbol):
     )
     verb = "Find the type of"
     # Offered only where a language server answers it (session/offer.py).
-    language_method = METHOD
+    language_method = "textDocument/typeDefinition"
 
-    async def run(self, params: ToolInput, ctx: ToolContext) -> ToolResult:
-        params = expect_input(params, SymbolInput)
-        at = await locate(ctx, self.name, params, verb=self.verb)
-        shown = Shown(ctx)
-        hits = await place_hits(ctx, shown, as_list(await ask(ctx, METHOD, at.params(), at.path)))
-        head = f"Type definition of {at.position.note}:\n"
-        if not hits:
-            return ToolResult(head + "none found." + shown.note())
-        return ToolResult(
-            head + render_hits(hits) + shown.note(), title=self.title(input_dict(params))
-        )
+    def answer(self, symbol: str, hits: list[Hit]) -> str:
+        return f"Type definition of {symbol}:\n" + (render_hits(hits) if hits else "none found.")

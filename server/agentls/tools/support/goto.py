@@ -1,7 +1,7 @@
 """What implementation, type_definition and callees share: the places an answer names, each shown
 when the read rules let the model see its file, or when it is an installed library's (a type
 from the standard library's stubs, a base class in site-packages: no secret, and where the
-answer usually is)."""
+answer usually is); and the tool whose whole answer is those places (GotoTool)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from agentls.language.render import Hit
-from agentls.tools.base import ToolContext
+from agentls.tools.base import ToolContext, ToolInput, ToolResult, expect_input, input_dict
 from agentls.tools.hover import library_file
-from agentls.tools.support.lookup import Shown, location_of
+from agentls.tools.support.lookup import (
+    AtSymbol,
+    Shown,
+    SymbolInput,
+    as_list,
+    ask,
+    locate,
+    location_of,
+)
 
 
 async def place_hit(
@@ -35,3 +43,24 @@ async def place_hits(ctx: ToolContext, shown: Shown, items: list[Any]) -> list[H
         if hit is not None:
             hits.append(hit)
     return hits
+
+
+class GotoTool(AtSymbol):
+    """A language tool answered by places (implementation, type_definition): its
+    `language_method` asked about the symbol at {path, symbol, line?}, every Location it answers
+    shown as a hit (place_hits), the answer worded by `answer`."""
+
+    language_method: str
+
+    def answer(self, symbol: str, hits: list[Hit]) -> str:
+        """The answer's text (`symbol`: where the symbol was found, in words; `hits` maybe none)."""
+        raise NotImplementedError
+
+    async def run(self, params: ToolInput, ctx: ToolContext) -> ToolResult:
+        params = expect_input(params, SymbolInput)
+        at = await locate(ctx, self.name, params, verb=self.verb)
+        shown = Shown(ctx)
+        answer = await ask(ctx, self.language_method, at.params(), at.path)
+        hits = await place_hits(ctx, shown, as_list(answer))
+        text = self.answer(at.position.note, hits) + shown.note()
+        return ToolResult(text, title=self.title(input_dict(params)) if hits else None)

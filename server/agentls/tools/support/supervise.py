@@ -47,19 +47,7 @@ _DEAD = ("Z", "X")
 
 def _processes() -> dict[int, tuple[int, str]]:
     """Every process this /proc shows: pid -> (ppid, state)."""
-    table: dict[int, tuple[int, str]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) >= 2:
-            table[int(entry)] = (int(fields[1]), fields[0].decode("ascii", "replace"))
-    return table
+    return {pid: (ppid, state) for pid, (ppid, state, _, _) in _stat_table().items()}
 
 
 def descendants(root: int) -> dict[int, str]:
@@ -141,27 +129,19 @@ def _stat_table() -> dict[int, tuple[int, str, int, int]]:
     shows."""
     table: dict[int, tuple[int, str, int, int]] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) >= 20:
-            state = fields[0].decode("ascii", "replace")
-            table[int(entry)] = (int(fields[1]), state, int(fields[3]), int(fields[19]))
+        if entry.isdigit() and (stat := _stat(entry)) is not None:
+            table[int(entry)] = stat
     return table
 
 
 def start_time(pid: int) -> int | None:
     """When pid started, in clock ticks since boot (None: it is gone)."""
-    entry = _stat_table_one(pid)
+    entry = _stat(pid)
     return None if entry is None else entry[3]
 
 
-def _stat_table_one(pid: int) -> tuple[int, str, int, int] | None:
+def _stat(pid: int | str) -> tuple[int, str, int, int] | None:
+    """(ppid, state, session id, start time in clock ticks) of one process; None: it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
