@@ -53,7 +53,8 @@ def finished_session(root: Path, tmp_path: Path) -> bg.BackgroundRecord:
     tree = wt.create(root, "edit the app")
     (tree.path / "app.txt").write_text(BRANCH)
     (tree.path / "new.txt").write_text("brand new\n")
-    log = tmp_path / "run.log"
+    log = bg.records_dir() / "ses_review0001.log"  # where a run's log is (a record says)
+    log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(json.dumps({"type": "result", "finishReason": "end_turn"}) + "\n")
     record = bg.BackgroundRecord(
         session_id="ses_review0001",

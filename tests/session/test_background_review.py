@@ -46,7 +46,8 @@ def finished(repo: Path, tmp_path: Path, finish: str = "end_turn") -> bg.Backgro
     (tree.path / ".agentls").mkdir()
     (tree.path / ".agentls" / "config.json").write_text('{"permissions": {"bash": "allow"}}\n')
     (tree.path / "logo.bin").write_bytes(b"\x00\xff\x00binary")
-    log = tmp_path / "run.log"
+    log = bg.records_dir() / "ses_tidy.log"  # where a run's log is (a record says)
+    log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(json.dumps({"type": "result", "finishReason": finish}) + "\n")
     record = bg.BackgroundRecord(
         session_id="ses_tidy", repo_root=str(repo), worktree=str(tree.path),

@@ -123,10 +123,33 @@ def load_all() -> list[BackgroundRecord]:
         return []
     for path in folder.glob("*.json"):
         try:
-            found.append(BackgroundRecord(**json.loads(path.read_text(encoding="utf-8"))))
-        except (OSError, ValueError, TypeError):
+            record = _checked(json.loads(path.read_text(encoding="utf-8")), folder)
+        except (OSError, ValueError):
             continue
+        if record is not None:
+            found.append(record)
     return sorted(found, key=lambda r: r.started_at, reverse=True)
+
+
+def _checked(data: object, folder: Path) -> BackgroundRecord | None:
+    """The record data holds if agentls could have written it, else None: typed fields, a
+    session id that is a plain name, its log in the records folder under that name, a commit id
+    for base, a background session's branch, absolute paths. A tampered record thereby names no
+    file for agentls to write or delete and nothing git would take as an option; what it names
+    is checked again before a worktree is written or removed (workspace/worktree.py)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        record = TypeAdapter(BackgroundRecord).validate_python(data)
+        wt.commit_id(record.base)
+        wt.session_branch(record.branch)
+    except (ValidationError, wt.WorktreeError):
+        return None
+    log = Path(record.log)
+    plain = record.session_id.replace("_", "").replace("-", "").isalnum()
+    beside = log.name == f"{record.session_id}.log" and log.parent.resolve() == folder.resolve()
+    absolute = Path(record.worktree).is_absolute() and Path(record.repo_root).is_absolute()
+    return record if plain and record.session_id.isascii() and beside and absolute else None
 
 
 def find(session_id: str) -> BackgroundRecord:

@@ -4,6 +4,12 @@ the user's working tree until the user merges the branch.
 
 Everything here runs the `git` program (the user's own, with their configuration): a worktree is
 git's feature and its bookkeeping (`git worktree list`, `prune`) must keep working for the user.
+But it runs no program a repository's config or files could name (`hardened_env`): no hooks, no
+fsmonitor, no transport, no git run inside a nested repository (a session can make one in its
+worktree: its config would run outside the sandbox), and none of the filters, diff and textconv
+programs the repository's own config (`.git/config` and what it includes) names; the user's
+global ones (git-lfs) stay. A merge or a hunk applied through a merge driver the repository's
+config names is refused (git would run it).
 """
 
 from __future__ import annotations
@@ -30,6 +36,25 @@ class WorktreeError(Exception):
     """A git operation failed or was refused; the message says why and what to do."""
 
 
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_SESSION_BRANCH = re.compile(re.escape(BRANCH_PREFIX) + r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+def commit_id(base: str) -> str:
+    """base, a full commit id; WorktreeError otherwise (a record's base reaches git's command
+    line: `--output=FILE` there would be an option)."""
+    if not _COMMIT_ID.fullmatch(base):
+        raise WorktreeError(f"base {base[:60]!r} is not a commit id")
+    return base
+
+
+def session_branch(branch: str) -> str:
+    """branch, a name `create` makes (agentls/<slug>); WorktreeError otherwise."""
+    if not _SESSION_BRANCH.fullmatch(branch):
+        raise WorktreeError(f"{branch[:60]!r} is not a background session's branch")
+    return branch
+
+
 @dataclass(frozen=True)
 class Worktree:
     path: Path
@@ -46,13 +71,94 @@ class ChangedFile:
     removed: int | None
 
 
+# Set for every git run here: no hook runs (core.hooksPath naming no folder), no fsmonitor, no
+# transport (a partial clone would fetch through ssh or ext::), no git run inside a submodule or
+# nested repository (status runs one there, with that repository's config: it is given
+# --ignore-submodules=all too).
+ALWAYS_OFF = (
+    ("core.hooksPath", "/dev/null"),
+    ("core.fsmonitor", "false"),
+    ("protocol.allow", "never"),
+    ("submodule.recurse", "false"),
+    ("status.submoduleSummary", "false"),
+    ("maintenance.auto", "false"),
+    ("gc.auto", "0"),
+)
+# Keys of the repository's own config that name a program git would run for these commands.
+_PROGRAM_KEY = re.compile(
+    r"(?is)(filter\..+\.(clean|smudge|process)|diff\..+\.(command|textconv)"
+    r"|diff\.external)"
+)
+_FILTER_KEY = re.compile(r"(?is)filter\.(.+)\.[^.]+")
+_MERGE_DRIVER = re.compile(r"(?is)merge\..+\.driver")
+_MERGE_OR_SIGN = re.compile(r"(?is)merge\..+\.driver|gpg\.(.+\.)?program")
+NO_PROGRAMS = ("--no-ext-diff", "--no-textconv", "--no-renames")
+
+
+def _local_config(cwd: Path) -> list[str]:
+    """The names set in the repository's own config (its `.git/config`, a worktree's config and
+    the files they include), as `git config --show-scope` reads them."""
+    done = subprocess.run(
+        ["git", "config", "-z", "--show-scope", "--name-only", "--includes", "--list"],
+        cwd=cwd,
+        env=_with_config(dict(os.environ), ALWAYS_OFF),
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    items = done.stdout.decode(errors="surrogateescape").split("\0")
+    return [
+        name
+        for scope, name in zip(items[::2], items[1::2], strict=False)
+        if scope in ("local", "worktree")
+    ]
+
+
+def _with_config(env: dict[str, str], pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """env with pairs added as git's GIT_CONFIG_KEY_n/VALUE_n (after any the caller had): like
+    `git -c`, above every config file, passed on to the gits git runs, and a name may hold "="."""
+    start = int(env.get("GIT_CONFIG_COUNT") or 0)
+    for n, (key, value) in enumerate(pairs, start):
+        env[f"GIT_CONFIG_KEY_{n}"] = key
+        env[f"GIT_CONFIG_VALUE_{n}"] = value
+    env["GIT_CONFIG_COUNT"] = str(start + len(pairs))
+    return env
+
+
+def hardened_env(cwd: Path, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for a git run in cwd: ALWAYS_OFF, and every filter, diff and textconv
+    program the repository's own config names turned off (a filter no longer required)."""
+    off = list(ALWAYS_OFF)
+    for name in _local_config(cwd):
+        if _PROGRAM_KEY.fullmatch(name):
+            off.append((name, ""))
+        match = _FILTER_KEY.fullmatch(name)
+        if match:  # an empty filter that is required fails every file it covers
+            off.append((f"filter.{match.group(1)}.required", "false"))
+    return _with_config(dict(env if env is not None else os.environ), tuple(off))
+
+
+def refuse_merge_drivers(root: Path, signing: bool = False) -> None:
+    """WorktreeError when the repository's own config names a merge driver (a merge or a
+    three-way apply would run it, through the files' attributes) or, with signing, the program
+    that signs a commit: agentls runs neither."""
+    pattern = _MERGE_OR_SIGN if signing else _MERGE_DRIVER
+    named = [n for n in _local_config(root) if pattern.fullmatch(n)]
+    if named:
+        raise WorktreeError(
+            f"your repository's config names a program git would run ({named[0]}), which "
+            "agentls does not run: do it yourself with git; nothing was changed"
+        )
+
+
 def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
-    """git's stdout; WorktreeError with its stderr when it fails and check is set."""
+    """git's stdout (run with hardened_env); WorktreeError with its stderr when it fails and
+    check is set."""
     try:
         done = subprocess.run(
             ["git", *args],
             cwd=cwd,
-            env=env,
+            env=hardened_env(cwd, env),
             capture_output=True,
             text=True,
             stdin=subprocess.DEVNULL,
@@ -91,13 +197,18 @@ def slug_of(prompt: str) -> str:
 
 def uncommitted(root: Path) -> list[str]:
     """`git status --porcelain` lines of the working tree (untracked files included)."""
-    return [line for line in git(root, "status", "--porcelain").splitlines() if line.strip()]
+    return [
+        line
+        for line in git(root, "status", "--porcelain", "--ignore-submodules=all").splitlines()
+        if line.strip()
+    ]
 
 
 def _branch_exists(root: Path, branch: str) -> bool:
     done = subprocess.run(
         ["git", "show-ref", "--verify", "--quiet", f"refs/heads/{branch}"],
         cwd=root,
+        env=hardened_env(root),
         capture_output=True,
         stdin=subprocess.DEVNULL,
         check=False,
@@ -133,29 +244,75 @@ def snapshot(worktree: Path) -> str:
     with tempfile.TemporaryDirectory(prefix="agentls-index-") as tmp:
         env = dict(os.environ, GIT_INDEX_FILE=str(Path(tmp) / "index"))
         git(worktree, "read-tree", "HEAD", env=env)
-        git(worktree, "add", "--all", ".", env=env)
+        add_all(worktree, env)
         return git(worktree, "write-tree", env=env).strip()
 
 
+def nested_repositories(worktree: Path, env: dict[str, str] | None = None) -> list[str]:
+    """The nested repositories in the worktree (a folder with its own .git the session made,
+    and the submodules its index has), relative to it."""
+    found = []
+    status = git(worktree, "status", "--porcelain", "-z", "-uall", "--ignore-submodules=all")
+    for entry in status.split("\0"):
+        if entry.startswith("?? ") and entry.endswith("/"):  # -uall: only a repository's
+            found.append(entry[3:].rstrip("/"))
+    for entry in git(worktree, "ls-files", "-s", "-z", env=env).split("\0"):
+        if entry.startswith("160000 "):
+            found.append(entry.split("\t", 1)[1])
+    return found
+
+
+def add_all(worktree: Path, env: dict[str, str] | None = None) -> None:
+    """`git add --all` of the worktree, its nested repositories left out: git would run `git
+    status` in each (with that repository's config, which names programs: the session made it,
+    outside agentls's reach), and they are not the session's change to bring in."""
+    leave = [f":(exclude,literal){path}" for path in nested_repositories(worktree, env)]
+    git(worktree, "add", "--all", "--", ".", *leave, env=env)
+
+
 def changed_files(worktree: Path, base: str) -> list[ChangedFile]:
-    """What differs between base and the worktree's files now (`git diff --numstat`)."""
-    out = git(worktree, "diff", "--numstat", "--no-renames", base, snapshot(worktree))
+    """What differs between base and the worktree's files now (`git diff --numstat`). A symbolic
+    link or a nested repository on either side counts as binary (no text, no hunks): its
+    "text" is where it points, and reading it as a file would read what it points at."""
+    tree = snapshot(worktree)
+    out = git(worktree, "diff", *NO_PROGRAMS, "-z", "--raw", "--numstat", commit_id(base), tree)
+    items = out.split("\0")
+    special: set[str] = set()
     files = []
-    for line in out.splitlines():
-        added, removed, path = line.split("\t", 2)
+    n = 0
+    while n < len(items):
+        item = items[n]
+        if item.startswith(":"):  # raw: ":old new oldsha newsha status", then the path
+            modes = item[1:].split(" ")[:2]
+            if any(m in ("120000", "160000") for m in modes) and n + 1 < len(items):
+                special.add(items[n + 1])
+            n += 2
+            continue
+        n += 1
+        if not item:
+            continue
+        added, removed, path = item.split("\t", 2)
+        binary = added == "-" or path in special or _under_link(worktree, path)
         files.append(
             ChangedFile(
                 path,
-                None if added == "-" else int(added),
-                None if removed == "-" else int(removed),
+                None if binary else int(added),
+                None if binary else int(removed),
             )
         )
     return files
 
 
+def _under_link(worktree: Path, path: str) -> bool:
+    """Whether a folder on the path inside the worktree is a symbolic link (the file there is
+    then a file elsewhere)."""
+    parts = path.split("/")[:-1]
+    return any((worktree.joinpath(*parts[: n + 1])).is_symlink() for n in range(len(parts)))
+
+
 def diff(worktree: Path, base: str) -> str:
     """The unified diff from base to the worktree's files now."""
-    return git(worktree, "diff", "--no-renames", base, snapshot(worktree))
+    return git(worktree, "diff", *NO_PROGRAMS, commit_id(base), snapshot(worktree))
 
 
 def _identity(root: Path) -> tuple[str, ...]:
@@ -166,10 +323,17 @@ def _identity(root: Path) -> tuple[str, ...]:
 def commit_all(worktree: Path, message: str) -> bool:
     """Commit everything the session left uncommitted in its worktree on its branch; False:
     there was nothing."""
+    require_own_branch(worktree)
     if not uncommitted(worktree):
         return False
-    git(worktree, "add", "--all", ".")
-    git(worktree, *_identity(worktree), "commit", "--quiet", "--no-verify", "-m", message)
+    add_all(worktree)
+    if not git(worktree, "diff", "--cached", "--name-only").strip():
+        return False  # only nested repositories, left out
+    # Unsigned: a signing program the repository's config names would run outside the sandbox.
+    unsigned = ("-c", "commit.gpgSign=false")
+    git(
+        worktree, *_identity(worktree), *unsigned, "commit", "--quiet", "--no-verify", "-m", message
+    )
     return True
 
 
@@ -192,11 +356,14 @@ def merge(root: Path, branch: str) -> str:
     """`git merge --no-ff branch` into root's current branch; refused (WorktreeError) when root's
     working tree has uncommitted changes. A conflict leaves the merge in progress for the user to
     resolve (or `git merge --abort`), as git does; the message lists the files."""
+    session_branch(branch)
     require_clean(root)
+    refuse_merge_drivers(root, signing=True)
     args = ("merge", "--no-ff", "--no-edit", "-m", f"Merge {branch} (agentls background session)")
     done = subprocess.run(
-        ["git", *_identity(root), *args, branch],
+        ["git", *_identity(root), *args, "--", branch],
         cwd=root,
+        env=hardened_env(root),
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
@@ -238,6 +405,7 @@ def apply_files(
     Refused (WorktreeError) for a file the worktree did not change, or one with uncommitted
     changes in root (they would be mixed). A conflict leaves git's markers in the file (its
     committed text is in HEAD) and is named. The files applied."""
+    require_worktree(root, worktree)
     changed = {c.path for c in changed_files(worktree, base)}
     unknown = [p for p in paths if p not in changed]
     if unknown:
@@ -249,9 +417,8 @@ def apply_files(
             f"you have uncommitted changes in {', '.join(mixed)}: commit or stash them first; "
             "nothing was applied"
         )
-    patch = git(
-        worktree, "diff", "--binary", "--no-renames", base, snapshot(worktree), "--", *paths
-    )
+    tree = snapshot(worktree)
+    patch = git(worktree, "diff", *NO_PROGRAMS, "--binary", base, tree, "--", *paths)
     if hunks is not None:
         if len(paths) != 1:
             raise WorktreeError("hunks are chosen in one file at a time")
@@ -259,9 +426,11 @@ def apply_files(
             patch = only_hunks(patch, hunks)
         except IndexError as exc:
             raise WorktreeError(f"{paths[0]}: {exc}") from None
+    refuse_merge_drivers(root)
     done = subprocess.run(
         ["git", "apply", "--3way", "--whitespace=nowarn"],
         cwd=root,
+        env=hardened_env(root),
         input=patch.encode(),
         capture_output=True,
         check=False,
@@ -280,14 +449,45 @@ def apply_files(
 
 def unmerged(root: Path, branch: str) -> int:
     """How many commits of branch its repository's current HEAD does not have."""
-    return int(git(root, "rev-list", "--count", f"HEAD..{branch}").strip() or 0)
+    return int(git(root, "rev-list", "--count", f"HEAD..{session_branch(branch)}").strip() or 0)
+
+
+def require_worktree(root: Path, path: Path, branch: str | None = None) -> None:
+    """WorktreeError unless path is a linked worktree of root's repository (not its main one)
+    on a background session's branch (this one, given): what a record names is checked before
+    anything is written or deleted there."""
+    real = os.path.realpath(path)
+    entries = git(root, "worktree", "list", "--porcelain", "-z").split("\0\0")
+    for entry in entries[1:]:  # the first is the main worktree
+        fields = {f.partition(" ")[0]: f.partition(" ")[2] for f in entry.split("\0") if f}
+        if os.path.realpath(fields.get("worktree", "")) != real:
+            continue
+        on = fields.get("branch", "").removeprefix("refs/heads/")
+        if _SESSION_BRANCH.fullmatch(on) and (branch is None or on == branch):
+            return
+    raise WorktreeError(
+        f"{path} is not a worktree of {root} on {branch or 'a background session branch'}: "
+        "nothing was changed there"
+    )
+
+
+def require_own_branch(worktree: Path) -> None:
+    """WorktreeError unless worktree is a linked worktree on a background session's branch."""
+    dirs = git(worktree, "rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
+    on = git(worktree, "symbolic-ref", "--quiet", "HEAD", check=False).strip()
+    linked = len(dirs) == 2 and Path(dirs[0]) != (worktree / dirs[1]).resolve()
+    if not linked or not _SESSION_BRANCH.fullmatch(on.removeprefix("refs/heads/")):
+        raise WorktreeError(f"{worktree} is not a background session's worktree: nothing done")
 
 
 def remove(root: Path, path: Path, branch: str) -> None:
-    """Delete the worktree (its files, changes not committed included) and its branch."""
+    """Delete the worktree (its files, changes not committed included) and its branch; refused
+    (WorktreeError) for a path or branch that is not a background session's (require_worktree)."""
+    session_branch(branch)
     if path.exists():
+        require_worktree(root, path, branch)
         git(root, "worktree", "remove", "--force", str(path))
     else:
         git(root, "worktree", "prune")
     if _branch_exists(root, branch):
-        git(root, "branch", "--quiet", "-D", branch)
+        git(root, "branch", "--quiet", "-D", "--", branch)
