@@ -138,6 +138,14 @@ def test_no_refuses_the_call_and_the_run_goes_on_without_it(
     assert "The user rejected this write call (Create notes.txt). Nothing was done." in result[0]
 
 
+def put(path: Path, data: dict[str, Any], mode: int) -> None:
+    """data written at path with mode at once (the run polling it never sees half of it)."""
+    aside = path.with_name(".forged")
+    aside.write_text(json.dumps(data))
+    aside.chmod(mode)
+    os.replace(aside, path)
+
+
 def test_an_answer_file_for_another_question_or_session_is_ignored(
     api: MessagesAPIServer, env: dict[str, str], repo: Path
 ) -> None:
@@ -151,21 +159,12 @@ def test_an_answer_file_for_another_question_or_session_is_ignored(
         {"questionId": question.question_id, "sessionId": question.session_id, "decision": "yes"},
     ]
     for data in forged:
-        path.write_text(json.dumps(data))
-        path.chmod(0o600)
+        put(path, data, 0o600)
         wait_for(lambda: not path.exists(), "the run read and dropped the answer")
         assert bg.state_of(record)[0] == "waiting"
     # Right in every field but writable by others: not taken either.
-    path.write_text(
-        json.dumps(
-            {
-                "questionId": question.question_id,
-                "sessionId": question.session_id,
-                "decision": "once",
-            }
-        )
-    )
-    path.chmod(0o666)
+    right = {"questionId": question.question_id, "sessionId": question.session_id}
+    put(path, {**right, "decision": "once"}, 0o666)
     wait_for(lambda: not path.exists(), "the run dropped the answer others could write")
     assert bg.state_of(record)[0] == "waiting"
     assert "ignored an answer file not for question" in Path(record.log + ".err").read_text()
