@@ -4,9 +4,10 @@
 //   base is the file at the session's base, the inputs the user's text and the branch's
 //   clashing changes (read-only versions, reviewAfter.ts), the output the user's own file. The
 //   result is then reset to the automatic merge (each side's separate changes in, the clashing
-//   lines left for the user), so the conflicts show as unhandled; the user resolves and
-//   completes the merge, which saves the file. VS Code saves the file as it is when its merge
-//   editor opens (so that "Don't save" brings that text back): the card says so first.
+//   lines left for the user), so the conflicts show as unhandled; the user resolves and saves
+//   (the merge editor's Complete Merge button is the git extension's, for git's own conflicts
+//   only). VS Code saves the file as it is when its merge editor opens (so that "Don't save"
+//   brings that text back): the card says so first.
 // - where there is no merge editor: the conflict written into the file's buffer between git's
 //   conflict markers, not saved.
 // Either is done only on the text the server merged: when the user typed in the file since,
@@ -75,8 +76,8 @@ export class BackgroundConflicts implements BackgroundConflictUi {
       return {
         how: 'merge-editor',
         note: reset
-          ? `${name} is open in the merge editor: pick each conflict's side (or edit the result), then Complete Merge saves it.`
-          : `${name} is open in the merge editor, its result your text: take the branch's side where you want it, then Complete Merge saves it.`,
+          ? `${name} is open in the merge editor: pick each conflict's side (or edit the result), then save it.`
+          : `${name} is open in the merge editor, its result your text: take the branch's side where you want it, then save it.`,
       };
     }
     const { range, text } = smallestEdit(doc, merge.yours, merge.marked);

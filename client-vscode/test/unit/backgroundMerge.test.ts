@@ -64,7 +64,7 @@ describe('a background conflict', () => {
       expect(views.provideTextDocumentContent(args.input2.uri)).toBe(MERGE.theirs);
       expect([args.input1.title, args.input2.title]).toEqual(['Yours', 'agentls/x']);
       expect(done.how).toBe('merge-editor');
-      expect(done.note).toContain('Complete Merge saves it');
+      expect(done.note).toContain("pick each conflict's side (or edit the result), then save it");
       expect(stub.appliedEdits).toEqual([]); // nothing written by agentls itself
     } finally {
       (vscode.commands as { executeCommand: unknown }).executeCommand = original;
