@@ -311,7 +311,9 @@ export class ApprovalController implements vscode.CodeLensProvider, vscode.Dispo
       this.lensesChanged.fire();
       this.updateContext();
       const inPlace = this.drawnInPlace?.(review.sessionId) ?? false; // an inline chat's: in its editor
-      if (!inPlace && vscode.workspace.getConfiguration('agentls').get<boolean>('approvals.openDiff', false)) {
+      // A background session's edit is in its worktree: asked in the panel's labelled card, never
+      // a diff editor opened over what the user is working on.
+      if (!inPlace && !this.host.isBackground(review.sessionId) && vscode.workspace.getConfiguration('agentls').get<boolean>('approvals.openDiff', false)) {
         await this.openDiff(review.requestId, true);
       }
     } catch (err) {

@@ -56,6 +56,8 @@ export interface HostStatus {
 export class AgentHost {
   readonly views = new Map<string, SessionView>();
   sessions: SessionInfo[] = [];
+  /** Sessions started here with "Run in background", before the session list has them. */
+  private readonly startedInBackground = new Set<string>();
   /** The MCP servers, as the last agent/mcpStatus said (asked by the panel). */
   mcpServers: McpServerInfo[] = [];
   /** The model picker: the server's models and the workspace's choice (modelChoice.ts). */
@@ -467,6 +469,7 @@ export class AgentHost {
     this.views.set(sessionId, view);
     try {
       const result = await client.request('agent/prompt', { sessionId, text: trimmed, background: true });
+      this.startedInBackground.add(result.sessionId);
       notice(view, 'info', result.text);
       this.scheduleRefresh();
     } catch (err) {
@@ -671,6 +674,11 @@ export class AgentHost {
       }
     }
     return out;
+  }
+
+  /** Whether a session runs in its own worktree (agent/prompt `background: true`). */
+  isBackground(sessionId: string): boolean {
+    return this.startedInBackground.has(sessionId) || this.sessions.some((s) => s.sessionId === sessionId && !!s.background);
   }
 
   /** The questions background sessions other than the active one wait on. */

@@ -83,6 +83,23 @@ describe.skipIf(!existsSync(CHROMIUM))('questions from background sessions (Chro
       type: 'approve', sessionId: 'bg2', requestId: 'perm_bg2', decision: 'once', feedback: 'Postgres',
     });
     expect(await cards().count()).toBe(0);
+  });
+
+  it('keeps the prompt box in view under several questions with long diffs, the cards scrolled', async () => {
+    const long = Array.from({ length: 40 }, (_, i) => `-old line ${i}\n+new line ${i}\n`).join('');
+    const many = [1, 2, 3].map((n) => ({ ...EDIT, sessionId: `bg${n}`, requestId: `perm_many${n}`, diff: long }));
+    await send({ type: 'background-questions', questions: [...many, { ...ASK, requestId: 'perm_many4' }] });
+    await expect.poll(() => cards().count()).toBe(4);
+    const height = await page.evaluate(() => window.innerHeight);
+    for (const id of ['#prompt', '#send', '#send-background']) {
+      const box = await page.locator(id).boundingBox();
+      expect(box && box.y >= 0 && box.y + box.height <= height, `${id} inside the view`).toBe(true);
+    }
+    // The last card is reached by scrolling the list of questions.
+    const last = cards().last().locator('.question-choice', { hasText: 'Postgres' });
+    await last.scrollIntoViewIfNeeded();
+    await last.click();
+    await expect.poll(async () => (await posted()).filter((m) => m.type === 'approve').at(-1)).toMatchObject({ requestId: 'perm_many4', feedback: 'Postgres' });
     expect(errors).toEqual([]);
   });
 });

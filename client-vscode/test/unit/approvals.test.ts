@@ -259,6 +259,15 @@ describe('a proposed edit', () => {
     expect(calls.some((c) => c.command === 'vscode.diff')).toBe(false);
     expect(controller.pendingCount).toBe(1);
   });
+
+  it("opens no diff editor over the user's work for a background session's edit, even with openDiff on", async () => {
+    const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 };
+    const background = { state: 'waiting' as const, branch: 'agentls/fix', worktree: '/w/.git/agentls-worktrees/fix', base: 'abc' };
+    host.sessions = [{ sessionId: editRequest.sessionId, title: 'fix', model: 'm', busy: true, createdAt: 0, updatedAt: 0, usage, background }];
+    await request();
+    expect(calls.some((c) => c.command === 'vscode.diff')).toBe(false);
+    expect(controller.pendingCount).toBe(1); // still listed, and answered in the panel's card
+  });
 });
 
 describe('what "always" allows', () => {
