@@ -193,6 +193,7 @@ def test_ask_user_in_a_background_run_waits_for_the_answer(
     assert "waits: asks: Which colour?" in listed.stdout
     shown = answer(record, env, "2\n")
     assert "The agent asks: Which colour?" in shown and "  2. blue" in shown
+    assert "Answered; the session goes on." in shown
     wait_for(lambda: bg.state_of(record)[0] == "done", "the run done")
     assert "blue" in said[0]
 

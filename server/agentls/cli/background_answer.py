@@ -161,9 +161,9 @@ async def answer_command(args: argparse.Namespace) -> int:
             out.flush()
             return EXIT_INTERRUPTED
         if given:
-            said = "allowed" if given[0] in ("once", "always") else "refused"
-            said = "answered" if query.tool == "ask_user" and said == "allowed" else said
-            out.write(f"Answered ({said}); the session goes on.\n")
+            said = " (allowed)" if given[0] in ("once", "always") else " (refused)"
+            said = "" if query.tool == "ask_user" else said
+            out.write(f"Answered{said}; the session goes on.\n")
         else:
             out.write("It no longer waits for this question (its run ended or it expired).\n")
         out.flush()
