@@ -4,7 +4,6 @@ credentials."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 
 from agentls.hooks.config import Hook
 from agentls.hooks.runner import run_hook, run_hooks
+from tests.waiting import until
 
 SOURCE = Path("/home/u/.claude/settings.json")
 
@@ -93,11 +93,7 @@ async def test_a_hook_past_its_timeout_is_killed_with_what_it_started(tmp_path: 
     assert run.outcome == "timeout" and run.message == "timed out after 2 s"
     # Its child (in its process group) was killed too.
     pid = int(pid_file.read_text())
-    for _ in range(500):
-        if not alive(pid):
-            break
-        await asyncio.sleep(0.02)
-    assert not alive(pid)
+    await until(lambda: not alive(pid), "the hook's child was killed")
 
 
 def alive(pid: int) -> bool:

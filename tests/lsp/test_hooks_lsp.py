@@ -5,7 +5,6 @@ Stop hook sends the agent back to run the tests; the editor hears each run as an
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 from collections.abc import AsyncIterator
@@ -16,6 +15,7 @@ import pytest_asyncio
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
+from tests.waiting import until
 
 HOME = Path(__file__).parent.parent / "fixtures" / "hooks" / "home" / ".claude"
 
@@ -76,10 +76,7 @@ async def test_the_editor_is_asked_about_a_trusted_workspace_s_hooks_before_they
     )
     try:
         # Asked before anything runs: the file, what it enables, the diff.
-        for _ in range(500):
-            if editor.config_questions:
-                break
-            await asyncio.sleep(0.02)
+        await until(lambda: editor.config_questions, "the config question")
         [question] = editor.config_questions
         assert question["file"] == str(settings) and question["kind"] == "hooks"
         assert question["enables"] == ["hook UserPromptSubmit: touch PROMPTED"]

@@ -25,6 +25,7 @@ from lsprotocol import types
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
+from tests.waiting import until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -345,10 +346,7 @@ async def test_an_editor_error_and_no_answer_are_clear_errors(
     assert "tsserver crashed" in results[0]
     assert "did not answer textDocument/hover within 2 s" in results[1]
     # The server gave up on it with $/cancelRequest.
-    for _ in range(100):
-        if answers.cancelled:
-            break
-        await asyncio.sleep(0.02)
+    await until(lambda: answers.cancelled, "the server cancelled the request")
     assert answers.cancelled == ["textDocument/hover"]
 
 

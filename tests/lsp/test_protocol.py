@@ -11,6 +11,7 @@ from pygls.exceptions import JsonRpcException
 
 from messages_api import MessagesAPIServer, reply, text, thinking, tool_use
 from tests.lsp.editor import Editor, diag
+from tests.waiting import until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -451,10 +452,14 @@ async def test_progress_reports_a_running_turn(
     session = await editor.new_session()
     before = set(editor.client.progress_reports)
     await editor.prompt(session, "progress please")
-    await asyncio.sleep(0.2)
-    new_tokens = [t for t in editor.client.progress_reports if t not in before]
-    assert new_tokens
-    reports = editor.client.progress_reports[new_tokens[-1]]
+
+    def ended() -> list[Any]:
+        new = [t for t in editor.client.progress_reports if t not in before]
+        reports = editor.client.progress_reports[new[-1]] if new else []
+        return reports if reports and reports[-1].kind == "end" else []
+
+    await until(ended, "the turn's progress ended")
+    reports = ended()
     kinds = [r.kind for r in reports]
     assert kinds[0] == "begin" and kinds[-1] == "end"
     assert reports[0].title == "progress please"

@@ -11,6 +11,7 @@ from typing import Any
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import Harness, HarnessFactory
 from tests.mcp.conftest import HttpServer, alive, pids, stdio_entry
+from tests.waiting import until
 
 BUILT_INS = ["read", "write", "edit", "glob", "grep", "list", "bash"]
 
@@ -216,11 +217,7 @@ async def test_servers_and_what_they_started_end_with_the_agent(
     started = pids(pidfile)
     assert len(started) == 2 and all(alive(p) for p in started)  # the server and its sleep
     await h.agent.aclose()
-    for _ in range(200):
-        if not any(alive(p) for p in started):
-            break
-        await asyncio.sleep(0.05)
-    assert not [p for p in started if alive(p)]
+    await until(lambda: not any(alive(p) for p in started), "the server and its child ended")
 
 
 async def test_http_server_on_loopback(

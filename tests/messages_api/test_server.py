@@ -312,7 +312,7 @@ async def test_hold_until_set(srv: MessagesAPIServer) -> None:
     await asyncio.sleep(0.1)
     assert not nxt.done()
     gate.set()
-    assert (await asyncio.wait_for(nxt, 2)).type == "content_block_start"
+    assert (await asyncio.wait_for(nxt, 30)).type == "content_block_start"
     rest = [e async for e in stream]
     assert rest[-1].type == "message_stop"
 

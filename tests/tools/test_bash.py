@@ -3,7 +3,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from agentls.tools import bash as bash_module
 from agentls.tools.base import PermissionDenied, ToolError
 from agentls.tools.bash import BashTool, OutputCapture
 from tests.tools.conftest import RunTool, ToolTestContext
+from tests.waiting import until
 
 bash = BashTool()
 
@@ -69,9 +69,8 @@ async def test_killed_by_signal(run: RunTool) -> None:
 
 
 async def test_stdin_is_closed(run: RunTool) -> None:
-    start = time.monotonic()
+    # An open stdin would block `read` until the timeout killed it: no "read returned" then.
     result = await run(bash, command='read x; echo "read returned $?"', timeout_ms=10_000)
-    assert time.monotonic() - start < 5
     assert "read returned 1" in result.output
 
 
@@ -91,17 +90,15 @@ async def test_undecodable_bytes_replaced(run: RunTool) -> None:
 
 async def test_timeout_kills_children(run: RunTool, monkeypatch: pytest.MonkeyPatch) -> None:
     command = "sleep 100 & echo child=$!; (sleep 100; echo never) & echo child=$!; echo started; sleep 100"
-    start = time.monotonic()
     result = await run(bash, command=command, timeout_ms=700)
-    elapsed = time.monotonic() - start
     pids = [
         int(line.split("=")[1]) for line in result.output.splitlines() if line.startswith("child=")
     ]
     try:
         assert len(pids) == 2
         assert result.is_error and "timed out after 700 ms" in result.output
+        # A wait for the children's end of the output would have read "never".
         assert "started" in result.output and "never" not in result.output
-        assert elapsed < 5
         assert not any(alive(pid) for pid in pids)
     finally:
         reap_later(pids)
@@ -125,31 +122,28 @@ async def test_cancel_kills_process_group_promptly(root: Path, ctx: ToolTestCont
     pidfile = root / "pids"
     command = f"echo $$ > {pidfile}; sleep 100 & echo $! >> {pidfile}; sleep 100"
     task = asyncio.ensure_future(bash.run(bash.parse({"command": command}), ctx))
-    for _ in range(200):
-        if pidfile.exists() and len(pidfile.read_text().split()) == 2:
-            break
-        await asyncio.sleep(0.02)
+    await until(
+        lambda: pidfile.exists() and len(pidfile.read_text().split()) == 2, "both pids written"
+    )
     pids = [int(p) for p in pidfile.read_text().split()]
     assert all(alive(pid) for pid in pids)
-    start = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     try:
-        assert time.monotonic() - start < 1.5
+        # Gone by the time the cancelled call has ended.
         assert not any(alive(pid) for pid in pids)
     finally:
         reap_later(pids)
 
 
 async def test_background_holding_output_is_stopped(run: RunTool) -> None:
-    start = time.monotonic()
     result = await run(bash, command="sleep 100 & echo child=$!", timeout_ms=20_000)
     pids = [
         int(line.split("=")[1]) for line in result.output.splitlines() if line.startswith("child=")
     ]
     try:
-        assert time.monotonic() - start < 5
+        # Not held until the timeout by the child's end of the output: the command's own exit.
         assert result.output.endswith("Exit code: 0")
         assert "left 1 background process running (" in result.output
         assert result.metadata["stopped_processes"] == 1
