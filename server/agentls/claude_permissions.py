@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentls.config_files import parse_json_object, read_workspace_bytes
-from agentls.config_home import config_home
+from agentls.config_home import claude_home, config_home
 from agentls.permission.rules import Rule, parse_rules, tool_matches
 from agentls.permission.types import SEVERITY
 from agentls.trust import workspace_config
@@ -99,11 +99,11 @@ class ImportPlan:
 # ---- finding and reading Claude Code's settings -------------------------------------------
 
 
-def claude_settings_files(home: Path, workspace: Path | None) -> list[tuple[Path, Level]]:
-    """The settings files Claude Code reads, those that exist: the user's ($CLAUDE_CONFIG_DIR or
-    ~/.claude: settings.json, settings.local.json), then the workspace's .claude/settings.json
-    and .claude/settings.local.json."""
-    user_dir = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+def claude_settings_files(workspace: Path | None) -> list[tuple[Path, Level]]:
+    """The settings files Claude Code reads, those that exist: the user's (in claude_home():
+    settings.json, settings.local.json), then the workspace's .claude/settings.json and
+    .claude/settings.local.json."""
+    user_dir = claude_home()
     found: list[tuple[Path, Level]] = []
     seen: set[str] = set()
     candidates: list[tuple[Path, Level]] = [
@@ -415,9 +415,9 @@ def _rules_of(path: Path, data: dict[str, Any]) -> list[Rule]:
         raise ImportProblem(f"{path}: permissions: {exc}") from None
 
 
-def plan_import(home: Path, workspace: Path | None) -> ImportPlan:
+def plan_import(workspace: Path | None) -> ImportPlan:
     """What `agentls permissions import` would write, read from the files as they are now."""
-    files = claude_settings_files(home, workspace)
+    files = claude_settings_files(workspace)
     translated: list[Translated] = []
     skipped: list[Skipped] = []
     for path, level in files:

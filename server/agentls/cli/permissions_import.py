@@ -73,7 +73,7 @@ def _print_target(target: Target, dry_run: bool) -> None:
 def run_import(args: argparse.Namespace) -> int:
     workspace = Path(os.path.realpath(args.cwd or os.getcwd()))
     try:
-        plan = plan_import(Path.home(), workspace)
+        plan = plan_import(workspace)
     except ImportProblem as exc:
         print(f"agentls: {exc}; nothing imported", file=sys.stderr)
         return EXIT_USAGE

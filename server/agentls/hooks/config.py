@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentls.config import Settings
 from agentls.config_files import parse_json_object, read_workspace_bytes
-from agentls.config_home import config_home
+from agentls.config_home import claude_home, config_home
 
 EVENTS = (
     "PreToolUse",
@@ -88,12 +88,6 @@ class HookSet:
                 seen.add(hook.command)
                 out.append(hook)
         return out
-
-
-def claude_home() -> Path:
-    """Claude Code's user folder: $CLAUDE_CONFIG_DIR, else ~/.claude."""
-    configured = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else Path.home() / ".claude"
 
 
 def sources(root: Path | None) -> list[tuple[Path, Scope]]:
