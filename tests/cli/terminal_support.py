@@ -8,14 +8,33 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 
 def answer_at_terminal(
     args: list[str], environment: dict[str, str], prompt: bytes, keys: bytes, *, each: bool = False
 ) -> tuple[int, str]:
     """Run `agentls ARGS`; type `keys` once `prompt` is on screen (`each`: every time it shows
-    again). Returns the exit code and what the terminal showed. A hang fails after a minute
-    instead of blocking the suite."""
+    again). Returns the exit code and what the terminal showed."""
+    answered = 0
+
+    def respond(shown: bytes) -> bytes | None:
+        nonlocal answered
+        if shown.count(prompt) > answered and (each or answered == 0):
+            answered += 1
+            return keys
+        return None
+
+    return respond_at_terminal(args, environment, respond)
+
+
+def respond_at_terminal(
+    args: list[str], environment: dict[str, str], respond: Callable[[bytes], bytes | None]
+) -> tuple[int, str]:
+    """Run `agentls ARGS` with stdin and stderr on a pseudo-terminal; type what `respond` gives
+    for what the terminal showed so far (asked again and again; None: nothing to type yet).
+    Returns the exit code and what the terminal showed. A hang fails after a minute instead of
+    blocking the suite."""
     master, slave = os.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "agentls.cli.main", *args],
@@ -27,7 +46,6 @@ def answer_at_terminal(
     )
     os.close(slave)
     shown = b""
-    answered = 0
     deadline = time.monotonic() + 60
     try:
         while time.monotonic() < deadline:
@@ -40,9 +58,9 @@ def answer_at_terminal(
                 if not chunk:
                     break
                 shown += chunk
-            if shown.count(prompt) > answered and (each or answered == 0):
+            keys = respond(shown)
+            if keys is not None:
                 os.write(master, keys)
-                answered += 1
             if proc.poll() is not None and not ready:
                 break
         code = proc.wait(timeout=30)

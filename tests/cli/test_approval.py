@@ -5,17 +5,13 @@ note the model receives, where a command runs."""
 
 from __future__ import annotations
 
-import os
-import select
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from messages_api import MessagesAPIServer, reply, text, tool_use
+from tests.cli.terminal_support import respond_at_terminal
 from tests.cli.test_cli import workspace  # noqa: F401 - fixture
 
 BEFORE = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\n"
@@ -30,45 +26,18 @@ def answer_in_turn(
     """Run `agentls ARGS`; for each (prompt, keys) in order, type `keys` once `prompt` is on
     screen after the previous step's prompt (a question asked again is answered again). Returns
     the exit code and what the terminal showed; a hang fails after a minute."""
-    master, slave = os.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentls.cli.main", *args],
-        env=environment,
-        stdin=slave,
-        stdout=subprocess.PIPE,
-        stderr=slave,
-        close_fds=True,
-    )
-    os.close(slave)
-    shown = b""
-    seen_up_to = 0
     todo = list(steps)
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.1)
-            if ready:
-                try:
-                    chunk = os.read(master, 4096)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                shown += chunk
-            if todo and (at := shown.find(todo[0][0], seen_up_to)) >= 0:
-                prompt, keys = todo.pop(0)
-                os.write(master, keys)
-                seen_up_to = at + len(prompt)
-            if proc.poll() is not None and not ready:
-                break
-        code = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        assert proc.stdout is not None
-        proc.stdout.close()
-        os.close(master)
-    return code, shown.decode(errors="replace").replace("\r\n", "\n")
+    seen_up_to = 0
+
+    def respond(shown: bytes) -> bytes | None:
+        nonlocal seen_up_to
+        if todo and (at := shown.find(todo[0][0], seen_up_to)) >= 0:
+            prompt, keys = todo.pop(0)
+            seen_up_to = at + len(prompt)
+            return keys
+        return None
+
+    return respond_at_terminal(args, environment, respond)
 
 
 def propose_two_hunks(api: MessagesAPIServer, workspace: Path) -> None:  # noqa: F811

@@ -6,23 +6,10 @@ that is not a directory is a usage error naming the option."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from messages_api import MessagesAPIServer, reply, text, tool_use
-
-
-def agentls(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentls.cli.main", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+from tests.cli.test_cli import agentls
 
 
 def two_folders(tmp_path: Path) -> tuple[Path, Path]:

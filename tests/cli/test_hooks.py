@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from messages_api import MessagesAPIServer, reply, text, tool_use
+from tests.cli.test_cli import agentls
 
 BLOCK_RM = """
 import json, sys
@@ -19,18 +19,6 @@ if event["tool_input"]["command"].split()[:1] == ["rm"]:
     print("rm is not allowed here", file=sys.stderr)
     sys.exit(2)
 """
-
-
-def agentls(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentls.cli.main", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
 
 
 def settings_with(path: Path, event: str, command: str, matcher: str | None = None) -> None:

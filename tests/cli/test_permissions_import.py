@@ -9,27 +9,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from agentls.permission.rules import PermissionRules
+from tests.cli.test_cli import agentls
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude_permissions"
-
-
-def agentls(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentls.cli.main", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
 
 
 @pytest.fixture

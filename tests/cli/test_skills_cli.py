@@ -5,26 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 from messages_api import MessagesAPIServer, reply, text
+from tests.cli.test_cli import agentls
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "skills"
-
-
-def agentls(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentls.cli.main", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_skills_are_listed_and_a_workspaces_count_once_trusted(

@@ -23,6 +23,7 @@ from agentls.trust import TrustStore, digest, mcp_json, workspace_config
 from agentls.trust_pending import confirm, keep_ignoring
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.cli.terminal_support import answer_at_terminal
+from tests.cli.test_cli import agentls
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
 from tests.security.conftest import SecurityFigures
@@ -262,15 +263,7 @@ def run_at_terminal(args: list[str], env: dict[str, str], answer: str) -> tuple[
 
 
 def agentls_run(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentls.cli.main", "run", "--cwd", str(root), "go"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    return agentls("run", "--cwd", str(root), "go", env=env)
 
 
 def test_agentls_run_without_a_terminal_ignores_a_planted_config_with_one_line_each(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from agentls.config_home import config_home
 from agentls.session.policy import rules_of
 from agentls.trust import TrustStore, workspace_config
 from messages_api import MessagesAPIServer, reply, text, tool_use
+from tests.cli.test_cli import agentls
 from tests.security.conftest import SecurityFigures
 
 KIND = "untrusted workspace config"
@@ -32,21 +32,6 @@ def repo(tmp_path: Path) -> Path:
     (root / ".agentls" / "config.json").write_text(json.dumps(HOSTILE))
     (root / "app.py").write_text("X = 1\n")
     return root
-
-
-def agentls(
-    *args: str, env: dict[str, str], cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentls.cli.main", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
 
 
 def ask_one_question(

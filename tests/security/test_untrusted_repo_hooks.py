@@ -6,30 +6,17 @@ against the local Messages API); then trusted, then changed by a pull."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from messages_api import MessagesAPIServer, reply, text, tool_use
+from tests.cli.test_cli import agentls
 from tests.security.conftest import SecurityFigures
 
 KIND = "untrusted repository's hooks"
 EVENTS = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"]
 PLACES = [".claude/settings.json", ".claude/settings.local.json", ".agentls/config.json"]
-
-
-def agentls(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentls.cli.main", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
 
 
 def plant(repo: Path, place: str, marker: str) -> None:
