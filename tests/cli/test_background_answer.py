@@ -36,7 +36,7 @@ def make_repo(tmp_path: Path) -> Path:
 def kill_runs_left() -> None:
     """A run still going when a test ends (it failed) is killed."""
     for record in bg.load_all():
-        if bg.state_of(record)[0] in ("running", "waiting"):
+        if not record.in_process and bg.state_of(record)[0] in ("running", "waiting"):
             os.killpg(record.pid, signal.SIGKILL)
 
 
@@ -286,3 +286,28 @@ def test_picking_hunks_keeps_only_those_chosen(
     assert "[p]ick hunks (of 2)" in shown and "Kept 1 of 2 hunks." in shown
     wait_for(lambda: bg.state_of(record)[0] == "done", "the run done")
     assert (Path(record.worktree) / "long.txt").read_text() == "".join(["FIRST\n", *lines[1:]])
+
+
+def test_answer_points_to_the_editor_for_a_session_the_editor_runs(
+    env: dict[str, str], repo: Path
+) -> None:
+    session_id = "ses_0123456789abcdef"
+    record = bg.BackgroundRecord(
+        session_id=session_id,
+        repo_root=str(repo),
+        worktree=str(repo.parent / "tree"),
+        branch="agentls/in-the-editor",
+        base=git(repo, "rev-parse", "HEAD").strip(),
+        prompt="in the editor",
+        pid=os.getpid(),  # the language server running it: here, this process
+        log=str(bg.records_dir() / f"{session_id}.log"),
+        in_process=True,
+    )
+    bg.save(record)
+    bg.mark_waiting(record, True)
+    try:
+        refused = agentls("background", "answer", session_id, env=env, cwd=repo)
+    finally:
+        bg.forget(record)
+    assert refused.returncode == 1
+    assert "runs in the editor: answer its question in the agent panel there" in refused.stderr

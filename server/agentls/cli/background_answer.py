@@ -114,10 +114,10 @@ async def answer_command(args: argparse.Namespace) -> int:
     questions = bq.waiting_questions(record)
     if not questions:
         state, _ = bg.state_of(record)
-        print(
-            f"agentls: {record.session_id} is not waiting for an answer (it is {state})",
-            file=sys.stderr,
-        )
+        said = f"is not waiting for an answer (it is {state})"
+        if state == "waiting" and record.in_process:
+            said = "runs in the editor: answer its question in the agent panel there"
+        print(f"agentls: {record.session_id} {said}", file=sys.stderr)
         return EXIT_FAILED
     out = visible_stream(sys.stdout)
     for n, question in enumerate(questions, 1):
