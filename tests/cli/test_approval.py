@@ -40,13 +40,21 @@ def answer_in_turn(
     return respond_at_terminal(args, environment, respond)
 
 
-def propose_two_hunks(api: MessagesAPIServer, workspace: Path) -> None:  # noqa: F811
+def change_a_and_e(
+    api: MessagesAPIServer,
+    environment: dict[str, str],
+    workspace: Path,  # noqa: F811
+    steps: list[tuple[bytes, bytes]],
+) -> tuple[int, str]:
+    """`agentls run` whose model proposes one edit of m.py in two hunks (a and e), its question
+    answered by `steps` (answer_in_turn)."""
     (workspace / "m.py").write_text(BEFORE)
     api.enqueue(
         reply(tool_use("read", {"path": "m.py"})),
         reply(tool_use("edit", {"path": "m.py", "old_string": BEFORE, "new_string": PROPOSED})),
         reply(text("ok")),
     )
+    return answer_in_turn(["run", "--cwd", str(workspace), "change a and e"], environment, steps)
 
 
 def tool_result(body: dict[str, Any]) -> dict[str, Any]:
@@ -62,11 +70,8 @@ def test_picking_hunks_keeps_exactly_the_hunks_answered_yes(
     env: dict[str, str],
     workspace: Path,  # noqa: F811
 ) -> None:
-    propose_two_hunks(api, workspace)
-    code, shown = answer_in_turn(
-        ["run", "--cwd", str(workspace), "change a and e"],
-        plain(env),
-        [(QUESTION, b"p"), (HUNK_QUESTION, b"n"), (HUNK_QUESTION, b"y")],
+    code, shown = change_a_and_e(
+        api, plain(env), workspace, [(QUESTION, b"p"), (HUNK_QUESTION, b"n"), (HUNK_QUESTION, b"y")]
     )
     assert code == 0, shown
     assert "[p]ick hunks (of 2)" in shown
@@ -84,11 +89,8 @@ def test_picking_no_hunk_is_a_rejection(
     env: dict[str, str],
     workspace: Path,  # noqa: F811
 ) -> None:
-    propose_two_hunks(api, workspace)
-    code, shown = answer_in_turn(
-        ["run", "--cwd", str(workspace), "change a and e"],
-        plain(env),
-        [(QUESTION, b"p"), (HUNK_QUESTION, b"n"), (HUNK_QUESTION, b"n")],
+    code, shown = change_a_and_e(
+        api, plain(env), workspace, [(QUESTION, b"p"), (HUNK_QUESTION, b"n"), (HUNK_QUESTION, b"n")]
     )
     assert code == 0, shown
     assert (workspace / "m.py").read_text() == BEFORE
@@ -102,14 +104,11 @@ def test_the_diff_is_in_colour_at_a_terminal_and_plain_with_no_color(
     workspace: Path,  # noqa: F811
     no_color: bool,
 ) -> None:
-    propose_two_hunks(api, workspace)
     environment = {k: v for k, v in env.items() if k not in ("NO_COLOR", "TERM")}
     environment["TERM"] = "xterm-256color"
     if no_color:
         environment["NO_COLOR"] = "1"
-    code, shown = answer_in_turn(
-        ["run", "--cwd", str(workspace), "change a and e"], environment, [(QUESTION, b"n")]
-    )
+    code, shown = change_a_and_e(api, environment, workspace, [(QUESTION, b"n")])
     assert code == 0, shown
     question = shown[: shown.index("[n]o: ")]
     if no_color:
@@ -126,10 +125,10 @@ def test_e_rejects_with_the_note_the_model_receives(
     env: dict[str, str],
     workspace: Path,  # noqa: F811
 ) -> None:
-    propose_two_hunks(api, workspace)
-    code, shown = answer_in_turn(
-        ["run", "--cwd", str(workspace), "change a and e"],
+    code, shown = change_a_and_e(
+        api,
         plain(env),
+        workspace,
         [(QUESTION, b"e"), (b"Note for the agent (Enter to send): ", b"keep a as it is\n")],
     )
     assert code == 0, shown

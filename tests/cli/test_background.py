@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -18,36 +16,13 @@ import pytest
 
 from agentls.session import background as bg
 from messages_api import MessagesAPIServer, reply, text, tool_use
-
-GIT = ("git", "-c", "user.name=Test", "-c", "user.email=test@example.com")
-
-
-def agentls(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agentls.cli.main", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+from tests.cli.test_cli import agentls
+from tests.git_support import committed_repo, git
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "--quiet", "-b", "main")
-    (root / "app.py").write_text("X = 1\n")
-    git(root, "add", "app.py")
-    git(root, "commit", "--quiet", "-m", "first")
-    return root
+    return committed_repo(tmp_path / "repo", {"app.py": "X = 1\n"})
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,26 +17,16 @@ from pygls.exceptions import JsonRpcException
 
 from agentls.session import background as bg
 from messages_api import MessagesAPIServer, reply, text, tool_use
+from tests.git_support import committed_repo, git
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
-
-GIT = ("git", "-c", "user.name=Test", "-c", "user.email=test@example.com")
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
 
 
 @pytest_asyncio.fixture
 async def editor(
     tmp_path: Path, api: MessagesAPIServer, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[Editor]:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    git(workspace, "init", "--quiet", "-b", "main")
-    (workspace / "app.py").write_text("X = 1\n")
-    git(workspace, "add", "app.py")
-    git(workspace, "commit", "--quiet", "-m", "first")
+    committed_repo(tmp_path / "ws", {"app.py": "X = 1\n"})
     # The detached run has no one to ask: the user's rules allow its write.
     user = tmp_path / "data" / "config" / "agentls"
     user.mkdir(parents=True)

@@ -16,12 +16,7 @@ from agentls.config import Settings
 from agentls.session import background as bg
 from agentls.store import Store
 from agentls.trust import TrustStore
-
-GIT = ("git", "-c", "user.name=Test", "-c", "user.email=test@example.com")
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+from tests.git_support import committed_repo, git
 
 
 @pytest.fixture(autouse=True)
@@ -36,13 +31,7 @@ CONFIG = b'{"maxSteps": 7}\n'
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    (root / ".agentls").mkdir(parents=True)
-    (root / ".agentls" / "config.json").write_bytes(CONFIG)
-    git(root, "init", "--quiet", "-b", "main")
-    git(root, "add", ".")
-    git(root, "commit", "--quiet", "-m", "first")
-    return root
+    return committed_repo(tmp_path / "repo", {".agentls/config.json": CONFIG.decode()})
 
 
 @pytest.fixture

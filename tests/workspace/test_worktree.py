@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from agentls.workspace import worktree as wt
-
-GIT = ("git", "-c", "user.name=Test", "-c", "user.email=test@example.com")
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+from tests.git_support import committed_repo, git
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "--quiet", "-b", "main")
-    (root / "a.txt").write_text("one\n")
-    git(root, "add", "a.txt")
-    git(root, "commit", "--quiet", "-m", "first")
-    return root
+    return committed_repo(tmp_path / "repo", {"a.txt": "one\n"})
 
 
 @pytest.mark.parametrize(
