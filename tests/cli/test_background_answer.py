@@ -20,7 +20,14 @@ from agentls.session import background as bg
 from agentls.session import background_questions as bq
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.cli.terminal_support import Terminal
-from tests.cli.test_background import agentls, answered_tool, git, wait_for
+from tests.cli.test_background import answered_tool, wait_for
+from tests.cli.test_cli import agentls
+
+GIT = ("git", "-c", "user.name=Test", "-c", "user.email=test@example.com")
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
 
 
 def make_repo(tmp_path: Path) -> Path:

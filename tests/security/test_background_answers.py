@@ -17,7 +17,7 @@ import pytest
 from agentls.session import background as bg
 from agentls.session import background_questions as bq
 from messages_api import MessagesAPIServer
-from tests.cli.test_background import agentls, wait_for
+from tests.cli.test_background import wait_for
 from tests.cli.test_background_answer import (
     answer,
     kill_runs_left,
@@ -25,6 +25,7 @@ from tests.cli.test_background_answer import (
     start_waiting,
     writes_then_says,
 )
+from tests.cli.test_cli import agentls
 from tests.security.conftest import SecurityFigures
 from tests.security.sandbox_support import context, outside_dir, require_bwrap, run
 
