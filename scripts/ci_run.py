@@ -82,10 +82,31 @@ def task_of(event: dict[str, Any], prompt: str | None) -> Task:
     return Task(issue["number"], str(issue.get("title") or ""), prompt.strip(), default)
 
 
-def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+# Every git the script runs, before and after the agent: no hook (the agent's commands may have
+# written .git/hooks), no fsmonitor, no git run inside a nested repository. The config the agent
+# could change otherwise is compared with the one before the run (config_listing).
+SAFE_GIT = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+SAFE_GIT += ("-c", "submodule.recurse=false", "-c", "protocol.ext.allow=never")
+
+
+def without_tokens() -> dict[str, str]:
+    """The script's environment without the GitHub credentials: what git runs with, but for the
+    push (push_environment)."""
+    return {k: v for k, v in os.environ.items() if k not in GITHUB_SECRETS}
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
     proc = subprocess.run(
-        ["git", *args], cwd=repo, capture_output=True, text=True, env=env, check=False
+        ["git", *SAFE_GIT, *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env if env is not None else without_tokens(),
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
+    if not check:
+        return proc.stdout if proc.returncode == 0 else ""
     if proc.returncode != 0:
         raise Refused(f"git {' '.join(args)} failed: {proc.stderr.strip()}")
     return proc.stdout
@@ -96,14 +117,18 @@ def owners_permissions(repo: Path, path: Path, default_branch: str | None) -> An
     tracked at HEAD, unchanged in the index and the working tree, and the same blob as the
     remote's default branch."""
     relative = path.resolve().relative_to(repo.resolve()).as_posix()
-    if subprocess.run(
-        ["git", "ls-files", "--error-unmatch", "--", relative], cwd=repo, capture_output=True
-    ).returncode:
-        raise Refused(f"{relative} is not tracked by git: commit it to the default branch")
-    if subprocess.run(
-        ["git", "diff", "--quiet", "HEAD", "--", relative], cwd=repo, capture_output=True
-    ).returncode:
-        raise Refused(f"{relative} differs from the committed one (modified in the checkout)")
+    try:
+        git(repo, "ls-files", "--error-unmatch", "--", relative)
+    except Refused:
+        raise Refused(
+            f"{relative} is not tracked by git: commit it to the default branch"
+        ) from None
+    try:
+        git(repo, "diff", "--quiet", "--no-ext-diff", "--no-textconv", "HEAD", "--", relative)
+    except Refused:
+        raise Refused(
+            f"{relative} differs from the committed one (modified in the checkout)"
+        ) from None
     if not default_branch:
         raise Refused("the event names no default branch to check the permissions file against")
     here = git(repo, "rev-parse", f"HEAD:{relative}").strip()
@@ -182,13 +207,8 @@ def free_branch(repo: Path, name: str) -> str:
     """name, else name-2, name-3...: one neither this checkout nor origin has."""
     candidate, n = name, 1
     while True:
-        local = (
-            subprocess.run(
-                ["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{candidate}"],
-                cwd=repo,
-                capture_output=True,
-            ).returncode
-            == 0
+        local = bool(
+            git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{candidate}", check=False)
         )
         remote = git(repo, "ls-remote", "--heads", "origin", candidate, env=push_environment())
         if not local and not remote.strip():
@@ -205,7 +225,7 @@ def push_environment() -> dict[str, str] | None:
     if not token or not server:
         return None
     basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-    env = dict(os.environ)
+    env = without_tokens()
     env.update(
         GIT_CONFIG_COUNT="1",
         GIT_CONFIG_KEY_0=f"http.{server}/.extraheader",
@@ -216,18 +236,64 @@ def push_environment() -> dict[str, str] | None:
 
 def push_branch(repo: Path, task: Task) -> str | None:
     """The changes committed on a new branch pushed to origin (None: nothing changed)."""
-    if not git(repo, "status", "--porcelain").strip():
+    if not git(repo, "status", "--porcelain", "--ignore-submodules=all").strip():
         return None
     branch = free_branch(repo, f"agentls/issue-{task.number}-{slug(task.title)}")
     git(repo, "checkout", "-b", branch)
-    git(repo, "add", "-A")
+    # A nested repository the agent made is left out: `git add` would run git inside it, with
+    # its config (which names programs).
+    leave = [f":(exclude,literal){path}" for path in nested_repositories(repo)]
+    git(repo, "add", "-A", "--", ".", *leave)
+    if not git(repo, "diff", "--cached", "--name-only").strip():
+        return None
+    staged = git(repo, "diff", "--cached", "--text", "--no-ext-diff", "--no-textconv")
+    if any(value in staged for value in secret_values()):
+        raise Refused("the changes hold a credential's value from the environment: not pushed")
     identity = []
-    if subprocess.run(["git", "config", "user.email"], cwd=repo, capture_output=True).returncode:
+    if not git(repo, "config", "user.email", check=False).strip():
         identity = ["-c", "user.name=agentls", "-c", "user.email=agentls@users.noreply.github.com"]
     title = task.title or f"issue {task.number}"
     git(repo, *identity, "commit", "-q", "-m", f"agentls: {title} (#{task.number})")
     git(repo, "push", "origin", f"HEAD:refs/heads/{branch}", env=push_environment())
     return branch
+
+
+def nested_repositories(repo: Path) -> list[str]:
+    """The nested repositories in the checkout (untracked folders with a .git, submodules)."""
+    status = git(repo, "status", "--porcelain", "-z", "-uall", "--ignore-submodules=all")
+    found = [
+        e[3:].rstrip("/") for e in status.split("\0") if e.startswith("?? ") and e.endswith("/")
+    ]
+    for entry in git(repo, "ls-files", "-s", "-z").split("\0"):
+        if entry.startswith("160000 "):
+            found.append(entry.split("\t", 1)[1])
+    return found
+
+
+def config_listing(repo: Path) -> str:
+    """git's whole config as it applies in the checkout, with where each value comes from: the
+    agent's commands could change it (.git/config, ~/.gitconfig, a file included) to make the
+    script's git run a program, or push the token to another host (a pushurl, a proxy, an
+    insteadOf)."""
+    return git(repo, "config", "--list", "--show-origin", "--includes", "-z")
+
+
+def secret_values() -> list[str]:
+    """The values of the environment's credentials (a token, key, secret or password by its
+    variable's name, 8 characters or more): never in what the script publishes."""
+    named = re.compile(r"(?i)(token|secret|passw|credential|auth|key|private)")
+    values = {
+        v
+        for k, v in os.environ.items()
+        if named.search(k) and not k.startswith("GIT_CONFIG_") and len(v) >= 8
+    }
+    return sorted(values, key=len, reverse=True)
+
+
+def redacted(text: str, secrets: list[str]) -> str:
+    for value in secrets:
+        text = text.replace(value, "[redacted]")
+    return text
 
 
 def cost_line(result: dict[str, Any]) -> str:
@@ -289,10 +355,22 @@ def deliver(
     task: Task,
     result: dict[str, Any],
     exported: str,
+    config_before: str,
 ) -> int:
-    """The export written; then a pushed branch and the pull request's body, or a comment."""
+    """The export written; then a pushed branch and the pull request's body, or a comment. The
+    credentials' values are taken out of all three; nothing is pushed or posted when the
+    agent's commands changed git's config."""
+    secrets = secret_values()
+    exported = redacted(exported, secrets)
+    result = dict(result, text=redacted(str(result.get("text") or ""), secrets))
     export_file = out / "session.md"
     export_file.write_text(exported, encoding="utf-8")
+    if config_listing(repo) != config_before:
+        raise Refused(
+            "the agent's commands changed git's config (a hook, filter or fsmonitor program, a "
+            "remote or proxy would now run or be used by this script's git): nothing was pushed "
+            f"or posted; the session is in {export_file}"
+        )
     ok = result.get("finishReason") in ("end_turn", "max_tokens")
     branch = push_branch(repo, task) if ok and args.mode == "pr" else None
     cost = f"{float((result.get('usage') or {}).get('costUsd') or 0.0):.4f}"
@@ -332,7 +410,21 @@ def deliver(
     return 0 if ok else 1
 
 
+def private() -> bool:
+    """Keep the job's tokens in this process's environment from the agent's commands: no other
+    process of this user reads /proc/PID/environ or the memory of a non-dumpable one (prctl
+    PR_SET_DUMPABLE 0; Linux). Whether it held."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(4, 0, 0, 0, 0)) == 0 and int(libc.prctl(3, 0, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
+    private()
     args = parse_args(argv)
     repo = Path(args.repo).resolve()
     out = Path(args.out or tempfile.mkdtemp(prefix="agentls-ci-")).resolve()
@@ -351,11 +443,12 @@ def main(argv: list[str] | None = None) -> int:
         elif args.yes:
             raise Refused(f"--yes needs the owner's permissions file {args.permissions_file}")
         out.mkdir(parents=True, exist_ok=True)
+        config_before = config_listing(repo)
         with tempfile.TemporaryDirectory(prefix="agentls-ci-home-") as home:
             env = agent_environment(Path(home), permissions, args.model)
             result = run_agent(repo, task.prompt, args.yes, env)
             exported = agentls("export", str(result["sessionId"]), env=env).stdout
-        return deliver(args, repo, out, task, result, exported)
+        return deliver(args, repo, out, task, result, exported, config_before)
     except Refused as exc:
         print(f"agentls-ci: refused: {exc}", file=sys.stderr)
         return 2

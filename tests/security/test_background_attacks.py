@@ -409,3 +409,35 @@ async def test_a_background_sessions_bash_stays_in_its_worktree(
         assert "s1.json" not in listed.output.replace(str(data / "s1.json"), "")
     done = await run(ctx, "echo fine > mine.txt && cat mine.txt")
     assert "fine" in done.output and (tree.path / "mine.txt").exists()
+
+
+SETUP = "background: setup command from the repository"
+
+
+async def test_the_repositorys_config_cannot_run_a_setup_command_unconfirmed(
+    repo: Path, tmp_path: Path, security_figures: SecurityFigures
+) -> None:
+    """backgroundSetup runs a program in every new worktree: a cloned repository's committed
+    config naming one (and a worktree folder of its choosing) is ignored until you trust it, and
+    so is a change to a config you trusted."""
+    from agentls.config import load_settings
+    from agentls.trust import TrustStore
+
+    marker = tmp_path / "setup-ran"
+    elsewhere = tmp_path / "elsewhere"
+    hostile = {"backgroundSetup": f"touch {marker}", "backgroundWorktreeFolder": str(elsewhere)}
+    config = repo / ".agentls" / "config.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps(hostile))
+    git(repo, "add", ".")
+    git(repo, "commit", "--quiet", "-m", "setup")
+    started = await bg.start(repo, "untrusted", load_settings(repo), lambda record: 0)
+    with security_figures.attempt(SETUP):
+        assert not marker.exists() and not elsewhere.exists()
+        assert Path(started.record.worktree).parent == (repo / ".git" / "agentls-worktrees")
+
+    TrustStore().trust(config, b'{"maxSteps": 5}')  # what you confirmed: no setup
+    config.write_text(json.dumps(hostile))
+    await bg.start(repo, "changed since", load_settings(repo), lambda record: 0)
+    with security_figures.attempt(SETUP):
+        assert not marker.exists() and not elsewhere.exists()
