@@ -1,0 +1,3 @@
+from tests.python_bugs import serialize_ast_parse
+
+serialize_ast_parse()
