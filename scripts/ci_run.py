@@ -69,6 +69,15 @@ def task_of(event: dict[str, Any], prompt: str | None) -> Task:
                 f"the comment's author is {association or 'unknown'} to this repository; only "
                 f"{', '.join(TRUSTED_ASSOCIATIONS)} may start agentls"
             )
+    elif event.get("action") != "labeled":
+        # An issue opened or edited by anyone would otherwise be a prompt: only its author's
+        # standing, or a label (which takes triage access to put on), lets it start agentls.
+        association = issue.get("author_association")
+        if association not in TRUSTED_ASSOCIATIONS:
+            raise Refused(
+                f"the issue's author is {association or 'unknown'} to this repository and no "
+                f"label started the run; only {', '.join(TRUSTED_ASSOCIATIONS)} may start agentls"
+            )
     if not prompt:
         if isinstance(comment, dict):
             body = str(comment.get("body") or "")
