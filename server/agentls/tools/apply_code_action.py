@@ -37,6 +37,7 @@ from agentls.tools.support.code_actions import (
 from agentls.tools.support.lookup import ask
 from agentls.tools.support.workspace_edits import (
     Wording,
+    check_read_first,
     propose,
 )
 
@@ -64,13 +65,7 @@ class ApplyCodeActionTool(Tool):
 
     async def run(self, params: ToolInput, ctx: ToolContext) -> ToolResult:
         params = expect_input(params, ApplyCodeActionInput)
-        path = ctx.resolve_path(params.path, tool=self.name)
-        if not ctx.ledger.has_read(path):
-            rel = ctx.relative(path)
-            raise ToolError(
-                f"You have not read {rel} in this session. Read it first, then apply the action."
-            )
-        # The file was read (so reading it was allowed): the change's own question comes below.
+        check_read_first(ctx, self.name, params.path, "apply the action")
         actions = await fetch_actions(ctx, self.name, params, authorize=False)
         where = actions.where(params)
         action = await _titled(ctx, self.name, params, actions, where)

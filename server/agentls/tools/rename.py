@@ -25,6 +25,7 @@ from agentls.tools.support.file_writes import is_large
 from agentls.tools.support.lookup import Located, SymbolInput, ask, ask_if_offered, locate
 from agentls.tools.support.workspace_edits import (
     Wording,
+    check_read_first,
     propose,
 )
 
@@ -65,11 +66,7 @@ class RenameTool(Tool):
         new_name = params.new_name.strip()
         if not _NAME.fullmatch(new_name):
             raise ToolError(f"new_name {params.new_name!r} is not a name; give a single word.")
-        path = ctx.resolve_path(params.path, tool=self.name)
-        if not ctx.ledger.has_read(path):
-            rel = ctx.relative(path)
-            raise ToolError(f"You have not read {rel} in this session. Read it first, then rename.")
-        # The file was read (so reading it was allowed): rename's own question comes below.
+        check_read_first(ctx, self.name, params.path, "rename")
         at, by_file = await _workspace_edit(ctx, self.name, params, new_name)
         proposal = await propose(ctx, [by_file], _WORDING)
         if not proposal.changes:

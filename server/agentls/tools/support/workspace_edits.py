@@ -1,7 +1,7 @@
-"""What rename and apply_code_action share: a language server's edits across files (its
-WorkspaceEdits' text edits by file) made one proposed change, asked about once (the combined diff)
-under the edit rules of every file it touches, and written to all of them or none
-(Workspace.write_all), as the user accepted it (some files' hunks, or their own version)."""
+"""What rename and apply_code_action share: the call's file read first; a language server's edits
+across files (its WorkspaceEdits' text edits by file) made one proposed change, asked about once
+(the combined diff) under the edit rules of every file it touches, and written to all of them or
+none (Workspace.write_all), as the user accepted it (some files' hunks, or their own version)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,16 @@ from agentls.tools.support.file_writes import (
 )
 from agentls.tools.support.text import unified_diff
 from agentls.workspace.protocol import EditOutcome, FileChange
+
+
+def check_read_first(ctx: ToolContext, tool: str, raw_path: str, then: str) -> None:
+    """Refuse unless the model read the call's file in this session (so reading it was allowed:
+    the change's own question comes later); `then` is what to do after reading it."""
+    path = ctx.resolve_path(raw_path, tool=tool)
+    if not ctx.ledger.has_read(path):
+        raise ToolError(
+            f"You have not read {ctx.relative(path)} in this session. Read it first, then {then}."
+        )
 
 
 @dataclass(frozen=True)
