@@ -14,6 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { descendants, killTree, memorySampler, processTable } from './procs.mjs';
+import { SHAPES } from './background.mjs';
 import { runSteps, TS_PROJECT } from './steps.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -55,6 +56,21 @@ function ensureCodeServer() {
     process.exit(1);
   }
   return result.stdout.trim().split('\n').pop();
+}
+
+/** `git init` and one commit of everything in the folder (an identity of its own, no hooks). */
+function gitInit(folder) {
+  const git = (...args) => {
+    const run = spawnSync('git', ['-c', 'user.name=agentls e2e', '-c', 'user.email=e2e@agentls.invalid', '-c', 'core.hooksPath=/dev/null', ...args], {
+      cwd: folder,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    if (run.status !== 0) throw new Error(`git ${args.join(' ')} failed in ${folder}: ${run.stdout}${run.stderr}`);
+  };
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'The e2e workspace');
 }
 
 function freePort() {
@@ -126,6 +142,10 @@ async function main() {
   // And a small TypeScript project for step 8 (a function exported from one file, used in the
   // other): the agent's references and rename come from VS Code's built-in TypeScript server.
   for (const [name, text] of Object.entries(TS_PROJECT)) writeFileSync(join(dirs.workspace, name), text);
+  // And shapes.py, which step 20's background session edits in its own worktree.
+  writeFileSync(join(dirs.workspace, 'shapes.py'), SHAPES);
+  // A git repository with everything committed: background sessions (step 20) run in worktrees.
+  gitInit(dirs.workspace);
   writeFileSync(
     join(dirs.userData, 'User', 'settings.json'),
     JSON.stringify(

@@ -31,6 +31,11 @@
 //     the proposal of two hunks drawn in the editor; a follow-up in the widget has the model
 //     propose again; one hunk accepted from its lens: only it on disk, the focus still in the
 //     editor; the session in the history, the panel still on its own session; Escape closes it.
+// 20. background sessions (background.mjs): three prompts sent with "Run in background" from the
+//     prompt box, listed in History as running / waiting; the user types in shapes.py in their own
+//     tree meanwhile, which nothing else touches; a question answered and an edit allowed in the
+//     labelled cards above the prompt box, both sessions done; "Review changes" of the edit's: one
+//     of its two changes kept, one undone, "Bring in kept changes": exactly the kept one on disk.
 // The first run (AGENTLS_E2E_FIRST_RUN=1) installs the server from the panel's set-up card.
 // The model is `scripted:e2e` (server/agentls/model/scenarios/e2e.json): one scenario turn per prompt.
 import { spawnSync } from 'node:child_process';
@@ -40,6 +45,7 @@ import { installFromOffer } from './firstRun.mjs';
 import { codeBlocks } from './codeblocks.mjs';
 import { apiDownRetry } from './errors.mjs';
 import { inlineChat } from './inlineChat.mjs';
+import { backgroundSessions } from './background.mjs';
 
 const PROMPTS = {
   fix: 'Fix the failing test in calc.py.',
@@ -71,7 +77,15 @@ function layoutProblems(body) {
     const r = el.getBoundingClientRect();
     if (!r.width || !r.height || getComputedStyle(el).visibility === 'hidden' || el.closest('[hidden]')) continue;
     if (el.closest('#transcript')) continue; // the conversation scrolls: only its visible part is laid out against the view
-    boxes.push({ what: `${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''} ${el.getAttribute('aria-label') ?? (el.textContent ?? '').trim().slice(0, 20)}`, r });
+    // In another list that scrolls (the background questions, a review card): the part shown.
+    let r2 = { left: r.left, top: r.top, right: r.right, bottom: r.bottom };
+    for (let up = el.parentElement; up && up !== body; up = up.parentElement) {
+      if (!/(auto|scroll)/.test(getComputedStyle(up).overflowY)) continue;
+      const c = up.getBoundingClientRect();
+      r2 = { left: Math.max(r2.left, c.left), top: Math.max(r2.top, c.top), right: Math.min(r2.right, c.right), bottom: Math.min(r2.bottom, c.bottom) };
+    }
+    if (r2.right - r2.left < 0.5 || r2.bottom - r2.top < 0.5) continue; // scrolled out of sight
+    boxes.push({ what: `${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''} ${el.getAttribute('aria-label') ?? (el.textContent ?? '').trim().slice(0, 20)}`, r: r2 });
   }
   const problems = [];
   for (const { what, r } of boxes) {
@@ -915,13 +929,15 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
       await titleAction(page, 'Session history').click();
       const history = panel.locator('#history');
       const items = history.locator('.history-item');
+      // The list kept from an earlier opening may be in the page before the history shows.
+      await history.waitFor({ timeout: 10_000 });
       await poll('the sessions listed', async () => (await items.count()) >= 2);
       const rows = await items.evaluateAll((els) =>
         els.map((el) => ({ id: el.dataset.sessionId, title: el.querySelector('.history-title')?.textContent ?? '', meta: el.querySelector('.history-meta')?.textContent ?? '' })),
       );
       log(`  ${rows.map((r) => `${r.title} (${r.meta})`).join(' | ')}`);
       check(rows.every((r) => r.title && /ago|just now|yesterday/.test(r.meta) && /\$\d+\.\d{2}/.test(r.meta)), 'each session should show its title, time and cost');
-      check(await panel.locator('#transcript').isHidden(), 'the history takes the place of the conversation');
+      await poll('the history in the place of the conversation', async () => await panel.locator('#transcript').isHidden(), { timeout: 10_000 });
       const layout = await panel.locator('body').evaluate(layoutProblems);
       check(layout.problems.length === 0, `the history at ${layout.width} px: ${layout.problems.join('; ')}`);
       await panelShot('history-300');
@@ -1027,6 +1043,10 @@ export async function runSteps({ browser, url, workspace, artifacts, log, summar
 
     await step('19. inline chat: select, Ctrl+I, ask in the editor; two hunks drawn in place, one accepted: only it on disk; the session in the history', () =>
       inlineChat({ page, panel: () => panel, workspace, openPanel, activeSession, titleAction, setSidebarWidth, screenshot, log }),
+    );
+
+    await step('20. three background sessions from the panel: the user works on, answers one, brings in the kept hunks of another', () =>
+      backgroundSessions({ page, panel: () => panel, workspace, openPanel, activeSession, titleAction, setSidebarWidth, layoutProblems, panelShot, screenshot, log }),
     );
   } finally {
     writeFileSync(join(artifacts, 'browser-console.log'), consoleLines.join('\n') + '\n');
