@@ -441,3 +441,28 @@ async def test_the_repositorys_config_cannot_run_a_setup_command_unconfirmed(
     await bg.start(repo, "changed since", load_settings(repo), lambda record: 0)
     with security_figures.attempt(SETUP):
         assert not marker.exists() and not elsewhere.exists()
+
+
+def test_a_worktree_whose_git_file_names_the_sessions_own_git_dir_is_refused(
+    repo: Path, tmp_path: Path, security_figures: SecurityFigures
+) -> None:
+    """A `.git` file rewritten (a file tool answered yes) to name a git directory the session
+    made, whose `core.worktree` is your home: agentls's git, outside the sandbox, would copy
+    your files into objects the session reads."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY\n")
+    tree = wt.create(repo, "hijack")
+    evil = tree.path / "evil"
+    git(tree.path, "clone", "--quiet", "--bare", str(repo), str(evil))
+    git(evil, "config", "core.bare", "false")
+    git(evil, "config", "core.worktree", str(home))
+    (tree.path / ".git").write_text("gitdir: evil\n")
+    key = git(home, "hash-object", "--no-filters", ".ssh/id_rsa").strip()
+    with security_figures.attempt(TAMPERED):
+        with pytest.raises(wt.WorktreeError, match="not a background session's worktree"):
+            wt.changed_files(tree.path, tree.base)
+        with pytest.raises(wt.WorktreeError):
+            wt.commit_all(tree.path, "x")
+        copied = subprocess.run(["git", "--git-dir", str(evil), "cat-file", "-e", key])
+        assert copied.returncode != 0

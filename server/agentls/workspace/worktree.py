@@ -240,7 +240,9 @@ def create(root: Path, prompt: str, folder: Path | None = None) -> Worktree:
 def snapshot(worktree: Path) -> str:
     """The tree of the worktree's files as they are now (changes not committed and new files
     included, ignored files not), written with a private index: the worktree's own index and
-    files are left as they are."""
+    files are left as they are. WorktreeError for a folder that is not a background session's
+    worktree (require_own_branch)."""
+    require_own_branch(worktree)
     with tempfile.TemporaryDirectory(prefix="agentls-index-") as tmp:
         env = dict(os.environ, GIT_INDEX_FILE=str(Path(tmp) / "index"))
         git(worktree, "read-tree", "HEAD", env=env)
@@ -472,11 +474,27 @@ def require_worktree(root: Path, path: Path, branch: str | None = None) -> None:
 
 
 def require_own_branch(worktree: Path) -> None:
-    """WorktreeError unless worktree is a linked worktree on a background session's branch."""
-    dirs = git(worktree, "rev-parse", "--absolute-git-dir", "--git-common-dir").splitlines()
+    """WorktreeError unless worktree is a linked worktree on a background session's branch,
+    whose git directory and shared one are outside it and whose files are its own: a `.git` file
+    rewritten to name a git directory inside the worktree (its config and `core.worktree` the
+    session's) would have agentls's git, outside the sandbox, run by the session's rules."""
+    asked = ("rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+    found = git(worktree, *asked).splitlines()
     on = git(worktree, "symbolic-ref", "--quiet", "HEAD", check=False).strip()
-    linked = len(dirs) == 2 and Path(dirs[0]) != (worktree / dirs[1]).resolve()
-    if not linked or not _SESSION_BRANCH.fullmatch(on.removeprefix("refs/heads/")):
+    real = Path(os.path.realpath(worktree))
+
+    def inside(path: str) -> bool:
+        there = Path(os.path.realpath(worktree / path))
+        return there == real or real in there.parents
+
+    own = (
+        len(found) == 3
+        and Path(os.path.realpath(found[0])) == real
+        and not inside(found[1])
+        and not inside(found[2])
+        and Path(os.path.realpath(found[1])) != Path(os.path.realpath(worktree / found[2]))
+    )
+    if not own or not _SESSION_BRANCH.fullmatch(on.removeprefix("refs/heads/")):
         raise WorktreeError(f"{worktree} is not a background session's worktree: nothing done")
 
 
