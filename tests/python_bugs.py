@@ -5,12 +5,15 @@ CPython 3.11.0-3.11.7 keep ast.parse's recursion count in one per-interpreter st
 (gh-106905, fixed in 3.11.8). When two threads parse at once (a thread switch can happen inside,
 whenever a garbage collection runs a finalizer), the count goes wrong and ast.parse raises
 "SystemError: AST constructor recursion depth mismatch". In this suite the main thread parses
-when pytest rewrites a test module's asserts or shows a failure's source, while other threads
-parse too: Python 3.11 formats a traceback's ^^^ markers with ast.parse (a thread logging an
-exception, a test HTTP server's handler printing one), importing acp.schema parses each model's
-source (pydantic's attribute docstrings), inspect.signature of a builtin parses its text
-signature. pytest then crashed with INTERNALERROR instead of reporting the test's failure. One
-lock around ast.parse makes the parses take turns."""
+when pytest rewrites a module's asserts or shows a failure's source, while other threads parse
+too: the first in-process turn imports the anthropic SDK in a worker thread
+(AnthropicProvider), which imports anyio's submodules lazily, and pytest rewrites those (anyio is
+a pytest plugin's package) with ast.parse in that thread (seen in
+tests/tools/support/test_outputs.py, the first such test of its run: which test it is depends on
+the order); Python 3.11 also parses to place a traceback's ^^^ markers (a thread logging an
+exception), pydantic to read the ACP SDK's attribute docstrings. When a failure was reported at
+such a moment, pytest crashed with INTERNALERROR instead of reporting it. One lock around
+ast.parse makes the parses take turns."""
 
 from __future__ import annotations
 
