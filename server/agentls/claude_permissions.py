@@ -24,12 +24,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agentls.atomic_file import replace_file
 from agentls.config_files import parse_json_object, read_workspace_bytes
 from agentls.config_home import claude_home, config_home
 from agentls.permission.rules import Rule, parse_rules, tool_matches
@@ -464,12 +464,4 @@ def write_target(target: Target) -> None:
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     target.path.parent.mkdir(parents=True, exist_ok=True)
     mode = target.path.stat().st_mode & 0o777 if target.path.exists() else 0o600
-    fd, tmp = tempfile.mkstemp(dir=target.path.parent, prefix=".config.", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target.path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_file(target.path, text.encode("utf-8"), mode)

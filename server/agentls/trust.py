@@ -26,13 +26,13 @@ import hashlib
 import json
 import os
 import shlex
-import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentls.atomic_file import replace_file
 from agentls.config_home import config_home
 from agentls.permission.rules import WEBFETCH, PathFilter, PermissionRules, Rule, parse_rules
 from agentls.permission.types import SEVERITY
@@ -170,7 +170,7 @@ class TrustStore:
         folder = self.path.parent / CONTENT_DIR
         try:
             folder.mkdir(mode=0o700, exist_ok=True)
-            self._atomic(folder / sha256, data)
+            replace_file(folder / sha256, data, 0o600)
         except OSError as exc:
             raise TrustStoreError(f"cannot write in {folder}: {exc.strerror or exc}") from exc
 
@@ -210,24 +210,9 @@ class TrustStore:
             body["declined"] = dict(sorted(declined.items()))
         text = json.dumps(body, indent=2) + "\n"
         try:
-            self._atomic(self.path, text.encode("utf-8"))
+            replace_file(self.path, text.encode("utf-8"), 0o600)
         except OSError as exc:
             raise TrustStoreError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
-
-    @staticmethod
-    def _atomic(path: Path, data: bytes) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=".trusted-", dir=path.parent)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
 
 
 def workspace_config(root: Path) -> Path:

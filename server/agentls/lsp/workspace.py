@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 from pygls.workspace import TextDocument
 
+from agentls.atomic_file import replace_file
 from agentls.config import Settings
 from agentls.lsp.annotations import SessionTitle, annotated, label_for
 from agentls.lsp.capabilities import ClientCaps
@@ -61,24 +60,11 @@ def _read_disk(path: Path) -> str | None:
 
 def _write_disk(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = None
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
-        pass
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".agentls", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+        mode = 0o600  # a new file is made private here (DiskWorkspace gives it the umask's mode)
+    replace_file(path, text.encode("utf-8"), mode)
 
 
 ApplyEdit = Callable[[types.ApplyWorkspaceEditParams], Awaitable[types.ApplyWorkspaceEditResult]]

@@ -4,13 +4,12 @@ atomically. agentls.verify.workspace.DiskWorkspace verifies each write on it."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import stat
-import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from agentls.atomic_file import replace_file
 from agentls.config import Settings
 from agentls.language import NoLanguages
 from agentls.workspace.folder_languages import FolderLanguages
@@ -136,18 +135,4 @@ class DiskFiles:
             mode = None
         if target.is_dir():
             raise IsADirectoryError(21, "is a directory", str(target))
-        tmp = target.parent / f".{target.name}.{uuid.uuid4().hex[:12]}.tmp"
-        # 0o666 through the umask: a new file gets the same mode `open()` would give it.
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                if mode is not None:
-                    os.fchmod(f.fileno(), mode)
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        replace_file(target, data, mode)
