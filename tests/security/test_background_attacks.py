@@ -466,3 +466,34 @@ def test_a_worktree_whose_git_file_names_the_sessions_own_git_dir_is_refused(
             wt.commit_all(tree.path, "x")
         copied = subprocess.run(["git", "--git-dir", str(evil), "cat-file", "-e", key])
         assert copied.returncode != 0
+
+
+async def test_the_repositorys_secret_files_are_hidden_from_its_worktrees_bash(
+    repo: Path, security_figures: SecurityFigures
+) -> None:
+    """Your `.env` (not committed) is in your tree, not in the worktree: the sandbox of a
+    session in the worktree hides it as it would in your tree (with a `sandboxed` rule nothing
+    asks before `cat ../../../.env`). Where the repository is under the private /tmp or $HOME it
+    is hidden anyway; elsewhere (/srv, /work) only this hides it, so the plan is checked."""
+    require_bwrap()
+    from agentls.tools.support.sandbox import SandboxPolicy, main_worktree, prepare
+
+    (repo / ".env").write_text("API_TOKEN=s3cret\n")
+    (repo / "config").mkdir()
+    (repo / "config" / "credentials.json").write_text("{}\n")
+    tree = wt.create(repo, "secrets")
+    assert main_worktree(tree.path) == repo and main_worktree(repo) is None
+    plan = await prepare(SandboxPolicy(mode="required"), tree.path)
+    assert plan is not None
+    hidden = {
+        plan.prefix[n + 2]
+        for n, arg in enumerate(plan.prefix[:-2])
+        if plan.prefix[n + 1] == "/dev/null"
+    }
+    for secret in (repo / ".env", repo / "config" / "credentials.json"):
+        with security_figures.attempt(SANDBOX):
+            assert str(secret) in hidden
+    ctx = context(tree.path)
+    read = await run(ctx, f"cat {repo / '.env'}; echo done")
+    with security_figures.attempt(SANDBOX):
+        assert "s3cret" not in read.output and "done" in read.output

@@ -440,6 +440,21 @@ async def prepare(
     return plan
 
 
+def main_worktree(folder: Path) -> Path | None:
+    """The main working tree of the repository folder is a linked worktree of (a background
+    session's: the secret files there, `.env` not committed, are not in the worktree, and are
+    hidden as the workspace's are); None for any other folder. Read from the files git keeps."""
+    try:
+        pointer = (folder / ".git").read_text(encoding="utf-8")
+        if not pointer.startswith("gitdir:"):
+            return None
+        gitdir = (folder / pointer.removeprefix("gitdir:").strip()).resolve()
+        common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    except (OSError, UnicodeDecodeError):
+        return None  # .git a folder (a main tree), none, or a submodule's
+    return common.parent if common.name == ".git" and common.parent.is_dir() else None
+
+
 async def _hidden_secrets(
     plan: SandboxPlan,
     folders: list[Path],
@@ -465,7 +480,8 @@ async def _hidden_secrets(
     hidden_dirs += [_data_dir(), config_home()]
     found: list[Path] = []
     complete = True
-    for folder in folders:  # each workspace folder's secret files
+    mains = {m for f in folders if (m := main_worktree(f)) is not None and m not in folders}
+    for folder in [*folders, *sorted(mains)]:  # each workspace folder's secret files
         in_folder, folder_complete = await workspace_secrets(folder, policy.secret_globs)
         found += in_folder
         complete = complete and folder_complete
