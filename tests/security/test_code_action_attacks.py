@@ -9,7 +9,7 @@ from pathlib import Path
 
 from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.conftest import HarnessFactory
-from tests.security.attack_support import FakeServer, results_of, text_edit
+from tests.security.attack_support import FakeServer, edit_targets, results_of, text_edit
 from tests.security.conftest import SecurityFigures
 
 ACTION = "code action edit"
@@ -23,31 +23,8 @@ async def test_a_code_actions_edit_writes_no_protected_secret_unread_or_outside_
 ) -> None:
     server = FakeServer(tmp_path)
     h = await make_harness({**server.settings({"*": "allow"}), "languageTimeoutS": 2})
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "victim.py").write_text("VICTIM = 1\n")
-    (h.root / ".git").mkdir()
-    (h.root / ".agentls").mkdir()
-    files = {
-        ".git/config": "[core]\n",
-        ".agentls/config.json": "{}\n",
-        ".env": "TOKEN=abc\n",
-        "other.py": "OTHER = 1\n",
-        "app.py": "def f():\n    return 1\n",
-    }
-    for name, content in files.items():
-        (h.root / name).write_text(content)
-    (h.root / "link.py").symlink_to(outside / "victim.py")
-    targets = {
-        ".git/config": (h.root / ".git" / "config").as_uri(),
-        ".agentls/config.json": (h.root / ".agentls" / "config.json").as_uri(),
-        ".env": (h.root / ".env").as_uri(),
-        "other.py (not read)": (h.root / "other.py").as_uri(),
-        "outside": (outside / "victim.py").as_uri(),
-        "a symlink out": (h.root / "link.py").as_uri(),
-        "a path with ..": h.root.as_uri() + "/../outside/victim.py",
-        "a created file": None,
-    }
+    aimed = edit_targets(h.root, tmp_path)
+    targets: dict[str, str | None] = {**aimed.targets, "a created file": None}
     session = await h.agent.new_session()
     app = (h.root / "app.py").as_uri()
     for what, uri in targets.items():
@@ -73,9 +50,7 @@ async def test_a_code_actions_edit_writes_no_protected_secret_unread_or_outside_
         [applied] = results_of(h.accepted_requests()[-1])
         with security_figures.attempt(ACTION):
             assert applied["is_error"] and "Nothing was" in applied["content"], what
-            for name, content in files.items():
-                assert (h.root / name).read_text() == content, (what, name)
-            assert (outside / "victim.py").read_text() == "VICTIM = 1\n", what
+            aimed.untouched(what)
             assert not (h.root / "dropped.py").exists(), what
             # A protected path asks even under {"*": "allow"} (here the question timed out).
             if what in (".git/config", ".agentls/config.json"):
