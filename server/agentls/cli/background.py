@@ -42,6 +42,11 @@ def add_background_command(sub: argparse._SubParsersAction[argparse.ArgumentPars
         help="commit its changes on its branch, then git merge --no-ff the branch into your "
         "current branch (refused when your tree has uncommitted changes)",
     )
+    merge.add_argument(
+        "--include-protected",
+        action="store_true",
+        help="also when it changes files another program runs later (.envrc, .vscode, hooks...)",
+    )
     keep = actions.add_parser(
         "apply",
         help="keep only some files: their changes applied to your tree, staged, not committed",
@@ -255,7 +260,7 @@ async def background_command(args: argparse.Namespace) -> int:
             for path in bg.apply(record, args.paths, hunks):
                 print(f"applied {path} (staged; review it, then commit)")
         elif args.action == "merge":
-            print(bg.merge(record))
+            print(bg.merge(record, protected=args.include_protected))
         else:
             bg.remove(record, force=args.force)
             print(f"removed the worktree {record.worktree} and the branch {record.branch}")

@@ -466,14 +466,27 @@ def resume(record: BackgroundRecord, settings: Settings, prompt: str, yes: bool 
         save(record)
 
 
-def merge(record: BackgroundRecord) -> str:
+def merge(record: BackgroundRecord, protected: bool = False) -> str:
     """Commit what the session left uncommitted in its worktree on its branch, then merge the
     branch into the repository's current branch (refused on uncommitted changes there, or while
-    the session runs). What was done, for the user."""
+    the session runs, and, unless protected, when it changes a file another program runs later:
+    permission/protected.py). What was done, for the user."""
+    from agentls.permission.protected import is_protected_path
+
     if state_of(record)[0] in ("running", "waiting"):
         raise BackgroundError(f"{record.session_id} is still running: merge it once it is done")
     root, tree = Path(record.repo_root), Path(record.worktree)
     try:
+        if not protected and tree.is_dir():
+            risky = [c.path for c in wt.changed_files(tree, record.base)]
+            risky = [p for p in risky if is_protected_path(p, root)]
+            if risky:
+                raise BackgroundError(
+                    f"{record.branch} changes files another program runs later "
+                    f"({', '.join(risky[:5])}{', ...' if len(risky) > 5 else ''}): read them "
+                    f"(`agentls background diff {record.session_id}`), then merge with "
+                    "--include-protected; nothing was merged"
+                )
         wt.require_clean(root)
         committed = tree.is_dir() and wt.commit_all(
             tree, f"agentls background session: {' '.join(record.prompt.split())[:200]}"
