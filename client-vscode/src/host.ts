@@ -210,7 +210,9 @@ export class AgentHost {
       // A background session's question: the panel's labelled card, its history entry "waiting".
       this.ui.post({ type: 'background-questions', questions: this.backgroundQuestions() });
       this.postProposals();
-      if (this.sessions.some((s) => s.sessionId === id && s.background)) this.scheduleRefresh();
+      // Its state (waiting) and, for a session the list does not have yet (its first question may
+      // come before the list that has it), its card: from the list the refresh brings.
+      if (this.isBackground(id) || !this.sessions.some((s) => s.sessionId === id)) this.scheduleRefresh();
     }
     if (event.type !== 'text-delta' && event.type !== 'thinking-delta') this.changed();
   }

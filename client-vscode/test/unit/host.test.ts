@@ -335,6 +335,22 @@ describe('panel messages', () => {
     expect(ui.last('state')?.state.backgroundQuestions).toEqual([]); // it is in the transcript now
   });
 
+  it("shows the question of a background session the session list did not have yet, once the list has it", async () => {
+    await host.connected(server);
+    const bg = { ...fixture.sessions[0], sessionId: 'ses_bg_new', title: 'tidy it', background: { state: 'waiting' as const, branch: 'agentls/tidy-it', worktree: '/wt2', base: 'abc' } };
+    const list = server.request.bind(server);
+    server.request = ((method: string, params: never) =>
+      method === 'agent/listSessions' ? Promise.resolve({ sessions: [bg] }) : list(method as never, params)) as typeof server.request;
+    const input = { path: 'b.py', old_string: '1', new_string: '2' };
+    host.handleEvent({ type: 'tool-call', sessionId: 'ses_bg_new', callId: 'c9', tool: 'edit', title: 'edit b.py', input });
+    host.handleEvent({ type: 'permission-request', sessionId: 'ses_bg_new', requestId: 'r9', callId: 'c9', tool: 'edit', title: 'edit b.py', input });
+    expect(ui.last('background-questions')?.questions).toEqual([]); // not known as a background session yet
+    await expect.poll(() => ui.last('background-questions')?.questions, { timeout: 5000 }).toEqual([
+      expect.objectContaining({ sessionId: 'ses_bg_new', sessionTitle: 'tidy it', branch: 'agentls/tidy-it', requestId: 'r9' }),
+    ]);
+    expect(ui.last('sessions')?.sessions.find((s) => s.sessionId === 'ses_bg_new')?.background?.state).toBe('waiting');
+  });
+
   it('switches sessions, loading history it has not seen', async () => {
     await host.handlePanelMessage({ type: 'new-session' });
     server.calls = [];
