@@ -75,6 +75,10 @@ async def test_without_document_changes_edits_are_plain_changes(
     assert (editor.root / "c.py").read_text() == "c = 2\n"
     # A new file with no CreateFile support is written directly.
     assert (editor.root / "fresh.txt").read_text() == "new file\n"
+    # with the mode any new file of the user's gets (the umask's), not a private one
+    (editor.root / "probe.txt").write_text("")
+    mode = (editor.root / "probe.txt").stat().st_mode & 0o777
+    assert (editor.root / "fresh.txt").stat().st_mode & 0o777 == mode
     assert len(editor.applied_edits) == 1
     # No pushed diagnostics: the server's own checks ran and were published.
     output = module_api.requests[-2].body["messages"][-1]["content"][0]["content"]

@@ -60,10 +60,11 @@ def _read_disk(path: Path) -> str | None:
 
 def _write_disk(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode: int | None
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
-        mode = 0o600  # a new file is made private here (DiskWorkspace gives it the umask's mode)
+        mode = None  # a new file gets the umask's mode, as the editor or DiskWorkspace would give it
     replace_file(path, text.encode("utf-8"), mode)
 
 
