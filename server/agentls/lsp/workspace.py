@@ -64,7 +64,7 @@ def _write_disk(path: Path, text: str) -> None:
     try:
         mode = path.stat().st_mode & 0o7777
     except FileNotFoundError:
-        mode = None  # a new file gets the umask's mode, as the editor or DiskWorkspace would give it
+        mode = None  # a new file: the umask's mode, as the editor or DiskWorkspace gives
     replace_file(path, text.encode("utf-8"), mode)
 
 
