@@ -13,7 +13,8 @@
 // Either is done only on the text the server merged: when the user typed in the file since,
 // nothing is done (and the card says to bring the changes in again).
 import * as vscode from 'vscode';
-import type { BackgroundConflictUi, ConflictResolved } from './hostTypes';
+import type { BackgroundConflictUi } from './hostTypes';
+import type { ConflictResolved } from './model/backgroundReview';
 import type { ConflictMerge } from './protocol/generated';
 import { MERGE_EDITOR_COMMAND, type ReviewViews } from './reviewAfter';
 

@@ -4,6 +4,7 @@ import type { AgentRequests, ConflictMerge, ReviewFile, RevertConflict } from '.
 import type { CodeMessage } from './model/codeBlocks';
 import type { HostMessage, MentionItem, MentionKind, MentionSearchKind } from './model/messages';
 import type { SetupMessage } from './model/setup';
+import type { ConflictResolved } from './model/backgroundReview';
 
 export interface AgentConnection {
   request<M extends keyof AgentRequests>(
@@ -50,13 +51,6 @@ export interface ReviewUi {
   openConflict(conflict: RevertConflict): Promise<void>;
   /** A file under review "after": its reviewed base against the file now. */
   openReviewDiff(file: ReviewFile): Promise<void>;
-}
-
-/** What was done with one conflicted file of a background session's review: opened in the merge
- * editor, marked in its buffer, nothing (it changed since, or it failed); a sentence for the card. */
-export interface ConflictResolved {
-  how: 'merge-editor' | 'markers' | 'changed' | 'failed';
-  note: string;
 }
 
 export interface BackgroundConflictUi {

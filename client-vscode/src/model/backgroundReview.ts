@@ -4,7 +4,13 @@
 // (agent/backgroundRemove), a change clashing with the user's text resolved in the merge editor or
 // marked in the file's buffer (backgroundMerge.ts). Nothing is applied but by the card's buttons.
 import type { BackgroundApplyResult, BackgroundDiffResult, KeepFile } from '../protocol/generated';
-import type { ConflictResolved } from '../hostTypes';
+
+/** What was done with one conflicted file of a background session's review: opened in the merge
+ * editor, marked in its buffer, nothing (it changed since, or it failed); a sentence for the card. */
+export interface ConflictResolved {
+  how: 'merge-editor' | 'markers' | 'changed' | 'failed';
+  note: string;
+}
 
 /** Webview -> extension. */
 export type BackgroundReviewMessage =

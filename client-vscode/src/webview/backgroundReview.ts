@@ -7,7 +7,7 @@
 // where there is none "Mark conflict in file" (git's markers in the buffer, not saved); each says
 // what it does before and what it did after. "Remove worktree and branch" asks to confirm in the
 // card, then deletes them (agent/backgroundRemove).
-import type { ConflictResolved } from '../hostTypes';
+import type { ConflictResolved } from '../model/backgroundReview';
 import type { BackgroundReviewMessage } from '../model/backgroundReview';
 import type { BackgroundApplyResult, BackgroundDiffResult, BackgroundFile, ConflictFile, KeepFile, ReviewHunk } from '../protocol/generated';
 
