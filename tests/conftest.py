@@ -18,6 +18,7 @@ from agentls.session.agent import Agent
 from agentls.store import Store
 from agentls.verify.workspace import DiskWorkspace
 from messages_api import MessagesAPIServer
+from tests import figures
 
 
 @pytest.fixture(autouse=True)
@@ -147,3 +148,20 @@ async def make_harness(tmp_path: Path, api: MessagesAPIServer) -> AsyncIterator[
     for harness in factory.created:
         await harness.agent.aclose()
         await harness.store.close()
+
+
+# pytest-xdist (`make pytest` runs the suite in workers): the security and reliability figures
+# are counted in the workers and printed once by the controller (tests/figures.py).
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if figures.is_worker(session.config):
+        session.config.workeroutput["figures"] = figures.worker_counts()  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    figures.add_worker_counts(getattr(node, "workeroutput", {}).get("figures", {}))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if figures.is_controller(terminalreporter.config):
+        figures.print_tables(terminalreporter)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.figures import in_one_process
 from tests.reliability.support import FIGURES, Figures
 
 
@@ -18,6 +19,13 @@ def figures() -> Figures:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    # Under pytest-xdist a worker's counts are only a part: the controller prints the sums
+    # (tests/figures.py).
+    if in_one_process(terminalreporter.config):
+        print_figures(terminalreporter)
+
+
+def print_figures(terminalreporter: pytest.TerminalReporter) -> None:
     if not FIGURES.rows and not FIGURES.measures:
         return
     terminalreporter.write_line("")

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests.figures import in_one_process
+
 
 @dataclass
 class Row:
@@ -67,6 +69,13 @@ def security_figures() -> SecurityFigures:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    # Under pytest-xdist a worker's counts are only a part: the controller prints the sums
+    # (tests/figures.py).
+    if in_one_process(terminalreporter.config):
+        print_figures(terminalreporter)
+
+
+def print_figures(terminalreporter: pytest.TerminalReporter) -> None:
     if not FIGURES.rows:
         return
     terminalreporter.write_line("")
