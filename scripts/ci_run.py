@@ -193,10 +193,11 @@ def run_agent(repo: Path, prompt: str, yes: bool, env: dict[str, str]) -> dict[s
     proc = agentls(
         "run", "--json", "--cwd", str(repo), *(["--yes"] if yes else []), "--", prompt, env=env
     )
-    sys.stderr.write(proc.stderr)
+    secrets = secret_values()  # GitHub masks only the secrets it knows in the job's log
+    sys.stderr.write(redacted(proc.stderr, secrets))
     result: dict[str, Any] | None = None
     for line in proc.stdout.splitlines():
-        print(line)
+        print(redacted(line, secrets))
         try:
             event = json.loads(line)
         except json.JSONDecodeError:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from agentls.config import Settings
 from agentls.session import background as bg
 from agentls.session import background_review as review
 from agentls.workspace import worktree as wt
@@ -338,6 +339,12 @@ def test_a_tampered_record_cannot_delete_or_commit_outside_its_worktree(
                 bg.merge(record)
             intact()
             assert git(repo, "rev-parse", "HEAD") == git(repo, "rev-parse", "main")
+    for fields in (dict(worktree=str(other)), dict(worktree=str(repo))):
+        record = write_record(tmp_path, repo_root=str(repo), base=tree.base, **fields)
+        with security_figures.attempt(TAMPERED):
+            with pytest.raises(bg.BackgroundError, match="is not a worktree"):
+                bg.resume(record, Settings(), "go on")  # the agent run in that folder
+            assert record.pid == 0 and not Path(record.log).exists()
 
 
 def test_a_tampered_base_is_no_option_to_git(

@@ -145,6 +145,8 @@ def test_credentials_of_the_jobs_environment_are_never_published(
     seen = json.dumps(api.requests[1].body)
     assert secret in seen  # the agent did read it
     with security_figures.attempt(KIND):
+        assert secret not in proc.stdout + proc.stderr  # the job's log
+    with security_figures.attempt(KIND):
         assert proc.returncode == 2 and "credential's value" in proc.stderr
         assert "agentls/" not in git(tmp_path / "remote.git", "branch", "--list")
     for name in ("session.md",):

@@ -453,6 +453,10 @@ def resume(record: BackgroundRecord, settings: Settings, prompt: str, yes: bool 
         raise BackgroundError(f"{record.session_id} is still running")
     if not Path(record.worktree).is_dir():
         raise BackgroundError(f"its worktree {record.worktree} is gone: it cannot go on")
+    try:  # a record naming another folder would run the agent there
+        wt.require_worktree(Path(record.repo_root), Path(record.worktree), record.branch)
+    except wt.WorktreeError as exc:
+        raise BackgroundError(str(exc)) from None
     with _locked():
         now_running = running()
         if len(now_running) >= settings.background_limit:
