@@ -125,7 +125,13 @@ def owners_permissions(repo: Path, path: Path, default_branch: str | None) -> An
     """The `permissions` of the file, once it is shown to be the one in the default branch:
     tracked at HEAD, unchanged in the index and the working tree, and the same blob as the
     remote's default branch."""
-    relative = path.resolve().relative_to(repo.resolve()).as_posix()
+    relative = os.path.relpath(os.path.abspath(path), repo.resolve()).replace(os.sep, "/")
+    within = [
+        repo.resolve().joinpath(*relative.split("/")[: n + 1])
+        for n in range(relative.count("/") + 1)
+    ]
+    if relative.startswith("../") or any(p.is_symlink() for p in within):
+        raise Refused(f"{relative}: not a plain file inside the checkout (a link, or outside)")
     try:
         git(repo, "ls-files", "--error-unmatch", "--", relative)
     except Refused:

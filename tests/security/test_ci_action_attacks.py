@@ -208,3 +208,43 @@ def test_an_issue_opened_by_anyone_starts_nothing(
         with security_figures.attempt(KIND):
             assert proc.returncode == 2 and "the issue's author is" in proc.stderr
             assert not api.requests
+
+
+def test_a_pull_requests_permissions_file_never_widens_auto_approve(
+    api: MessagesAPIServer,
+    env: dict[str, str],
+    checkout: Path,
+    tmp_path: Path,
+    security_figures: SecurityFigures,
+) -> None:
+    """A workflow that checks out the pull request's branch: the branch's own permissions file
+    (widened, deleted, or made a link to a wider one) is not the owner's."""
+    rules = checkout / ".agentls" / "ci-permissions.json"
+    wide = tmp_path / "wide.json"
+    wide.write_text(json.dumps({"permissions": {"*": "allow"}}))
+    for change in ("widened", "deleted", "linked"):
+        git(checkout, "checkout", "-q", "-B", f"pr-{change}", "main")
+        if change == "widened":
+            rules.write_text(wide.read_text())
+        elif change == "deleted":
+            rules.unlink()
+        else:
+            rules.unlink()
+            rules.symlink_to(wide)
+        git(checkout, "add", "-A")
+        git(checkout, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "-m", change)
+        proc = ci_run(env, checkout, event(tmp_path), tmp_path / "out", "--yes")
+        with security_figures.attempt(KIND):
+            assert proc.returncode == 2 and "agentls-ci: refused:" in proc.stderr, proc.stderr
+            assert not api.requests
+
+
+def test_no_expression_of_the_event_reaches_a_shell_in_the_action(
+    security_figures: SecurityFigures,
+) -> None:
+    """An issue's title or a comment interpolated into a `run:` step (`${{ ... }}`) would be
+    shell code; the action's steps take everything as environment variables."""
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    for step in action["runs"]["steps"]:
+        with security_figures.attempt(KIND):
+            assert "${{" not in step.get("run", ""), step.get("name")
