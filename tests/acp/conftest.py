@@ -33,6 +33,25 @@ from messages_api import MessagesAPIServer
 # A permission answer: an option id, optionally with feedback (sent in the response's _meta).
 Answer = str | tuple[str, str]
 
+# How long a test waits for `agentls acp` on a loaded 2-core machine (CI runs the whole suite in
+# two workers there). Measured with three of these tests at once and two CPU-bound processes
+# beside them (load 14): the start (Python and ~270 pydantic models of the ACP SDK's schema
+# built) took 11-12 s to answer initialize, a two-request turn 15-17 s, the exit 4-5 s, the test
+# 50 s; the bounds of 30 s, 60 s, 20 s and pytest's 120 s were within a factor of 2 to 4 of that.
+# These are only bounds of waits that end as soon as the answer comes.
+START_S = 180.0  # initialize answered
+TURN_S = 240.0  # session/prompt answered
+EXIT_S = 120.0  # the process ended by itself after stdin closed (then it is terminated)
+TEST_S = 600.0  # pytest-timeout for each test in tests/acp (spawning, turns and exits)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test in tests/acp gets TEST_S (unless it sets its own timeout)."""
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here) and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(TEST_S))
+
 
 @dataclass
 class ScriptedClient:
@@ -158,7 +177,7 @@ async def connect(
             cwd=acp_env.root,
             # Stopping takes a moment with MCP and language servers to stop: it must end by
             # itself (exit code 0), not be killed.
-            transport_kwargs={"stderr": log.fileno(), "shutdown_timeout": 20.0},
+            transport_kwargs={"stderr": log.fileno(), "shutdown_timeout": EXIT_S},
             # elicitation/create is "unstable" in this SDK's client: served only when enabled.
             use_unstable_protocol=elicitation,
         ) as (conn, process):
@@ -168,13 +187,14 @@ async def connect(
             if elicitation:  # form elicitation (elicitation/create); the client answers it
                 caps.elicitation = ElicitationCapabilities(form=ElicitationFormCapabilities())
             init = await asyncio.wait_for(
-                conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps), 30
+                conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps),
+                START_S,
             )
             yield Connection(conn=conn, client=client, init=init, root=acp_env.root)
         assert process.returncode == 0, log_path.read_text()
 
 
-async def wait_until(check: Callable[[], bool], timeout: float = 15.0) -> None:
+async def wait_until(check: Callable[[], bool], timeout: float = TURN_S) -> None:
     async def poll() -> None:
         while not check():
             await asyncio.sleep(0.02)

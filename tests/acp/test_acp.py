@@ -14,7 +14,7 @@ from acp import RequestError
 from acp.schema import EmbeddedResourceContentBlock, TextContentBlock, TextResourceContents
 
 from messages_api import error, reply, text, thinking, tool_use
-from tests.acp.conftest import AcpEnv, Connection, ScriptedClient, connect, wait_until
+from tests.acp.conftest import TURN_S, AcpEnv, Connection, ScriptedClient, connect, wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -57,7 +57,7 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
 async def prompt(acp: Connection, session_id: str, words: str) -> Any:
     return await asyncio.wait_for(
         acp.conn.prompt(session_id=session_id, prompt=[TextContentBlock(type="text", text=words)]),
-        60,
+        TURN_S,
     )
 
 
@@ -236,7 +236,7 @@ async def test_cancel_mid_stream(acp: Connection, client: ScriptedClient, acp_en
     try:
         await wait_until(lambda: bool(client.of("agent_message_chunk", sid)))
         await acp.conn.cancel(session_id=sid)
-        result = await asyncio.wait_for(running, 30)
+        result = await asyncio.wait_for(running, TURN_S)
     finally:
         hold.set()
     assert result.stop_reason == "cancelled"
@@ -263,7 +263,7 @@ async def test_cancel_while_a_question_waits(
     await wait_until(lambda: bool(client.questions))
     await acp.conn.cancel(session_id=sid)
     client.cancelled.set()
-    result = await asyncio.wait_for(running, 30)
+    result = await asyncio.wait_for(running, TURN_S)
     assert result.stop_reason == "cancelled"
     assert client.files[str(path)] == "W = 1\n" and client.writes == []
     finals = [u.status for u in client.of("tool_call_update", sid) if u.status != "in_progress"]

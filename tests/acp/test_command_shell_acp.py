@@ -12,7 +12,7 @@ import pytest
 from acp.schema import TextContentBlock
 
 from messages_api import reply, text
-from tests.acp.conftest import AcpEnv, ScriptedClient, connect
+from tests.acp.conftest import TURN_S, AcpEnv, ScriptedClient, connect
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -39,7 +39,7 @@ async def test_a_commands_bash_command_is_a_tool_call_that_asks_and_its_output_i
     async with connect(acp_env, client) as acp:
         sid = (await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[])).session_id
         words = [TextContentBlock(type="text", text="/count")]
-        result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=words), 60)
+        result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=words), TURN_S)
     assert result.stop_reason == "end_turn"
     (start,) = client.of("tool_call", sid)
     assert start.kind == "execute" and "ls | wc -l" in start.content[0].content.text

@@ -10,7 +10,7 @@ import pytest
 from acp.schema import TextContentBlock
 
 from messages_api import reply, text, tool_use
-from tests.acp.conftest import AcpEnv, ScriptedClient, connect
+from tests.acp.conftest import TURN_S, AcpEnv, ScriptedClient, connect
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -34,7 +34,7 @@ async def test_the_new_error_goes_back_and_the_client_is_told_each_check(acp_env
         session = await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[])
         sid = session.session_id
         words = [TextContentBlock(type="text", text="change compute")]
-        result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=words), 60)
+        result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=words), TURN_S)
     assert result.stop_reason == "end_turn"
     assert client.files is not None and client.files[str(path)] == GOOD
     thoughts = "".join(t.content.text for t in client.of("agent_thought_chunk", sid))

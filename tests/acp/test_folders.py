@@ -15,7 +15,7 @@ from acp import RequestError
 from acp.schema import TextContentBlock
 
 from messages_api import reply, text, tool_use
-from tests.acp.conftest import AcpEnv, Connection, ScriptedClient, connect
+from tests.acp.conftest import TURN_S, AcpEnv, Connection, ScriptedClient, connect
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -52,7 +52,7 @@ async def test_a_file_of_an_additional_directory_is_read(
         acp.conn.prompt(
             session_id=session.session_id, prompt=[TextContentBlock(type="text", text="read")]
         ),
-        60,
+        TURN_S,
     )
     body = acp_env.api.requests[-1].body
     result = json.dumps(body["messages"][-1]["content"])

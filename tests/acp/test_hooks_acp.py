@@ -14,7 +14,7 @@ import pytest
 from acp.schema import TextContentBlock
 
 from messages_api import reply, text, tool_use
-from tests.acp.conftest import AcpEnv, ScriptedClient, connect
+from tests.acp.conftest import TURN_S, AcpEnv, ScriptedClient, connect
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -47,7 +47,7 @@ async def test_a_blocking_hook_is_a_thought_line_and_the_file_stays(acp_env: Acp
             session = await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[])
             sid = session.session_id
             words = [TextContentBlock(type="text", text="clean up")]
-            result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=words), 60)
+            result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=words), TURN_S)
     finally:
         settings.unlink()
     assert result.stop_reason == "end_turn"

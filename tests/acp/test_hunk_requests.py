@@ -10,7 +10,7 @@ import asyncio
 from acp.schema import TextContentBlock
 
 from messages_api import reply, text, tool_use
-from tests.acp.conftest import AcpEnv, Answer, ScriptedClient, connect
+from tests.acp.conftest import TURN_S, AcpEnv, Answer, ScriptedClient, connect
 
 BEFORE = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\n"
 PROPOSED = "a = 10\nb = 2\nc = 3\nd = 4\ne = 50\n"
@@ -28,7 +28,7 @@ async def propose(acp_env: AcpEnv, name: str, answers: list[Answer]) -> Scripted
     async with connect(acp_env, client, fs=False) as acp:
         sid = (await acp.conn.new_session(cwd=str(acp_env.root), mcp_servers=[])).session_id
         prompt = [TextContentBlock(type="text", text="change a and e")]
-        result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=prompt), 60)
+        result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=prompt), TURN_S)
     assert result.stop_reason == "end_turn"
     return client
 

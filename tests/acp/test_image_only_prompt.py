@@ -11,7 +11,7 @@ from acp import RequestError
 from acp.schema import ImageContentBlock, TextContentBlock
 
 from messages_api import reply, text
-from tests.acp.conftest import AcpEnv, ScriptedClient, connect
+from tests.acp.conftest import TURN_S, AcpEnv, ScriptedClient, connect
 from tests.acp.test_images import png_b64
 
 
@@ -22,7 +22,7 @@ async def test_a_prompt_of_only_an_image(acp_env: AcpEnv) -> None:
         sid = (await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[])).session_id
         acp_env.api.enqueue(reply(text("a yellow square")))
         blocks = [ImageContentBlock(type="image", mime_type="image/png", data=data)]
-        result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=blocks), 60)
+        result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=blocks), TURN_S)
         assert result.stop_reason == "end_turn"
         content = acp_env.api.requests[-1].body["messages"][0]["content"]
         assert [b["type"] for b in content] == ["image"]

@@ -14,7 +14,7 @@ from acp.schema import ImageContentBlock, TextContentBlock
 from PIL import Image
 
 from messages_api import reply, text
-from tests.acp.conftest import AcpEnv, ScriptedClient, connect
+from tests.acp.conftest import TURN_S, AcpEnv, ScriptedClient, connect
 
 
 def png_b64() -> str:
@@ -34,7 +34,7 @@ async def test_an_image_prompt_is_sent_and_replayed(acp_env: AcpEnv) -> None:
             ImageContentBlock(type="image", mime_type="image/png", data=data),
             TextContentBlock(type="text", text="what is it?"),
         ]
-        result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=blocks), 60)
+        result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=blocks), TURN_S)
         assert result.stop_reason == "end_turn"
         content = acp_env.api.requests[-1].body["messages"][0]["content"]
         assert [b["type"] for b in content] == ["image", "text"]

@@ -7,7 +7,7 @@ import asyncio
 from acp.schema import TextContentBlock
 
 from messages_api import reply, text, tool_use
-from tests.acp.conftest import AcpEnv, ScriptedClient, connect
+from tests.acp.conftest import TURN_S, AcpEnv, ScriptedClient, connect
 
 
 async def test_without_fs_the_disk_is_the_workspace(acp_env: AcpEnv) -> None:
@@ -29,7 +29,7 @@ async def test_without_fs_the_disk_is_the_workspace(acp_env: AcpEnv) -> None:
             acp.conn.prompt(
                 session_id=sid, prompt=[TextContentBlock(type="text", text="set Z to 3")]
             ),
-            60,
+            TURN_S,
         )
     assert result.stop_reason == "end_turn"
     assert path.read_text() == "Z = 3\n"
@@ -53,7 +53,7 @@ async def test_an_untrusted_workspace_config_is_said_once_per_session(acp_env: A
         for words in ("first", "second"):
             await asyncio.wait_for(
                 acp.conn.prompt(session_id=sid, prompt=[TextContentBlock(type="text", text=words)]),
-                60,
+                TURN_S,
             )
     said = client.text(sid)
     assert said.startswith("agentls: ignored ") and "agentls trust" in said

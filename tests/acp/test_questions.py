@@ -13,7 +13,7 @@ import pytest_asyncio
 from acp.schema import AcceptElicitationResponse, DeclineElicitationResponse, TextContentBlock
 
 from messages_api import reply, text, tool_use
-from tests.acp.conftest import AcpEnv, Connection, ScriptedClient, connect
+from tests.acp.conftest import TURN_S, AcpEnv, Connection, ScriptedClient, connect
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -48,7 +48,7 @@ async def answer_of(acp: Connection, acp_env: AcpEnv, call: dict[str, Any]) -> d
     acp_env.api.enqueue(reply(tool_use("ask_user", call)), reply(text("ok")))
     sid = (await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[])).session_id
     prompt = [TextContentBlock(type="text", text="set it up")]
-    await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=prompt), 60)
+    await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=prompt), TURN_S)
     content = acp_env.api.requests[-1].body["messages"][-1]["content"]
     return next(b for b in content if b.get("type") == "tool_result")  # type: ignore[no-any-return]
 

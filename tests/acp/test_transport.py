@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from tests.acp.conftest import AcpEnv
+from tests.acp.conftest import EXIT_S, START_S, AcpEnv
 
 
 async def test_broken_frames_get_errors_and_the_server_goes_on(acp_env: AcpEnv) -> None:
@@ -52,10 +52,10 @@ async def test_broken_frames_get_errors_and_the_server_goes_on(acp_env: AcpEnv) 
             answers.setdefault(message["id"], []).append(message)
 
     try:
-        await asyncio.wait_for(read(), 30)
+        await asyncio.wait_for(read(), START_S)
     finally:
         proc.stdin.close()
-        await asyncio.wait_for(proc.wait(), 30)
+        await asyncio.wait_for(proc.wait(), EXIT_S)
     codes = {key: [m["error"]["code"] for m in got if "error" in m] for key, got in answers.items()}
     assert codes[None] == [-32700, -32600, -32600]
     assert codes[7] == [-32600] and codes[8] == [-32600]

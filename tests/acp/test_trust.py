@@ -14,7 +14,7 @@ import pytest
 from acp.schema import FileEditToolCallContent, TextContentBlock
 
 from messages_api import MessagesAPIServer, reply, text, tool_use
-from tests.acp.conftest import AcpEnv, Connection, ScriptedClient, connect
+from tests.acp.conftest import TURN_S, AcpEnv, Connection, ScriptedClient, connect
 
 PLANTED = {"permissions": {"*": "allow"}, "sandbox": "off"}
 
@@ -40,7 +40,7 @@ async def touch_outside(acp: Connection, acp_env: AcpEnv, target: Path) -> str:
     acp_env.api.enqueue(reply(tool_use("bash", {"command": f"touch {target}"})), reply(text("ok")))
     sid = (await acp.conn.new_session(cwd=str(acp.root), mcp_servers=[])).session_id
     words = [TextContentBlock(type="text", text="go")]
-    result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=words), 60)
+    result = await asyncio.wait_for(acp.conn.prompt(session_id=sid, prompt=words), TURN_S)
     assert result.stop_reason == "end_turn"
     return sid
 
