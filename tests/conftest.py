@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import compileall
 import os
+import re
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,6 +150,18 @@ async def make_harness(tmp_path: Path, api: MessagesAPIServer) -> AsyncIterator[
     for harness in factory.created:
         await harness.agent.aclose()
         await harness.store.close()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Compiles the package's bytecode once. Hundreds of tests start `agentls` processes; with
+    PYTHONDONTWRITEBYTECODE set (as on this project's machines) none of them writes what it
+    compiles, so on a fresh clone each would compile the modules it imports all over again."""
+    if figures.is_worker(session.config):
+        return
+    repository = Path(__file__).resolve().parent.parent
+    for package in ("server/agentls", "messages_api", "chat_completions_api"):
+        # Not the demo's sample project: the demo copies it for the user as it is.
+        compileall.compile_dir(repository / package, quiet=2, rx=re.compile(r"[/\\]sample[/\\]"))
 
 
 # pytest-xdist (`make pytest` runs the suite in workers): the security and reliability figures
