@@ -26,8 +26,9 @@ from tests.lsp.editor import Editor, Profile
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-# Long enough that a turn which waited it out would overrun the prompt's own timeout.
-LONG_WAIT_S = 10.0
+# Long enough that a turn which waited it out would overrun the prompt's own timeout (half of
+# it), and that timeout long enough for a turn on a loaded machine (the most verifyWaitS allows).
+LONG_WAIT_S = 30.0
 LIB = 'def greet(name):\n    return "hi " + name\n\n\ndef helper():\n    return 1\n'
 APP = 'from lib import greet\n\nprint(greet(name="x"))\n'
 
