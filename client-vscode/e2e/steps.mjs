@@ -326,10 +326,19 @@ async function selectionChipAndQuickFix({ page, panel, workspace, screenshot, lo
   };
   const quickFixAt = async (line) => {
     await goToLine(line);
-    await page.keyboard.press('Control+.');
-    await poll(`the code action menu on line ${line}`, async () => (await actionTitles()).some((t) => t.includes('Ask agent about this')), {
-      timeout: 20_000,
-    });
+    // Asked again until the menu has agentls' actions: on a loaded machine the first Ctrl+. may
+    // come before they are computed ("No code actions available").
+    const ours = actionMenu.locator('.monaco-list-row', { hasText: 'Ask agent about this' }).first();
+    await poll(
+      `the code action menu on line ${line}`,
+      async () => {
+        if ((await actionTitles()).some((t) => t.includes('Ask agent about this'))) return true;
+        await page.keyboard.press('Escape');
+        await page.keyboard.press('Control+.');
+        return ours.waitFor({ timeout: 5_000 }).then(() => true, () => false);
+      },
+      { timeout: 60_000, interval: 300 },
+    );
     const titles = await actionTitles();
     await page.keyboard.press('Escape');
     return titles;
