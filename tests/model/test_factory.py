@@ -15,7 +15,10 @@ from agentls.model.providers import ProviderSettings
 
 @pytest.fixture(autouse=True)
 def _fresh_names() -> Iterator[None]:
+    # None named yet: a test that ran before in this process (a Bedrock or Vertex one) may have
+    # named the very variables this one expects a provider to name, or to leave to the user.
     saved = set(environ_scrub._named)
+    environ_scrub._named.clear()
     yield
     environ_scrub._named.clear()
     environ_scrub._named.update(saved)
