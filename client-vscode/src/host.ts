@@ -44,6 +44,8 @@ const ACTIVE_KEY = 'agentls.activeSessionId';
 export interface HostStatus {
   connection: ConnectionStatus;
   busy: boolean;
+  /** The session the panel shows runs a turn: what Stop (the view's title, Escape) stops. */
+  activeBusy?: boolean;
   runningTool?: string;
   waitingForApproval: number;
   costUsd?: number;
@@ -143,6 +145,7 @@ export class AgentHost {
     return {
       connection: this.connection,
       busy: !!busyView,
+      activeBusy: !!view?.busy,
       runningTool: busyView?.runningTool,
       waitingForApproval: waiting,
       costUsd: view?.usage.session.costUsd,

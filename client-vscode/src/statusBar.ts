@@ -88,6 +88,7 @@ export class StatusBar implements vscode.Disposable {
       ? new vscode.ThemeColor('statusBarItem.warningBackground')
       : undefined;
     void vscode.commands.executeCommand('setContext', 'agentls.busy', status.busy);
+    void vscode.commands.executeCommand('setContext', 'agentls.activeBusy', !!status.activeBusy);
     void vscode.commands.executeCommand('setContext', 'agentls.waitingForApproval', status.waitingForApproval > 0);
   }
 

@@ -124,7 +124,7 @@ describe('events', () => {
     ui.posted = [];
     for (const event of events.slice(0, firstRequest + 1)) host.handleEvent(event);
     expect(ui.posted.filter((m) => m.type === 'event')).toHaveLength(firstRequest + 1);
-    expect(host.status()).toMatchObject({ busy: true, waitingForApproval: 1, runningTool: 'python3 -m unittest -v 2>&1' });
+    expect(host.status()).toMatchObject({ busy: true, activeBusy: true, waitingForApproval: 1, runningTool: 'python3 -m unittest -v 2>&1' });
     for (const event of events.slice(firstRequest + 1)) host.handleEvent(event);
     expect(host.status()).toMatchObject({ busy: false, waitingForApproval: 0, costUsd: 0 });
   });
@@ -136,6 +136,8 @@ describe('events', () => {
     expect(ui.posted).toEqual([]);
     expect(host.views.get('ses_other')?.busy).toBe(true);
     expect(host.status().busy).toBe(true);
+    // Stop acts on the session shown: another session's turn (a background one) does not offer it
+    expect(host.status().activeBusy).toBe(false);
   });
 
   it('notifies listeners of changes, but not of every text delta', async () => {
