@@ -666,10 +666,13 @@ export class AgentHost {
     this.ui.post({ type: 'state', state: this.panelState() });
   }
 
-  /** The proposed edits waiting for an answer, in every session seen (the panel lists them). */
+  /** The proposed edits waiting for an answer, in every session seen (the panel lists them),
+   * but for a background session not shown: its labelled question card above the prompt box
+   * asks it already. */
   proposals(): ProposalEntry[] {
     const out: ProposalEntry[] = [];
     for (const view of this.views.values()) {
+      if (view.sessionId !== this.activeSessionId && this.isBackground(view.sessionId)) continue;
       const sessionTitle = this.sessions.find((s) => s.sessionId === view.sessionId)?.title;
       for (const item of pendingPermissions(view)) {
         const permission = item.permission;

@@ -267,6 +267,10 @@ describe('a proposed edit', () => {
     await request();
     expect(calls.some((c) => c.command === 'vscode.diff')).toBe(false);
     expect(controller.pendingCount).toBe(1); // still listed, and answered in the panel's card
+    // The card asks it: the panel's "Waiting for review" does not list it twice, until it is shown
+    expect(host.proposals()).toEqual([]);
+    host.activeSessionId = editRequest.sessionId;
+    expect(host.proposals().map((p) => p.requestId)).toEqual([editRequest.requestId]);
   });
 });
 
