@@ -4,7 +4,6 @@ agent/approve answers it; its edit lands in its worktree, never in the editor's 
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from messages_api import MessagesAPIServer, reply, text, tool_use
 from tests.lsp.conftest import start_editor, stop_editor
 from tests.lsp.editor import Editor, Profile
 from tests.lsp.test_background import git
+from tests.waiting import until
 
 
 async def editor_on_a_repository(
@@ -91,10 +91,10 @@ async def test_a_question_of_a_background_session_is_answered_in_the_editor(
     )
     await editor.wait_event(session_id, "turn-end", timeout=60)
     record = bg.find(session_id)
-    for _ in range(600):  # its result line is written once its Agent is closed
-        if bg.state_of(record)[0] not in ("running", "waiting"):
-            break
-        await asyncio.sleep(0.05)
+    await until(
+        lambda: bg.state_of(record)[0] not in ("running", "waiting"),
+        "its result line is written once its Agent is closed",
+    )
     entry = await background_entry(editor, session_id)
     assert entry["state"] == "done"
     assert entry["changedFiles"] == [{"path": "app.py", "added": 1, "removed": 1}]
@@ -118,10 +118,11 @@ async def test_a_background_session_left_waiting_when_the_server_stops_is_interr
     finally:
         await stop_editor(editor)
     record = bg.find(session_id)
-    for _ in range(600):  # the server process exits after its shutdown
-        if bg.state_of(record)[0] not in ("running", "waiting"):
-            break
-        await asyncio.sleep(0.05)
+    await until(
+        lambda: bg.state_of(record)[0] not in ("running", "waiting"),
+        "the server process exits after its shutdown",
+        timeout=120,
+    )
     state, reason = bg.state_of(record)
     assert state == "failed" and reason is not None and "interrupted" in reason
     assert Path(record.worktree, "app.py").read_text() == "X = 1\n"
@@ -143,9 +144,9 @@ async def test_stopping_a_background_session_from_the_editor_ends_its_turn_cance
     end = await editor.wait_event(session_id, "turn-end", timeout=60)
     assert end["finishReason"] == "cancelled"
     record = bg.find(session_id)
-    for _ in range(600):  # its result line is written once its Agent is closed
-        if bg.state_of(record)[0] not in ("running", "waiting"):
-            break
-        await asyncio.sleep(0.05)
+    await until(
+        lambda: bg.state_of(record)[0] not in ("running", "waiting"),
+        "its result line is written once its Agent is closed",
+    )
     assert bg.state_of(record)[0] == "failed"
     assert Path(record.worktree, "app.py").read_text() == "X = 1\n"
