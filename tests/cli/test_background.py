@@ -62,7 +62,7 @@ def each_task_writes(gate: threading.Event | None = None) -> Callable[[dict[str,
 
 
 def wait_for(check: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120  # a detached run starting on a loaded machine
     while not check():
         assert time.monotonic() < deadline, f"never: {what}"
         time.sleep(0.05)
