@@ -182,6 +182,17 @@ class Editor(AgentClient):
     def cancel_request(self, msg_id: int) -> None:
         self.client.protocol.notify("$/cancelRequest", types.CancelParams(id=msg_id))
 
+    async def wait_event(
+        self,
+        session_id: str,
+        kind: str,
+        count: int = 1,
+        timeout: float = 60.0,  # noqa: ASYNC109
+    ) -> dict[str, Any]:
+        """AgentClient.wait_event, with room for a loaded machine: every event a test waits for
+        comes or the test fails, and on a busy 2-core machine a turn's took over 15 s."""
+        return await super().wait_event(session_id, kind, count, timeout)
+
     # ---- buffers ------------------------------------------------------------------------
 
     def uri(self, name: str) -> str:
