@@ -32,9 +32,13 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy
 
+# The Python tests in PYTEST_WORKERS processes (pytest-xdist): each test file's tests run in one
+# worker, in their order, so a module's shared fixtures serve them as in one process.
+# PYTEST_WORKERS=0 runs them all in this process.
+PYTEST_WORKERS ?= 2
 pytest: venv acpx-deps pyright-deps
 	@bash scripts/ensure-system-deps.sh nvim bwrap
-	$(BIN)/python -m pytest -q -ra
+	$(BIN)/python -m pytest -q -ra -n $(PYTEST_WORKERS) --dist loadfile
 
 # The fault and abuse suite (tests/reliability/) in its heavy mode: 50 kill -9 runs, 3,300 fuzzed
 # protocol cases, 150 random fault schedules. Its quick mode runs in `make test`. The figures table
