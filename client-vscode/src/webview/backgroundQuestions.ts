@@ -42,7 +42,9 @@ export class BackgroundQuestions {
     const card = el('div', 'background-question');
     card.dataset.sessionId = q.sessionId;
     card.dataset.requestId = q.requestId;
-    const label = el('div', 'background-question-label', `Background: ${q.sessionTitle} on ${q.branch} asks:`);
+    // "Background: Choose a log format on agentls/…", not "…format. on": the title's own end stop dropped
+    const title = q.sessionTitle.replace(/[.:;!]+$/, '');
+    const label = el('div', 'background-question-label', `Background: ${title} on ${q.branch} asks:`);
     const open = el('button', 'link background-question-open', 'Open session');
     open.title = 'Show this background session';
     open.addEventListener('click', () => this.post({ type: 'select-session', sessionId: q.sessionId }));
@@ -57,7 +59,9 @@ export class BackgroundQuestions {
       this.render();
     };
     if (q.tool === 'ask_user') {
-      card.append(questionBlock(q.requestId, q.input, answer));
+      const block = questionBlock(q.requestId, q.input, answer);
+      block.querySelector('.permission-title')?.remove(); // the label above says who asks
+      card.append(block);
       return card;
     }
     const block = el('div', 'permission pending');

@@ -74,8 +74,12 @@ describe.skipIf(!existsSync(CHROMIUM))('questions from background sessions (Chro
   });
 
   it('asks an ask_user question with its choices, and opens the session', async () => {
-    await send({ type: 'background-questions', questions: [ASK] });
+    await send({ type: 'background-questions', questions: [{ ...ASK, sessionTitle: 'Pick a database.' }] });
     await expect.poll(() => cards().count()).toBe(1);
+    // Said once who asks: the label, the title's end stop dropped, and no "agentls asks:" under it
+    expect(await cards().locator('.background-question-label').textContent()).toBe('Background: Pick a database on agentls/pick-a-database asks:');
+    expect(await cards().getByText('agentls asks:').count()).toBe(0);
+    expect(await cards().locator('.question-text').textContent()).toBe('Which database?');
     await cards().locator('.background-question-open').click();
     await expect.poll(posted).toContainEqual({ type: 'select-session', sessionId: 'bg2' });
     await cards().locator('.question-choice', { hasText: 'Postgres' }).click();
