@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from agentls import environ_scrub
 from agentls.config import Settings
 from agentls.language import headless
 from agentls.model.anthropic_provider import AnthropicProvider
@@ -33,25 +34,32 @@ def _isolated_config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     return home / "agentls"
 
 
-def _launcher_kept() -> Iterator[None]:
-    """Puts back the headless language servers' launcher (language/headless.py) as it was: an
-    Agent sets it process-wide (use_launcher), so without this whether a later test's headless
-    server runs in the sandbox would depend on which tests ran before it."""
-    saved = headless._launcher
+def _process_state_kept() -> Iterator[None]:
+    """Puts back what an Agent sets process-wide as it was: the headless language servers'
+    launcher (language/headless.py use_launcher) and the variables read as credentials
+    (environ_scrub: kept from child processes, and the keys handed over). Without this, whether a
+    later test's headless server runs in the sandbox, or which variables its child processes
+    get, would depend on which tests ran before it."""
+    launcher = headless._launcher
+    named, held = set(environ_scrub._named), dict(environ_scrub._held)
     yield
-    headless.use_launcher(saved)
+    headless.use_launcher(launcher)
+    environ_scrub._named.clear()
+    environ_scrub._named.update(named)
+    environ_scrub._held.clear()
+    environ_scrub._held.update(held)
 
 
-# Both: a module's own Agent (a module fixture) keeps its launcher for that module only; one made
-# in a test keeps it for that test only. Every module starts with none.
+# Both: what a module's own Agent (a module fixture) sets is kept for that module only; what one
+# made in a test sets, for that test only.
 @pytest.fixture(autouse=True, scope="module")
-def _launcher_kept_per_module() -> Iterator[None]:
-    yield from _launcher_kept()
+def _process_state_kept_per_module() -> Iterator[None]:
+    yield from _process_state_kept()
 
 
 @pytest.fixture(autouse=True)
-def _launcher_kept_per_test() -> Iterator[None]:
-    yield from _launcher_kept()
+def _process_state_kept_per_test() -> Iterator[None]:
+    yield from _process_state_kept()
 
 
 @pytest.fixture
