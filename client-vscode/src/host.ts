@@ -55,6 +55,9 @@ export interface HostStatus {
   setup?: SetupState['phase'];
 }
 
+/** How often the session list is asked again while a background session runs or waits. */
+const BACKGROUND_POLL_MS = 3000;
+
 export class AgentHost {
   readonly views = new Map<string, SessionView>();
   sessions: SessionInfo[] = [];
@@ -76,6 +79,9 @@ export class AgentHost {
   private readonly changeListeners = new Set<() => void>();
   private readonly eventListeners = new Set<(event: AgentEvent) => void>();
   private refreshTimer?: ReturnType<typeof setTimeout>;
+  /** The next look at the session list while a detached background run (`agentls run
+   * --background`) lives: its questions come in the list, not as events. */
+  private pollTimer?: ReturnType<typeof setTimeout>;
   /** Restore, Redo and review "after" (checkpoints.ts). */
   readonly checkpoints: Checkpoints;
 
@@ -269,6 +275,8 @@ export class AgentHost {
           return;
         }
         await this.approve(message.sessionId, message.requestId, message.decision, message.feedback, message.scope, edit);
+        // A detached run's question leaves with the next list (no permission-resolved event comes).
+        if (this.isBackground(message.sessionId)) this.scheduleRefresh();
         return;
       }
       case 'decide-hunk':
@@ -643,6 +651,13 @@ export class AgentHost {
     if (!client) return;
     const { sessions } = await client.request('agent/listSessions', {});
     this.sessions = sessions.filter((s) => !s.parentId); // a sub-agent's is in its task card
+    const live = this.sessions.some((s) => s.background?.state === 'running' || s.background?.state === 'waiting');
+    if (live && !this.pollTimer) {
+      this.pollTimer = setTimeout(() => {
+        this.pollTimer = undefined;
+        this.scheduleRefresh();
+      }, BACKGROUND_POLL_MS);
+    }
     for (const info of sessions) {
       const view = this.views.get(info.sessionId);
       if (view && !view.title) view.title = info.title;
@@ -700,6 +715,7 @@ export class AgentHost {
 
   dispose(): void {
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    if (this.pollTimer) clearTimeout(this.pollTimer);
     this.changeListeners.clear();
     this.eventListeners.clear();
   }

@@ -495,8 +495,8 @@ export interface BackgroundFile {
  * Where a background session works and how it is doing. state: "running" (its run lives: the
  * CLI's detached process, or the turn the language server runs for agent/prompt `background`),
  * "waiting" (a question of the server's run waits: its permission-request came as an agent/event
- * with its session id, and agent/approve with that id answers it; the CLI's detached run never
- * waits, it refuses calls that would ask as unattended), "done" or "failed" (reason says why;
+ * with its session id, and agent/approve with that id answers it; a question of the CLI's
+ * detached run, `agentls run --background`, is in `questions` instead), "done" or "failed" (reason says why;
  * "interrupted ..." after a crash or a kill of its run or of the server, with the command that
  * resumes it).
  */
@@ -504,6 +504,7 @@ export interface BackgroundInfo {
   base: string;
   branch: string;
   changedFiles?: ChangedFileInfo[] | null;
+  questions?: WaitingQuestionInfo[];
   reason?: string | null;
   state: 'running' | 'waiting' | 'done' | 'failed';
   worktree: string;
@@ -512,6 +513,22 @@ export interface ChangedFileInfo {
   added: number | null;
   path: string;
   removed: number | null;
+}
+/**
+ * A question a detached background run (`agentls run --background`) waits on. Answer it with
+ * agent/approve: the background session's id, requestId this id, decision "once" or "reject"
+ * ("always" is taken as "once": the run allows that call only), and for ask_user the answer in
+ * feedback; `edit` is refused. A question no longer waited on is an error naming requestId.
+ */
+export interface WaitingQuestionInfo {
+  askedBy?: string | null;
+  diff?: string | null;
+  input: {
+    [k: string]: unknown | undefined;
+  };
+  requestId: string;
+  title: string;
+  tool: string;
 }
 /**
  * `agent/backgroundRemove`: delete the session's worktree (its files, uncommitted changes

@@ -41,4 +41,16 @@ describe('background questions', () => {
     const sessions = [session('bg', true), session('fg', false), session('done', true)];
     expect(backgroundQuestions([asking('bg'), asking('fg'), answered], sessions, 'bg')).toEqual([]);
   });
+
+  it("lists a detached run's questions from its session entry, even for the open session", () => {
+    const detached = session('cli', true);
+    detached.background!.questions = [
+      { requestId: 'q1', tool: 'ask_user', title: 'ask the user', input: { question: 'Which database?' } },
+      { requestId: 'q2', tool: 'write', title: 'Create notes.txt', input: { path: 'notes.txt' }, diff: '+hi\n' },
+    ];
+    expect(backgroundQuestions([], [detached], 'cli')).toEqual([
+      { sessionId: 'cli', sessionTitle: 'title of cli', branch: 'agentls/cli', requestId: 'q1', tool: 'ask_user', title: 'ask the user', input: { question: 'Which database?' }, diff: undefined },
+      { sessionId: 'cli', sessionTitle: 'title of cli', branch: 'agentls/cli', requestId: 'q2', tool: 'write', title: 'Create notes.txt', input: { path: 'notes.txt' }, diff: '+hi\n' },
+    ]);
+  });
 });

@@ -353,6 +353,29 @@ describe('panel messages', () => {
     expect(ui.last('sessions')?.sessions.find((s) => s.sessionId === 'ses_bg_new')?.background?.state).toBe('waiting');
   });
 
+  it("turns a detached run's question from the session list into a card, and its answer into agent/approve", async () => {
+    const waiting = { requestId: 'q7', tool: 'ask_user', title: 'ask the user', input: { question: 'Which database?' } };
+    let questions = [waiting];
+    const bg = () => ({ ...fixture.sessions[0], sessionId: 'ses_cli', title: 'pick a db', background: { state: 'waiting' as const, branch: 'agentls/pick-a-db', worktree: '/wt3', base: 'abc', questions } });
+    const list = server.request.bind(server);
+    server.request = ((method: string, params: never) => {
+      if (method !== 'agent/listSessions') return list(method as never, params);
+      server.calls.push({ method: 'agent/listSessions', params });
+      return Promise.resolve({ sessions: [bg()] });
+    }) as typeof server.request;
+    await host.connected(server);
+    expect(ui.last('state')?.state.backgroundQuestions).toEqual([
+      { sessionId: 'ses_cli', sessionTitle: 'pick a db', branch: 'agentls/pick-a-db', requestId: 'q7', tool: 'ask_user', title: 'ask the user', input: { question: 'Which database?' }, diff: undefined },
+    ]);
+    questions = [];
+    server.calls = [];
+    await host.handlePanelMessage({ type: 'approve', sessionId: 'ses_cli', requestId: 'q7', decision: 'once', feedback: 'SQLite' });
+    expect(server.calls[0]).toEqual({ method: 'agent/approve', params: { sessionId: 'ses_cli', requestId: 'q7', decision: 'once', feedback: 'SQLite' } });
+    await expect.poll(() => ui.last('background-questions')?.questions, { timeout: 5000 }).toEqual([]);
+    expect(server.methods()).toContain('agent/listSessions'); // answered: the list asked again
+    host.dispose();
+  });
+
   it('switches sessions, loading history it has not seen', async () => {
     await host.handlePanelMessage({ type: 'new-session' });
     server.calls = [];

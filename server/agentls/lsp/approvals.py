@@ -21,6 +21,8 @@ from lsprotocol import types
 
 from agentls.lsp.accepted import EditRefused, Proposal, ProposedFile, accepted_texts
 from agentls.lsp.agent_server import AgentServer, PendingEdit
+from agentls.lsp.background_answers import answer as answer_detached
+from agentls.lsp.background_answers import detached_record
 from agentls.lsp.transport import invalid, parse, request_failed
 from agentls.lsp.workspace import relative_name, uri_of
 from agentls.protocol.models import ApproveParams, ApproveResult
@@ -46,6 +48,12 @@ async def approve(ls: AgentServer, raw: Any) -> dict[str, Any]:
             f"Invalid params: decision: must be once, always or reject (got {raw['decision']!r})"
         )
     params = parse(ApproveParams, raw)
+    detached = (
+        None if params.session_id in ls.background_agents else detached_record(params.session_id)
+    )
+    if detached is not None:  # `agentls run --background`'s run waits on it
+        await asyncio.to_thread(answer_detached, detached, params)
+        return ApproveResult().wire()
     agent = ls.background_agents.get(params.session_id) or await ls.agent()
     try:
         await agent.session(params.session_id)

@@ -10,6 +10,7 @@ from typing import Any
 from agentls.history import Usage
 from agentls.lsp import background_run
 from agentls.lsp.agent_server import AgentServer
+from agentls.lsp.background_answers import waiting_info
 from agentls.lsp.transport import invalid
 from agentls.protocol.background import BackgroundInfo, ChangedFileInfo
 from agentls.protocol.models import PromptParams, PromptResult
@@ -29,6 +30,7 @@ def info_of(status: bg.BackgroundStatus) -> BackgroundInfo:
         changed_files=None
         if changed is None
         else [ChangedFileInfo(path=c.path, added=c.added, removed=c.removed) for c in changed],
+        questions=waiting_info(r) if status.state == "waiting" else [],
     )
 
 
