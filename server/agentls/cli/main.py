@@ -502,24 +502,8 @@ def _print_result(args: argparse.Namespace, out: TextIO, result: TurnResult) -> 
     tokens and cost on stderr (a built-in command's outcome first)."""
     import json
 
-    from agentls.cli.printing import failure_json
-
     if args.json:
-        out.write(
-            json.dumps(
-                {
-                    "type": "result",
-                    "sessionId": result.session_id,
-                    "messageId": result.message_id,
-                    "finishReason": result.finish_reason,
-                    "text": result.text,
-                    "usage": result.usage.wire(),
-                    # A failed turn: what its error event said (kind, message, nextStep, ...).
-                    **({"error": failure_json(result.failure)} if result.failure else {}),
-                }
-            )
-            + "\n"
-        )
+        out.write(json.dumps(result.wire()) + "\n")
         return
     if result.message_id is None and result.text:  # a built-in command's outcome
         print(result.text)

@@ -128,17 +128,6 @@ def failure_lines(event: Any) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-def failure_json(failure: Any) -> dict[str, Any]:
-    """A failed turn's failure (model/failures.py TurnFailure) as `agentls run --json` prints it."""
-    return {
-        "kind": failure.kind,
-        "message": failure.message,
-        "nextStep": failure.next_step,
-        "retryable": failure.retryable,
-        "details": failure.details,
-    }
-
-
 def json_printer(out: TextIO) -> Any:
     import json
 

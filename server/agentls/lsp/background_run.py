@@ -73,17 +73,9 @@ async def run(
     unsubscribe = agent.subscribe(relay)
     try:
         result = await agent.prompt(record.session_id, record.prompt)
-        line = {
-            "type": "result",
-            "sessionId": result.session_id,
-            "messageId": result.message_id,
-            "finishReason": result.finish_reason,
-            "text": result.text,
-            "usage": result.usage.wire(),
-        }
-        if result.finish_reason not in bg.DONE_REASONS:
-            said = result.failure.message if result.failure else (result.error or "")
-            line["error"] = {"message": said}
+        line = result.wire()  # the result line a detached run's `agentls run --json` writes
+        if result.finish_reason not in bg.DONE_REASONS and "error" not in line:
+            line["error"] = {"message": result.error or ""}
     except asyncio.CancelledError:
         # The server is shutting down: no result line, so it reads "interrupted" (resumable).
         raise

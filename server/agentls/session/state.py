@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentls.events import TodoItem
 from agentls.history import ApiHistory, Attachment, FinishReason, Message, Usage
@@ -23,6 +24,28 @@ class TurnResult:
     error: str | None = None  # what failed, as the exception said it (the details)
     # The failure in words for a person (model/failures.py): a failed turn's.
     failure: TurnFailure | None = None
+
+    def wire(self) -> dict[str, Any]:
+        """The result line `agentls run --json` ends with (a background run's log ends with it
+        too: session/background.py reads it)."""
+        line: dict[str, Any] = {
+            "type": "result",
+            "sessionId": self.session_id,
+            "messageId": self.message_id,
+            "finishReason": self.finish_reason,
+            "text": self.text,
+            "usage": self.usage.wire(),
+        }
+        if self.failure:  # what its error event said (kind, message, nextStep, ...)
+            f = self.failure
+            line["error"] = {
+                "kind": f.kind,
+                "message": f.message,
+                "nextStep": f.next_step,
+                "retryable": f.retryable,
+                "details": f.details,
+            }
+        return line
 
 
 class SessionBusyError(Exception):
