@@ -5,13 +5,7 @@
 // permission) and a link that opens the session. Answered, the card goes (the host's next list).
 import type { BackgroundQuestion, PanelMessage } from '../model/messages';
 import { questionBlock } from './question';
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+import { el } from './dom';
 
 export class BackgroundQuestions {
   readonly el: HTMLElement;

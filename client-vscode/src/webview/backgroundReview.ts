@@ -10,22 +10,7 @@
 import type { ConflictResolved } from '../model/backgroundReview';
 import type { BackgroundReviewMessage } from '../model/backgroundReview';
 import type { BackgroundApplyResult, BackgroundDiffResult, BackgroundFile, ConflictFile, KeepFile, ReviewHunk } from '../protocol/generated';
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function button(text: string, className: string, label: string, onClick: () => void): HTMLButtonElement {
-  const b = el('button', className, text);
-  b.type = 'button';
-  b.setAttribute('aria-label', label);
-  b.title = label;
-  b.addEventListener('click', onClick);
-  return b;
-}
+import { el, labelledButton } from './dom';
 
 function diffView(hunk: ReviewHunk): HTMLElement {
   const pre = el('pre', 'diff hunk-diff');
@@ -148,7 +133,7 @@ export class BackgroundReviewCard {
     const head = el('div', 'background-review-head');
     head.append(
       el('span', 'proposals-heading', this.diff ? `Changes on ${this.diff.branch}` : 'Background session changes'),
-      button('Close', 'secondary background-review-close', 'Close the review', () => this.close()),
+      labelledButton('Close', 'secondary background-review-close', 'Close the review', () => this.close()),
     );
     const parts: HTMLElement[] = [head];
     if (this.busy && !this.diff) parts.push(el('div', 'progress', 'Reading its changes…'));
@@ -161,7 +146,7 @@ export class BackgroundReviewCard {
       parts.push(list);
       const kept = keepList(diff.files, this.undone);
       const actions = el('div', 'background-review-actions');
-      const bring = button('Bring in kept changes', 'background-review-apply', 'Apply the kept changes to your files as one edit', () => {
+      const bring = labelledButton('Bring in kept changes', 'background-review-apply', 'Apply the kept changes to your files as one edit', () => {
         this.busy = true;
         this.result = undefined;
         this.post({ type: 'background-apply', sessionId, keep: kept });
@@ -169,12 +154,12 @@ export class BackgroundReviewCard {
       });
       bring.disabled = this.busy || !kept.length || diff.state === 'running' || diff.state === 'waiting';
       const remove = this.confirming
-        ? button('Confirm: remove (changes not brought in are lost)', 'background-review-remove-confirm', 'Delete its worktree and branch', () => {
+        ? labelledButton('Confirm: remove (changes not brought in are lost)', 'background-review-remove-confirm', 'Delete its worktree and branch', () => {
             this.busy = true;
             this.post({ type: 'background-remove', sessionId, force: true });
             this.render();
           })
-        : button('Remove worktree and branch', 'secondary background-review-remove', 'Remove its worktree and branch', () => {
+        : labelledButton('Remove worktree and branch', 'secondary background-review-remove', 'Remove its worktree and branch', () => {
             this.confirming = true;
             this.render();
           });
@@ -198,8 +183,8 @@ export class BackgroundReviewCard {
     head.append(
       el('span', 'hunk-where', file.path),
       el('span', 'hunk-state', what),
-      button('Keep file', 'secondary background-file-keep', `Keep every change to ${file.path}`, () => this.toggle(file.path, all, true)),
-      button('Undo file', 'secondary background-file-undo', `Leave out every change to ${file.path}`, () => this.toggle(file.path, all, false)),
+      labelledButton('Keep file', 'secondary background-file-keep', `Keep every change to ${file.path}`, () => this.toggle(file.path, all, true)),
+      labelledButton('Undo file', 'secondary background-file-undo', `Leave out every change to ${file.path}`, () => this.toggle(file.path, all, false)),
     );
     li.append(head);
     file.hunks.forEach((hunk, i) => {
@@ -212,8 +197,8 @@ export class BackgroundReviewCard {
         el('span', 'hunk-where', `Change ${i + 1}: line ${hunk.oldStart + 1}`),
         el('span', 'hunk-state', kept ? 'kept' : 'left out'),
         kept
-          ? button('Undo', 'hunk-reject secondary', `Leave out ${label}`, () => this.toggle(file.path, [hunk.index], false))
-          : button('Keep', 'hunk-accept', `Keep ${label}`, () => this.toggle(file.path, [hunk.index], true)),
+          ? labelledButton('Undo', 'hunk-reject secondary', `Leave out ${label}`, () => this.toggle(file.path, [hunk.index], false))
+          : labelledButton('Keep', 'hunk-accept', `Keep ${label}`, () => this.toggle(file.path, [hunk.index], true)),
       );
       row.append(bar, diffView(hunk));
       li.append(row);
@@ -247,7 +232,7 @@ export class BackgroundReviewCard {
     if (!sessionId) return out;
     const how = this.mergeEditor ? 'merge-editor' : 'markers';
     const label = this.mergeEditor ? 'Resolve in merge editor' : 'Mark conflict in file';
-    const b = button(label, 'background-review-resolve-button', `${label}: ${c.path}`, () => {
+    const b = labelledButton(label, 'background-review-resolve-button', `${label}: ${c.path}`, () => {
       this.resolving.add(c.path);
       this.post({ type: 'background-resolve', sessionId, path: c.path, how });
       this.render();

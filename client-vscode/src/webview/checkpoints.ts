@@ -6,6 +6,7 @@
 import type { CheckpointMessage, CheckpointResult, RevertScope } from '../model/checkpoints';
 import type { UserItem } from '../model/transcript';
 import type { RevertResult } from '../protocol/generated';
+import { el } from './dom';
 
 type Preview = Extract<CheckpointResult, { type: 'revert-preview' }>;
 type Reverted = Extract<CheckpointResult, { type: 'reverted' }>;
@@ -24,13 +25,6 @@ const SCOPES: { scope: RevertScope; label: string; title: string }[] = [
   { scope: 'code', label: 'Code only', title: 'Restore the files the agent changed since this message; keep the conversation' },
   { scope: 'conversation', label: 'Conversation only', title: 'Drop this message and everything after it; keep the files' },
 ];
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 function button(text: string, className: string, onClick: () => void, label?: string): HTMLButtonElement {
   const b = el('button', className, text);

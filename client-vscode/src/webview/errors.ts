@@ -3,6 +3,7 @@
 // the details (the exception) behind a disclosure. Plain DOM; the item holds all it shows.
 import type { PanelMessage } from '../model/messages';
 import type { NoticeItem } from '../model/transcript';
+import { el } from './dom';
 
 /** What each kind of failure is called on the card's badge. */
 const KINDS: Record<string, string> = {
@@ -14,13 +15,6 @@ const KINDS: Record<string, string> = {
   bad_request: 'Request refused',
   internal: 'Internal error',
 };
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 /** A button of the card: its codicon and label; a click posts its message (and disables it). */
 function action(icon: string, label: string, title: string, onClick: () => void): HTMLButtonElement {

@@ -1,18 +1,12 @@
 // ask_user's card: the agent's question, its choices as buttons, a field for an answer in the
 // user's own words, and Skip. The answer goes back as agent/approve: decision "once" with the
 // answer in `feedback` (a choice's text or the words typed); Skip is "reject".
+import { el } from './dom';
 
 export type QuestionAnswer = (decision: 'once' | 'reject', answer?: string) => void;
 
 /** What the user has typed into each open question (by request id), kept across re-renders. */
 const drafts = new Map<string, string>();
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 /** The question's choices as ask_user sent them (strings only). */
 export function choicesOf(input: Record<string, unknown>): string[] {

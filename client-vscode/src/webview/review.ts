@@ -5,22 +5,7 @@
 // event or answer.
 import type { CheckpointMessage, ReviewAction } from '../model/checkpoints';
 import type { ReviewFile, ReviewHunk } from '../protocol/generated';
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-function button(text: string, className: string, label: string, onClick: () => void): HTMLButtonElement {
-  const b = el('button', className, text);
-  b.type = 'button';
-  b.setAttribute('aria-label', label);
-  b.title = label;
-  b.addEventListener('click', onClick);
-  return b;
-}
+import { el, labelledButton } from './dom';
 
 /** A hunk's unified text, its lines coloured as the transcript's diffs. */
 function hunkView(hunk: ReviewHunk): HTMLElement {
@@ -117,11 +102,11 @@ export class ReviewList {
     const li = el('li', 'review-file');
     li.dataset.path = path;
     const head = el('div', 'review-file-head');
-    const name = button(path, 'link review-open', `Open the diff of ${path}`, () => {
+    const name = labelledButton(path, 'link review-open', `Open the diff of ${path}`, () => {
       if (this.sessionId) this.post({ type: 'open-review-diff', sessionId: this.sessionId, path });
     });
-    const keep = button('Keep', 'review-keep', `Keep all changes to ${path}`, () => this.act(path, 'keep'));
-    const undo = button('Undo', 'secondary review-undo', `Undo all changes to ${path}`, () => this.act(path, 'undo'));
+    const keep = labelledButton('Keep', 'review-keep', `Keep all changes to ${path}`, () => this.act(path, 'keep'));
+    const undo = labelledButton('Undo', 'secondary review-undo', `Undo all changes to ${path}`, () => this.act(path, 'undo'));
     keep.disabled = undo.disabled = busy;
     head.append(name, el('span', 'review-counts', counts(file)), keep, undo);
     li.append(head);
@@ -132,8 +117,8 @@ export class ReviewList {
       if (many) {
         const what = `change ${i + 1} of ${file.hunks.length} in ${path}`;
         const bar = el('div', 'review-hunk-head');
-        const k = button('Keep', 'secondary review-keep', `Keep ${what}`, () => this.act(path, 'keep', [hunk.index]));
-        const u = button('Undo', 'secondary review-undo', `Undo ${what}`, () => this.act(path, 'undo', [hunk.index]));
+        const k = labelledButton('Keep', 'secondary review-keep', `Keep ${what}`, () => this.act(path, 'keep', [hunk.index]));
+        const u = labelledButton('Undo', 'secondary review-undo', `Undo ${what}`, () => this.act(path, 'undo', [hunk.index]));
         k.disabled = u.disabled = busy;
         bar.append(el('span', 'review-hunk-label', `Change ${i + 1}`), k, u);
         box.append(bar);

@@ -2,16 +2,10 @@
 // line ("Todo · 2 of 5 done", the item in progress) that opens to the whole list. Also the plan
 // mode notice. Plain DOM, no state of its own: renderPinned draws what the view holds.
 import type { TodoItem } from '../protocol/generated';
+import { el } from './dom';
 
 const MARKS: Record<TodoItem['status'], string> = { pending: '○', in_progress: '◐', completed: '●' };
 const LABELS: Record<TodoItem['status'], string> = { pending: 'to do', in_progress: 'in progress', completed: 'done' };
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
 
 /** "2 of 5 done", and what is in progress. */
 export function todoSummary(todos: TodoItem[]): string {
